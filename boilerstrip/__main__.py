@@ -1,0 +1,5 @@
+import sys
+
+from boilerstrip.cli import main
+
+sys.exit(main())

@@ -1,0 +1,58 @@
+"""The ``boilerstrip`` command: a thin dispatcher over ``boilerstrip.commands.<name>``.
+
+Each command module exposes ``HELP`` (one line), ``add_arguments(parser)`` and ``run(args) -> int``.
+Bad arguments exit with status 2 and a one-line message, as argparse does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from boilerstrip import __version__
+
+__all__ = ["main", "COMMANDS"]
+
+#: command name -> module under boilerstrip.commands
+COMMANDS = {
+    "crawl": "crawl",
+    "demo": "demo",
+    "extract": "extract",
+    "dedup": "dedup",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="boilerstrip",
+        description="Crawl a site politely and keep only the real content of every page.",
+    )
+    parser.add_argument("--version", action="version", version=f"boilerstrip {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, module_name in COMMANDS.items():
+        try:
+            module = importlib.import_module(f"boilerstrip.commands.{module_name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"boilerstrip.commands.{module_name}":
+                raise
+            continue  # a command still being built is simply not offered
+        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(command)
+        command.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        print("boilerstrip: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

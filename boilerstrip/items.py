@@ -1,0 +1,80 @@
+"""The record boilerstrip writes for every page, one JSON object per line.
+
+The schema is versioned (``schema_version``): a field is only ever added in a minor change; renaming or
+removing one bumps ``SCHEMA_VERSION``. ``EXPORT_FIELDS`` fixes the order of the JSONL keys; fields not
+listed there (the raw ``html``) never reach the output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["PageItem", "SCHEMA_VERSION", "EXPORT_FIELDS"]
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class PageItem:
+    # -- how the page was fetched ------------------------------------------------------------------
+    url: str
+    final_url: str = ""
+    status: int = 0
+    fetched_at: str = ""  # UTC ISO 8601, e.g. 2026-11-30T06:43:03Z
+    depth: int = 0
+    fetch: str = "http"  # "http" (static) or "browser" (rendered through Playwright)
+    render_reason: str | None = None  # why the page went to the browser, when it did
+    content_type: str | None = None
+    encoding: str | None = None
+    # -- transient: the page's HTML, read by the extraction pipeline and then cleared ----------------
+    html: str | None = None
+    # -- metadata the page states ------------------------------------------------------------------
+    title: str | None = None
+    lang: str | None = None  # declared (<html lang>, Content-Language, og:locale), not detected
+    description: str | None = None
+    canonical_url: str | None = None
+    author: str | None = None
+    published: str | None = None
+    modified: str | None = None
+    # -- content -----------------------------------------------------------------------------------
+    text: str = ""
+    markdown: str | None = None
+    method: str | None = None  # extraction rung that won: semantic | density | bodytext
+    attempts: list[dict[str, Any]] = field(default_factory=list)  # each rung: method/accepted/chars/reason
+    blocks: list[dict[str, Any]] = field(default_factory=list)  # {"kind", "text", ...} before cross-page removal
+    content_hash: str | None = None  # sha256 of the final text
+    boilerplate_removed_chars: int = 0
+    boilerplate_removed_blocks: int = 0
+    flags: list[str] = field(default_factory=list)  # e.g. replacement_chars, boilerplate_kept_too_short
+    schema_version: int = SCHEMA_VERSION
+
+
+EXPORT_FIELDS = [
+    "schema_version",
+    "url",
+    "final_url",
+    "status",
+    "fetched_at",
+    "depth",
+    "fetch",
+    "render_reason",
+    "content_type",
+    "encoding",
+    "title",
+    "lang",
+    "description",
+    "canonical_url",
+    "author",
+    "published",
+    "modified",
+    "method",
+    "attempts",
+    "text",
+    "markdown",
+    "content_hash",
+    "boilerplate_removed_chars",
+    "boilerplate_removed_blocks",
+    "blocks",
+    "flags",
+]

@@ -1,0 +1,91 @@
+"""How every admitted URL ends: as one record, filtered with a reason, or failed with a reason.
+
+This is the shared vocabulary of the Scrapy glue. Components never drop a request or an item silently:
+
+- a downloader middleware that refuses a request raises :class:`Filtered` (an ``IgnoreRequest``) with a
+  short machine-readable reason (``robots_disallowed``, ``private_address``...);
+- a spider middleware that drops an outgoing request calls :func:`report_filtered`;
+- a pipeline that drops an item raises :class:`FilteredItem` (a ``DropItem``) with a reason;
+- the spider's errback turns any other failure into :func:`report_failed` with :func:`failure_reason`.
+
+The ledger extension listens to :data:`url_settled` and to Scrapy's item signals and reconciles the
+counts at the end of the run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapy.exceptions import DropItem, IgnoreRequest
+
+__all__ = [
+    "url_settled",
+    "Filtered",
+    "FilteredItem",
+    "report_filtered",
+    "report_failed",
+    "failure_reason",
+]
+
+#: signal: url_settled(url: str, outcome: "filtered" | "failed", reason: str, detail: str, request)
+url_settled = object()
+
+
+class Filtered(IgnoreRequest):
+    """A request refused on purpose; ``reason`` is short and machine-readable."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"filtered:{reason}" + (f" ({detail})" if detail else ""))
+
+
+class FilteredItem(DropItem):
+    """An item dropped on purpose (a duplicate page, say); ``reason`` is short and machine-readable."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"filtered:{reason}" + (f" ({detail})" if detail else ""))
+
+
+def _send(crawler: Any, url: str, outcome: str, reason: str, detail: str, request: Any) -> None:
+    crawler.stats.inc_value(f"boilerstrip/{outcome}/{reason}")
+    crawler.signals.send_catch_log(
+        url_settled, url=url, outcome=outcome, reason=reason, detail=detail, request=request
+    )
+
+
+def report_filtered(crawler: Any, request: Any, reason: str, detail: str = "") -> None:
+    """Record that ``request`` (a Request or a URL string) was filtered and will not be fetched."""
+    url = request if isinstance(request, str) else request.url
+    _send(crawler, url, "filtered", reason, detail, None if isinstance(request, str) else request)
+
+
+def report_failed(crawler: Any, request: Any, reason: str, detail: str = "") -> None:
+    """Record that fetching ``request`` failed for good (after retries)."""
+    url = request if isinstance(request, str) else request.url
+    _send(crawler, url, "failed", reason, detail, None if isinstance(request, str) else request)
+
+
+def failure_reason(failure: Any) -> str:
+    """A short reason for a Twisted failure or exception: ``http_503``, ``timeout``, ``dns_error``..."""
+    exc = getattr(failure, "value", failure)
+    if isinstance(exc, (Filtered, FilteredItem)):
+        return exc.reason
+    response = getattr(exc, "response", None)
+    if response is not None and getattr(response, "status", None):
+        return f"http_{response.status}"
+    name = type(exc).__name__
+    known = {
+        "TimeoutError": "timeout",
+        "TCPTimedOutError": "timeout",
+        "DNSLookupError": "dns_error",
+        "ConnectionRefusedError": "connection_refused",
+        "ConnectionLost": "connection_lost",
+        "ConnectionDone": "connection_lost",
+        "ResponseNeverReceived": "no_response",
+        "ResponseFailed": "response_failed",
+        "IgnoreRequest": "ignored",
+    }
+    return known.get(name, name.lower())

@@ -1,0 +1,58 @@
+"""Shared fixtures: loopback servers on port 0 and a real crawl run in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from boilerstrip.demo.server import Reply, SiteServer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def serve() -> Iterator:
+    """serve(root=None, routes=None) -> a started SiteServer on 127.0.0.1:0, stopped after the test."""
+    servers: list[SiteServer] = []
+
+    def start(root=None, routes=None) -> SiteServer:
+        server = SiteServer(root=root, routes=routes).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    path = Path(path)
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def run_crawl(
+    *urls: str,
+    out: str | Path,
+    settings: dict | None = None,
+    args: list[str] | tuple[str, ...] = (),
+    timeout: float = 240,
+) -> tuple[subprocess.CompletedProcess, list[dict]]:
+    """Run ``boilerstrip crawl URL... -o OUT`` in a subprocess (a real Scrapy run); return it and the records."""
+    cmd = [sys.executable, "-m", "boilerstrip", "crawl", *urls, "-o", str(out)]
+    for key, value in (settings or {}).items():
+        cmd += ["-s", f"{key}={value}"]
+    cmd += list(args)
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+    return proc, read_jsonl(out)
+
+
+__all__ = ["Reply", "SiteServer", "read_jsonl", "run_crawl", "ROOT"]
