@@ -46,6 +46,9 @@ class PageItem:
     content_hash: str | None = None  # sha256 of the final text
     boilerplate_removed_chars: int = 0
     boilerplate_removed_blocks: int = 0
+    template_cluster: str | None = None  # the page's template cluster (URL pattern), see README boilerplate
+    duplicate_of: str | None = None  # URL of the page this one duplicates (dropped by the finishing pass)
+    page_block_hashes: list[str] = field(default_factory=list)  # hashes of all the page's blocks, chrome included
     flags: list[str] = field(default_factory=list)  # e.g. replacement_chars, boilerplate_kept_too_short
     schema_version: int = SCHEMA_VERSION
 
@@ -75,6 +78,9 @@ EXPORT_FIELDS = [
     "content_hash",
     "boilerplate_removed_chars",
     "boilerplate_removed_blocks",
+    "template_cluster",
+    "duplicate_of",
     "blocks",
+    "page_block_hashes",
     "flags",
 ]

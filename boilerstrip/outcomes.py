@@ -76,8 +76,30 @@ def failure_reason(failure: Any) -> str:
     response = getattr(exc, "response", None)
     if response is not None and getattr(response, "status", None):
         return f"http_{response.status}"
+    # a refusal raised below Scrapy's wrapping (the scope resolver's PrivateAddressRefused) keeps its reason
+    cause = exc
+    for _ in range(4):
+        if cause is None:
+            break
+        tagged = getattr(cause, "boilerstrip_reason", None)
+        if isinstance(tagged, str):
+            return tagged
+        cause = cause.__cause__ or cause.__context__
+    message = str(exc)
     name = type(exc).__name__
+    if name == "DownloadCancelledError" and "max size" in message:
+        return "response_too_large"  # DOWNLOAD_MAXSIZE: declared or received body too large
+    if name == "IgnoreRequest" and "during decompression" in message:
+        return "decompressed_too_large"  # a decompression bomb stopped at DOWNLOAD_MAXSIZE
+    if name == "IgnoreRequest" and "max redirections" in message:
+        return "too_many_redirects"  # REDIRECT_MAX_TIMES
     known = {
+        "DownloadTimeoutError": "timeout",
+        "CannotResolveHostError": "dns_error",
+        "DownloadConnectionRefusedError": "connection_refused",
+        "ResponseDataLossError": "data_loss",
+        "DownloadFailedError": "response_failed",
+        "DownloadCancelledError": "cancelled",
         "TimeoutError": "timeout",
         "TCPTimedOutError": "timeout",
         "DNSLookupError": "dns_error",

@@ -9,6 +9,7 @@ Every ``BOILERSTRIP_*`` setting is documented in README.md (a test checks that n
 """
 
 from boilerstrip import PROJECT_URL, __version__
+from boilerstrip.items import EXPORT_FIELDS
 
 BOT_NAME = "boilerstrip"
 SPIDER_MODULES = ["boilerstrip.spiders"]
@@ -24,7 +25,7 @@ BOILERSTRIP_CONTACT = ""  # e.g. "mailto:crawler-ops@example.org"; appended to t
 USER_AGENT = f"boilerstrip/{__version__} (+{PROJECT_URL})"
 
 # The item fields that reach the JSONL file, in order (the raw HTML never does).
-FEED_EXPORT_FIELDS = None  # set from boilerstrip.items.EXPORT_FIELDS by the CLI / spider
+FEED_EXPORT_FIELDS = list(EXPORT_FIELDS)  # also for `scrapy crawl site -O out.jsonl`
 
 # Components are registered here; each has its own BOILERSTRIP_<COMPONENT>_ENABLED setting.
 DOWNLOADER_MIDDLEWARES: dict[str, int | None] = {}
@@ -35,6 +36,67 @@ EXTENSIONS: dict[str, int | None] = {
     "scrapy.extensions.telnet.TelnetConsole": None,
 }
 TELNETCONSOLE_ENABLED = False
+# Scrapy 2.19 also opens a remote-control HTTP endpoint by default: off, for the same reason.
+EXTENSIONS["scrapy.extensions.remote_control.RemoteControl"] = None
+REMOTE_CONTROL_ENABLED = False
+
+# -- safety (README section "safety") ------------------------------------------------------------------
+# Scope: ScopeMiddleware first in the downloader chain sees every request (links, dont_filter, redirect and
+# meta-refresh hops, robots.txt); it replaces Scrapy's OffsiteMiddleware, which ignores ports and drops
+# requests silently inside the request_scheduled signal.
+DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.scope.ScopeMiddleware"] = 40
+DOWNLOADER_MIDDLEWARES["scrapy.downloadermiddlewares.offsite.OffsiteMiddleware"] = None
+# Credentials never follow a redirect to another origin (after default headers/auth, before cookies).
+DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.scope.CredentialsMiddleware"] = 450
+# Traps run on the spider side of DepthMiddleware/UrlLengthMiddleware (which drop without a reason).
+SPIDER_MIDDLEWARES["boilerstrip.spidermiddlewares.traps.TrapFilterMiddleware"] = 950
+# The ledger accounts for every admitted URL and writes the manifest (after the FeedExporter, at 0).
+EXTENSIONS["boilerstrip.extensions.ledger.LedgerExtension"] = 600
+# Only http(s) is ever fetched: a page linking to file:///etc/hostname must not get it read.
+DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None}
+# The connection uses the address this resolver checked (no DNS rebinding between check and connect).
+TWISTED_DNS_RESOLVER = "boilerstrip.downloadermiddlewares.scope.ScopedResolver"
+DNS_TIMEOUT = 10  # seconds; Scrapy's 60 s lets one dead name server stall a slot for a minute
+# Size caps: 16 MiB covers the largest real HTML pages by a wide margin (the web's median is ~30 KiB);
+# Scrapy applies the same cap to the decompressed body (a gzip bomb stops at 16 MiB, reason
+# decompressed_too_large).
+DOWNLOAD_MAXSIZE = 16 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
+REDIRECT_MAX_TIMES = 5  # hops; more is a loop or a trap (reason too_many_redirects)
+METAREFRESH_MAXDELAY = 10  # seconds; a longer refresh is a page to read, not a redirect
+# Depth is limited by TrapFilterMiddleware with a recorded reason (BOILERSTRIP_TRAPS_MAX_DEPTH).
+DEPTH_LIMIT = 0
+
+# -- cross-page boilerplate and duplicates (README section "boilerplate") -----------------------------
+# Page block hashes before extraction clears the HTML (250); after extraction (~300): template blocks out (500), then duplicate pages over the cleaned text (600).
+ITEM_PIPELINES["boilerstrip.pipelines.boilerplate.PageBlocksPipeline"] = 250  # reads item.html first
+ITEM_PIPELINES["boilerstrip.pipelines.boilerplate.CrossPageBoilerplatePipeline"] = 500
+ITEM_PIPELINES["boilerstrip.pipelines.duplicates.DuplicatePagesPipeline"] = 600
+
+# -- crawl (README section "crawl") ------------------------------------------------------------------
+# Profiles (settings_profiles/<name>.py) are applied at "addon" priority, below this file: so the
+# politeness knobs (DOWNLOAD_DELAY, AUTOTHROTTLE_*, CONCURRENT_*, RETRY_TIMES...) are NOT set here.
+ADDONS = {"boilerstrip.addons.ProfileAddon": 0}
+# robots.txt is always obeyed unless the command line says otherwise (-s ROBOTSTXT_OBEY=false).
+ROBOTSTXT_OBEY = True
+# RFC 9309 robots (100) replaces Scrapy's, which allows everything when robots.txt fails.
+DOWNLOADER_MIDDLEWARES["scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"] = None
+DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.robots.Rfc9309RobotsMiddleware"] = 100
+# Crawl-delay floor, Retry-After and per-host back-off: process_response before RetryMiddleware (550).
+DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.politeness.PolitenessMiddleware"] = 560
+# Non-HTML pages are skipped by Content-Type before their body downloads; first to see responses.
+DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.htmlonly.HtmlOnlyMiddleware"] = 950
+# Last pipeline: placeholder text when no extractor ran, content_hash, html cleared.
+ITEM_PIPELINES["boilerstrip.pipelines.finalize.FinalizePipeline"] = 900
+EXTENSIONS["boilerstrip.extensions.progress.ProgressExtension"] = 500
+
+# -- rendering (README section "rendering") -----------------------------------------------------------
+# Static first, a browser only where the served HTML lacks the content. 555: its process_response sees
+# the final static response (after decompression 590, redirects 600, politeness 560) and runs before
+# RetryMiddleware (550). RenderAddon (after the profile add-on) configures scrapy-playwright as the http(s)
+# download handler only when BOILERSTRIP_RENDER_MODE allows rendering.
+DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.render.RenderWhenNeededMiddleware"] = 555
+ADDONS["boilerstrip.rendering_addon.RenderAddon"] = 10
 
 # The profile applied when none is named (see settings_profiles/).
 BOILERSTRIP_PROFILE = "polite"

@@ -1,0 +1,67 @@
+"""Settings profiles: data-only modules in ``settings_profiles/`` applied *below* every other source.
+
+``BOILERSTRIP_PROFILE`` names the profile (``polite`` by default; ``--profile NAME`` on the command line).
+:class:`ProfileAddon` (registered in ``ADDONS``) loads ``settings_profiles/<name>.py`` and sets each of its
+UPPERCASE names at Scrapy's ``addon`` priority (15): above Scrapy's defaults, below the project's
+``settings.py`` (20), the spider's ``custom_settings`` (30) and ``-s`` on the command line (40).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+__all__ = ["ProfileAddon", "ProfileError", "load_profile", "available_profiles", "PROFILES_PACKAGE"]
+
+PROFILES_PACKAGE = "settings_profiles"
+_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+
+
+class ProfileError(ValueError):
+    """An unknown or malformed profile; the message is one line meant for the user."""
+
+
+def available_profiles() -> list[str]:
+    package = importlib.import_module(PROFILES_PACKAGE)
+    folder = Path(package.__file__).parent  # type: ignore[arg-type]
+    return sorted(p.stem.replace("_", "-") for p in folder.glob("*.py") if not p.stem.startswith("_"))
+
+
+def _module(name: str) -> ModuleType:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ProfileError(f"bad profile name {name!r} (expected one of: {', '.join(available_profiles())})")
+    module_name = f"{PROFILES_PACKAGE}.{name.replace('-', '_')}"
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name not in (module_name, PROFILES_PACKAGE):
+            raise
+        raise ProfileError(
+            f"unknown profile {name!r} (available: {', '.join(available_profiles())})"
+        ) from None
+
+
+def load_profile(name: str) -> dict[str, Any]:
+    """The settings a profile sets: its UPPERCASE module-level names."""
+    module = _module(name)
+    values = {key: getattr(module, key) for key in dir(module) if key.isupper() and not key.startswith("_")}
+    for key, value in values.items():
+        if not isinstance(value, (bool, int, float, str, tuple, list, dict, type(None))):
+            raise ProfileError(f"profile {name!r}: {key} is not plain data")
+    return values
+
+
+class ProfileAddon:
+    """Apply the profile named by ``BOILERSTRIP_PROFILE`` at ``addon`` priority."""
+
+    PRIORITY = "addon"
+
+    def update_settings(self, settings: Any) -> None:
+        name = settings.get("BOILERSTRIP_PROFILE") or "polite"
+        for key, value in load_profile(name).items():
+            # Settings.set only replaces a value of lower or equal priority: project, spider and
+            # command-line values (higher priorities) win automatically.
+            settings.set(key, value, priority=self.PRIORITY)

@@ -1,0 +1,150 @@
+"""Blocks of a page, their normalised form and stable hashes; sites and template clusters of URLs."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = [
+    "normalise_block",
+    "digits_insensitive",
+    "HEADING_KINDS",
+    "block_hash",
+    "site_of_url",
+    "cluster_of_url",
+    "blocks_of_record",
+    "render_text",
+    "render_markdown",
+]
+
+_WORD_RE = re.compile(r"\w+")
+HEADING_KINDS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+_DIGITS_RE = re.compile(r"\d+")
+#: Bytes of the block digest: 8 bytes (16 hex chars) make a collision between two distinct blocks of one
+#: site negligible (~1e-10 at 1e5 distinct blocks) while keeping records and the state DB small.
+_HASH_BYTES = 8
+
+
+def normalise_block(text: str, *, digits: bool = True) -> str:
+    """NFKC, case-folded, its word tokens joined by one space (punctuation and spacing do not count:
+    "Reliable.\nChoose" and "Reliable.Choose" match); digit runs become "0" when ``digits``."""
+    text = unicodedata.normalize("NFKC", text or "").casefold()
+    if digits:
+        text = _DIGITS_RE.sub("0", text)
+    return " ".join(_WORD_RE.findall(text))
+
+
+def digits_insensitive(kind: str, enabled: bool = True) -> bool:
+    """Digits are normalised except in headings: "Release 3.0.0" and "Release 3.6.2" are two titles,
+    while "Page 3 of 12" and a "last modified 2021-10-06" footer are one template line."""
+    return enabled and kind not in HEADING_KINDS
+
+
+def block_hash(normalised: str) -> str | None:
+    """A stable 16-hex-digit hash of a normalised block; None for an empty block (never template)."""
+    if not normalised:
+        return None
+    return hashlib.blake2b(normalised.encode("utf-8"), digest_size=_HASH_BYTES).hexdigest()
+
+
+def site_of_url(url: str) -> str:
+    """The site a page belongs to: lower-cased host, with the port when one is given."""
+    try:
+        parts = urlsplit(url or "")
+        host = (parts.hostname or "").lower()
+        port = parts.port
+    except ValueError:
+        return ""
+    return f"{host}:{port}" if port else host
+
+
+def cluster_of_url(url: str) -> str:
+    """The template cluster of a page: its first folder (digits as 0) and its path depth.
+
+    ``/blog/2024/05/post`` -> ``blog:4``, ``/c3ref/open.html`` -> ``c3ref:2``, ``/about.html`` -> ``-:1``.
+    Pages of one section at one depth share a template on most sites; the rule needs no HTML.
+    """
+    try:
+        path = urlsplit(url or "").path
+    except ValueError:
+        path = ""
+    segments = [s for s in path.split("/") if s]
+    depth = len(segments)
+    first = _DIGITS_RE.sub("0", segments[0].lower()) if depth > 1 else "-"
+    return f"{first}:{depth}"
+
+
+def blocks_of_record(record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(kind, text) of every block of a record, removed or not; falls back to the text's paragraphs."""
+    blocks = record.get("blocks") or []
+    out: list[tuple[str, str]] = []
+    if isinstance(blocks, list) and blocks:
+        for block in blocks:
+            if isinstance(block, Mapping):
+                text = block.get("text")
+                if isinstance(text, str):
+                    out.append((str(block.get("kind") or "p"), text))
+            elif isinstance(block, str):
+                out.append(("p", block))
+        return out
+    text = record.get("text") or ""
+    if isinstance(text, str):
+        out = [("p", part.strip()) for part in text.split("\n\n") if part.strip()]
+    return out
+
+
+def _renderers() -> tuple[Any, Any] | None:
+    try:  # the extractor's renderers, when present: text/markdown stay one pure function of the blocks
+        from boilerstrip.extraction import render_markdown as md, render_text as txt
+    except ImportError:
+        return None
+    return txt, md
+
+
+def _as_extraction_blocks(blocks: Iterable[tuple[str, str]]) -> list[Any]:
+    try:
+        from boilerstrip.extraction import Block
+    except ImportError:
+        return [{"kind": kind, "text": text} for kind, text in blocks]
+    return [Block(kind=kind, text=text) for kind, text in blocks]
+
+
+def render_text(blocks: Iterable[tuple[str, str]]) -> str:
+    """Text of the kept blocks, rendered as the extractor does (blank line between blocks)."""
+    blocks = list(blocks)
+    renderers = _renderers()
+    if renderers is not None:
+        try:
+            return renderers[0](_as_extraction_blocks(blocks))
+        except Exception:  # a renderer that cannot take our blocks: fall back to the contract
+            pass
+    return "\n\n".join(text.strip() for _, text in blocks if text.strip())
+
+
+_MD_PREFIX = {"h1": "# ", "h2": "## ", "h3": "### ", "h4": "#### ", "h5": "##### ", "h6": "###### ",
+              "li": "- ", "quote": "> "}
+
+
+def render_markdown(blocks: Iterable[tuple[str, str]]) -> str:
+    """Markdown of the kept blocks, rendered as the extractor does."""
+    blocks = list(blocks)
+    renderers = _renderers()
+    if renderers is not None:
+        try:
+            return renderers[1](_as_extraction_blocks(blocks))
+        except Exception:
+            pass
+    parts = []
+    for kind, text in blocks:
+        text = text.strip()
+        if not text:
+            continue
+        if kind == "pre":
+            parts.append(f"```\n{text}\n```")
+        else:
+            parts.append(_MD_PREFIX.get(kind, "") + text)
+    return "\n\n".join(parts)

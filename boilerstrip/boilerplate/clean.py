@@ -1,0 +1,91 @@
+"""Remove a site's template blocks from one page, with the safety rules and a reason per block."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .blocks import block_hash, digits_insensitive, normalise_block
+from .model import TemplateModel
+from .params import BoilerplateParams
+
+__all__ = ["CleanResult", "clean_page", "hash_blocks", "FLAG_KEPT_TOO_SHORT", "FLAG_REMOVED_MOST", "FLAG_ONLY",
+           "FLAG_PROTECTED"]
+
+FLAG_KEPT_TOO_SHORT = "boilerplate_kept_too_short"  # removal would blank the page: nothing removed
+FLAG_REMOVED_MOST = "boilerplate_removed_most"  # most of the page was template (suspicious, still cleaned)
+FLAG_ONLY = "boilerplate_only"  # every block was template beyond doubt: the page's text is empty
+FLAG_PROTECTED = "boilerplate_protected_block"  # a long block on many pages was kept (not overwhelming)
+
+
+@dataclass(frozen=True)
+class CleanResult:
+    #: every block of the page, in order: {"kind", "text", "hash", "removed": reason | None}
+    blocks: list[dict[str, Any]]
+    #: (kind, text) of the kept blocks, ready to render
+    kept: list[tuple[str, str]]
+    removed_chars: int
+    removed_blocks: int
+    total_chars: int
+    flags: tuple[str, ...] = ()
+    #: (hash, reason, pages, share) of each removed block, for the report
+    removed: tuple[tuple[str, str, int, float], ...] = field(default=())
+
+    @property
+    def removed_share(self) -> float:
+        return self.removed_chars / self.total_chars if self.total_chars else 0.0
+
+
+def hash_blocks(blocks: Iterable[tuple[str, str]], params: BoilerplateParams) -> list[tuple[str, str, str | None, int]]:
+    """(kind, text, hash, normalised length) per block."""
+    out = []
+    for kind, text in blocks:
+        norm = normalise_block(text, digits=digits_insensitive(kind, params.normalise_digits))
+        out.append((kind, text, block_hash(norm), len(norm)))
+    return out
+
+
+def clean_page(
+    blocks: Iterable[tuple[str, str]],
+    site: str,
+    cluster: str,
+    model: TemplateModel,
+    params: BoilerplateParams,
+) -> CleanResult:
+    """Drop the blocks the model calls template; never blank the page; say why for every block."""
+    hashed = hash_blocks(blocks, params)
+    decisions = [model.decide(site, cluster, h, n, params) for _, _, h, n in hashed]
+    total = sum(len(text.strip()) for _, text, _, _ in hashed)
+    removed_chars = sum(len(t.strip()) for (_, t, _, _), d in zip(hashed, decisions) if d.reason)
+    flags: list[str] = []
+    if any(d.protected for d in decisions):
+        flags.append(FLAG_PROTECTED)
+    overwhelming = all(d.share >= params.blank_min_share for d in decisions if d.reason)
+    if removed_chars and total - removed_chars < params.min_kept_chars and overwhelming:
+        flags.append(FLAG_ONLY)  # nothing but site chrome beyond doubt: no content to keep
+    elif removed_chars and total - removed_chars < params.min_kept_chars:
+        # Never blank a page on weaker evidence: keep it whole and say so.
+        flags.append(FLAG_KEPT_TOO_SHORT)
+        decisions = [d.__class__(None, d.pages, d.share, d.protected) for d in decisions]
+        removed_chars = 0
+    if FLAG_ONLY not in flags and removed_chars and total and removed_chars / total > params.max_removed_share_unflagged:
+        flags.append(FLAG_REMOVED_MOST)
+    out_blocks: list[dict[str, Any]] = []
+    kept: list[tuple[str, str]] = []
+    removed: list[tuple[str, str, int, float]] = []
+    for (kind, text, h, _), d in zip(hashed, decisions):
+        out_blocks.append({"kind": kind, "text": text, "hash": h, "removed": d.reason})
+        if d.reason:
+            removed.append((h or "", d.reason, d.pages, round(d.share, 4)))
+        else:
+            kept.append((kind, text))
+    return CleanResult(
+        blocks=out_blocks,
+        kept=kept,
+        removed_chars=removed_chars,
+        removed_blocks=len(removed),
+        total_chars=total,
+        flags=tuple(flags),
+        removed=tuple(removed),
+    )

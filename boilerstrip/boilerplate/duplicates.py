@@ -1,0 +1,117 @@
+"""Exact and near-duplicate pages: exact by the hash of the cleaned text, near by MinHash + LSH.
+
+:class:`DuplicateIndex` answers "is this page a duplicate of one already kept?" online (first kept wins,
+as a crawl must). :func:`find_duplicates` decides over a whole set of pages with a fixed keep rule (the
+shortest URL, then the lexicographically smallest): the same set gives the same answer in any order.
+Only kept pages are indexed, so memory grows with distinct pages' signatures, not with duplicates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .params import DuplicateParams
+
+__all__ = ["DuplicateIndex", "Duplicate", "find_duplicates", "keep_order", "text_digest",
+           "EXACT_DUPLICATE", "NEAR_DUPLICATE"]
+
+EXACT_DUPLICATE = "exact_duplicate"
+NEAR_DUPLICATE = "near_duplicate"
+_WORD_RE = re.compile(r"\w+")
+_SPACE_RE = re.compile(r"\s+")
+
+
+def keep_order(url: str) -> tuple[int, str]:
+    """Sort key of the keep rule: of duplicate pages the shortest URL wins, then the smallest."""
+    return (len(url), url)
+
+
+def text_digest(text: str) -> str:
+    """sha256 of the text with case and whitespace normalised (the exact-duplicate key)."""
+    norm = _SPACE_RE.sub(" ", unicodedata.normalize("NFKC", text or "").casefold()).strip()
+    return hashlib.sha256(norm.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    reason: str  # EXACT_DUPLICATE | NEAR_DUPLICATE
+    of: str  # the URL kept
+    similarity: float  # 1.0 for exact, the estimated Jaccard for near
+
+
+class DuplicateIndex:
+    def __init__(self, params: DuplicateParams) -> None:
+        from datasketch import MinHashLSH  # imported here: the core package stays light to import
+
+        self.params = params
+        self._exact: dict[str, str] = {}
+        self._lsh = MinHashLSH(threshold=params.near_min_jaccard, num_perm=params.num_perm)
+        self._signatures: dict[str, object] = {}
+
+    def _minhash(self, text: str):
+        from datasketch import MinHash
+
+        words = _WORD_RE.findall(text.casefold())
+        if len(words) < self.params.near_min_words:
+            return None
+        k = self.params.shingle_words
+        shingles = {" ".join(words[i : i + k]).encode("utf-8") for i in range(max(1, len(words) - k + 1))}
+        mh = MinHash(num_perm=self.params.num_perm, seed=1)
+        mh.update_batch(sorted(shingles))
+        return mh
+
+    def check(self, url: str, text: str) -> tuple[Duplicate | None, object]:
+        """(duplicate or None, signature) without adding; pass the signature to :meth:`add`."""
+        text = text or ""
+        if len(text.strip()) < self.params.exact_min_chars:
+            return None, None
+        digest = text_digest(text)
+        kept = self._exact.get(digest)
+        if kept is not None and kept != url:
+            return Duplicate(EXACT_DUPLICATE, kept, 1.0), None
+        mh = self._minhash(text)
+        if mh is not None and self._signatures:
+            best: Duplicate | None = None
+            for key in sorted(self._lsh.query(mh), key=keep_order):
+                if key == url:
+                    continue
+                similarity = mh.jaccard(self._signatures[key])
+                if similarity >= self.params.near_min_jaccard and (best is None or similarity > best.similarity):
+                    best = Duplicate(NEAR_DUPLICATE, key, round(similarity, 4))
+            if best is not None:
+                return best, mh
+        return None, (digest, mh)
+
+    def add(self, url: str, signature: object) -> None:
+        if not signature:
+            return
+        digest, mh = signature  # type: ignore[misc]
+        self._exact.setdefault(digest, url)
+        if mh is not None and url not in self._signatures:
+            self._signatures[url] = mh
+            self._lsh.insert(url, mh)
+
+    def check_and_add(self, url: str, text: str) -> Duplicate | None:
+        """Online use: a duplicate of a page kept earlier, or None (and the page is now kept)."""
+        dup, signature = self.check(url, text)
+        if dup is None:
+            self.add(url, signature)
+        return dup
+
+    def __len__(self) -> int:
+        return len(self._exact)
+
+
+def find_duplicates(pages: Iterable[tuple[str, str]], params: DuplicateParams) -> dict[str, Duplicate]:
+    """url -> Duplicate for every page of ``(url, text)`` that duplicates a kept one; order-independent."""
+    index = DuplicateIndex(params)
+    out: dict[str, Duplicate] = {}
+    for url, text in sorted(pages, key=lambda p: keep_order(p[0])):
+        dup = index.check_and_add(url, text)
+        if dup is not None:
+            out[url] = dup
+    return out

@@ -1,0 +1,139 @@
+"""The per-site template model: on how many of a site's pages (and of a cluster's) each block appears.
+
+Only counts are kept (pages per site/cluster, pages per block hash), so memory grows with the number of
+distinct blocks, not with pages, and the model depends only on the *set* of pages added: adding them in
+any order gives the same counts, hence the same template decisions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from .params import BoilerplateParams
+
+__all__ = ["TemplateModel", "TemplateDecision", "SCOPE_SITE", "SCOPE_CLUSTER"]
+
+SCOPE_SITE = "template:site"
+SCOPE_CLUSTER = "template:cluster"
+
+
+@dataclass
+class _Counts:
+    pages: int = 0
+    blocks: Counter = field(default_factory=Counter)
+
+    def add(self, hashes: frozenset[str], sign: int) -> None:
+        self.pages += sign
+        for h in hashes:
+            value = self.blocks[h] + sign
+            if value > 0:
+                self.blocks[h] = value
+            else:
+                del self.blocks[h]
+
+
+@dataclass
+class _Site:
+    counts: _Counts = field(default_factory=_Counts)
+    clusters: dict[str, _Counts] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TemplateDecision:
+    """Why a block is (or is not) template: the scope that decided, its page count and share."""
+
+    reason: str | None  # SCOPE_SITE | SCOPE_CLUSTER | None
+    pages: int  # pages of the deciding scope holding the block
+    share: float  # share of that scope's pages
+    protected: bool = False  # template by share, kept because it is long and evidence not overwhelming
+
+
+class TemplateModel:
+    def __init__(self) -> None:
+        self._sites: dict[str, _Site] = {}
+
+    # -- learning ------------------------------------------------------------------------------------
+    def add_page(self, site: str, cluster: str, hashes: Iterable[str | None]) -> None:
+        """Count one page: each distinct block hash once (a block repeated within a page counts once)."""
+        self._update(site, cluster, hashes, +1)
+
+    def remove_page(self, site: str, cluster: str, hashes: Iterable[str | None]) -> None:
+        """Undo :meth:`add_page` (a page seen again in a later crawl replaces its earlier version)."""
+        self._update(site, cluster, hashes, -1)
+
+    def _update(self, site: str, cluster: str, hashes: Iterable[str | None], sign: int) -> None:
+        unique = frozenset(h for h in hashes if h)
+        entry = self._sites.setdefault(site, _Site())
+        entry.counts.add(unique, sign)
+        entry.clusters.setdefault(cluster, _Counts()).add(unique, sign)
+
+    # -- reading ---------------------------------------------------------------------------------------
+    def sites(self) -> list[str]:
+        return sorted(self._sites)
+
+    def clusters(self, site: str) -> list[str]:
+        entry = self._sites.get(site)
+        return sorted(entry.clusters) if entry else []
+
+    def pages(self, site: str, cluster: str | None = None) -> int:
+        counts = self._counts(site, cluster)
+        return counts.pages if counts else 0
+
+    def block_pages(self, site: str, block: str, cluster: str | None = None) -> int:
+        counts = self._counts(site, cluster)
+        return counts.blocks.get(block, 0) if counts else 0
+
+    def distinct_blocks(self) -> int:
+        return sum(len(s.counts.blocks) for s in self._sites.values())
+
+    def _counts(self, site: str, cluster: str | None) -> _Counts | None:
+        entry = self._sites.get(site)
+        if entry is None:
+            return None
+        return entry.counts if cluster is None else entry.clusters.get(cluster)
+
+    def iter_counts(self, site: str, cluster: str | None = None) -> Iterator[tuple[str, int]]:
+        counts = self._counts(site, cluster)
+        if counts:
+            yield from sorted(counts.blocks.items())
+
+    # -- deciding ----------------------------------------------------------------------------------------
+    def decide(
+        self, site: str, cluster: str, block: str | None, normalised_chars: int, params: BoilerplateParams
+    ) -> TemplateDecision:
+        """Is ``block`` template on ``site`` (or in its ``cluster``)? Site evidence is checked first."""
+        if not block:
+            return TemplateDecision(None, 0, 0.0)
+        long_block = normalised_chars >= params.protect_min_chars
+        best = TemplateDecision(None, 0, 0.0)
+        scopes = [(None, SCOPE_SITE, params.min_pages, params.min_share_of_pages)]
+        if params.clusters_enabled:
+            scopes.append((cluster, SCOPE_CLUSTER, params.cluster_min_pages, params.cluster_min_share_of_pages))
+        for scope_cluster, reason, min_pages, min_share in scopes:
+            counts = self._counts(site, scope_cluster)
+            if counts is None or counts.pages < min_pages:
+                continue
+            n = counts.blocks.get(block, 0)
+            share = n / counts.pages
+            if n < min_pages or share < min_share:
+                if share > best.share and best.reason is None:
+                    best = TemplateDecision(None, n, share)
+                continue
+            if long_block and share < params.protect_min_share:
+                best = TemplateDecision(None, n, share, protected=True)
+                continue
+            return TemplateDecision(reason, n, share)
+        return best
+
+    def template_hashes(self, site: str, cluster: str | None, params: BoilerplateParams) -> set[str]:
+        """Hashes that are template by share in one scope (site when ``cluster`` is None); no protection."""
+        counts = self._counts(site, cluster)
+        if counts is None:
+            return set()
+        min_pages = params.min_pages if cluster is None else params.cluster_min_pages
+        min_share = params.min_share_of_pages if cluster is None else params.cluster_min_share_of_pages
+        if counts.pages < min_pages:
+            return set()
+        return {h for h, n in counts.blocks.items() if n >= min_pages and n / counts.pages >= min_share}

@@ -1,0 +1,108 @@
+"""Every threshold of cross-page boilerplate removal and duplicate detection, in frozen dataclasses.
+
+The Scrapy glue maps ``BOILERSTRIP_BOILERPLATE_<FIELD>`` onto :class:`BoilerplateParams` and
+``BOILERSTRIP_DUPLICATES_<FIELD>`` onto :class:`DuplicateParams` (``boilerstrip.config``). Values were set
+on ``benchmarks/site_benchmark.py`` (sqlite3-doc, debian-handbook) and the demo site; each comment says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["BoilerplateParams", "DuplicateParams", "DUPLICATE_MODES"]
+
+DUPLICATE_MODES = ("mark", "drop")
+
+
+@dataclass(frozen=True)
+class BoilerplateParams:
+    # --- the template rule -----------------------------------------------------------------------
+    #: A block on more than this share of a site's pages is template. 0.8 (the issue's default): a
+    #: footer or "related posts" box is on ~100% of pages; real text repeated on 80% of a site is rare.
+    min_share_of_pages: float = 0.8
+    #: ...and on at least this many pages: below 5 pages a share says little (2 of 2 pages is 100%).
+    min_pages: int = 5
+    #: Also learn per template cluster (URL path pattern: first folder + depth), so a block on every
+    #: article but not on listings still goes. Same share rule, counted within the cluster.
+    clusters_enabled: bool = True
+    cluster_min_share_of_pages: float = 0.8
+    #: A cluster needs this many pages before it may declare a block template (as ``min_pages``).
+    cluster_min_pages: int = 5
+
+    # --- normalisation ---------------------------------------------------------------------------
+    #: Replace every run of digits by "0" before hashing, so "Page 3 of 12" and "(c) 2024" match across
+    #: pages. Headings like "6.2. APT" stay distinct: their words differ.
+    normalise_digits: bool = True
+
+    # --- safety ------------------------------------------------------------------------------------
+    #: A block whose normalised text is at least this long looks unique (real prose): it is removed only
+    #: with overwhelming evidence (``protect_min_share``). 200 chars: footers, banners and "related"
+    #: items are shorter; a long legal footer on every page still clears 0.98.
+    protect_min_chars: int = 200
+    protect_min_share: float = 0.98
+    #: Never blank a page: when removal would leave fewer than this many characters, nothing is removed
+    #: and the page is flagged ``boilerplate_kept_too_short``. 1: any real text left is kept as is.
+    min_kept_chars: int = 1
+    #: ...unless every block removed is on at least this share of the pages of its scope: then the page
+    #: held nothing but template beyond doubt (the extractor found no content, e.g. a page that is one SVG
+    #: diagram, and fell back to the menu); its text is left empty and the page flagged
+    #: ``boilerplate_only`` (its blocks stay in the record). 0.95: site menus and taglines are on ~100%.
+    blank_min_share: float = 0.95
+    #: A page that loses more than this share of its text is flagged ``boilerplate_removed_most``
+    #: (listed as suspicious in the report, still cleaned). 0.8: template-only pages (tag listings).
+    max_removed_share_unflagged: float = 0.8
+
+    # --- the crawl-time pipeline ---------------------------------------------------------------------
+    #: Pages of a site are held back until its model has seen this many pages (the issue's default, 20),
+    #: or the crawl has nothing else in flight; then released cleaned.
+    warmup_pages: int = 20
+    #: Safety valve: an item is never held longer than this (seconds), whatever the crawl does.
+    max_hold_s: float = 300.0
+    #: How often a held item checks whether it may go (seconds); cheap, only held items poll.
+    hold_poll_s: float = 0.2
+    #: Folder of the persisted per-site model (SQLite ``templates.sqlite3``); "" keeps it in memory.
+    state_dir: str = ".boilerstrip-state"
+    #: Run the deterministic finishing pass (``boilerstrip dedup``) over the crawl's output at the end.
+    finish_enabled: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("min_share_of_pages", "cluster_min_share_of_pages", "protect_min_share", "blank_min_share",
+                     "max_removed_share_unflagged"):
+            value = getattr(self, name)
+            if not 0.0 < value <= 1.0:
+                raise ValueError(f"{name} must be in (0, 1], got {value!r}")
+        for name in ("min_pages", "cluster_min_pages", "warmup_pages"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        if self.min_kept_chars < 0 or self.protect_min_chars < 0:
+            raise ValueError("min_kept_chars and protect_min_chars must be >= 0")
+        if self.max_hold_s < 0 or self.hold_poll_s <= 0:
+            raise ValueError("max_hold_s must be >= 0 and hold_poll_s > 0")
+
+
+@dataclass(frozen=True)
+class DuplicateParams:
+    #: "mark": the crawl keeps duplicates, sets ``duplicate_of`` and the finishing pass drops them
+    #: deterministically (same output whatever the crawl order). "drop": the crawl drops them at once
+    #: (first kept wins: the kept URL then depends on the crawl order).
+    mode: str = "mark"
+    #: Near duplicates: estimated Jaccard similarity of word shingles at or above this. 0.9: the same
+    #: article with a different date line or comment count; two chapters of one manual stay apart.
+    near_min_jaccard: float = 0.9
+    #: Words per shingle. 5: short enough to be robust to small edits, long enough to ignore shared phrases.
+    shingle_words: int = 5
+    #: MinHash permutations: 128 keeps the Jaccard estimate within ~0.09 (1/sqrt(128)).
+    num_perm: int = 128
+    #: Texts with fewer words are only compared exactly: near-duplicate estimates on stubs are noise.
+    near_min_words: int = 50
+    #: Texts shorter than this (characters) are never duplicates of anything: two empty pages are not
+    #: one page (they are flagged elsewhere).
+    exact_min_chars: int = 1
+
+    def __post_init__(self) -> None:
+        if self.mode not in DUPLICATE_MODES:
+            raise ValueError(f"mode must be one of {DUPLICATE_MODES}, got {self.mode!r}")
+        if not 0.0 < self.near_min_jaccard <= 1.0:
+            raise ValueError(f"near_min_jaccard must be in (0, 1], got {self.near_min_jaccard!r}")
+        if self.shingle_words < 1 or self.num_perm < 16:
+            raise ValueError("shingle_words must be >= 1 and num_perm >= 16")

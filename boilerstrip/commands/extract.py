@@ -1,0 +1,110 @@
+"""``boilerstrip extract FILE [FILE ...]``: the main content of saved HTML pages, without crawling.
+
+Each FILE is plain or gzip (``.gz``, or gzip magic bytes) HTML; ``-`` reads standard input. The bytes are
+decoded by the page's own charset. ``--format jsonl`` (the default) prints one JSON object per file with
+``path``, ``text``, ``title``, ``method`` and the rest of the result (metadata, ``attempts``, ``flags``,
+``reason``); ``--format text`` / ``markdown`` print the content alone, files separated by a form feed line.
+A file that cannot be read is reported on stderr and in its JSON line (``error``), and the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import sys
+import zlib
+from pathlib import Path
+
+from boilerstrip.config import ConfigError, params_from_settings
+from boilerstrip.extraction import ExtractionParams, extract
+
+HELP = "print the main content of saved HTML files (plain or .gz; - for stdin)"
+
+__all__ = ["HELP", "add_arguments", "run", "read_html_file"]
+
+_GZIP_MAGIC = b"\x1f\x8b"
+#: Read at most this many bytes of a (decompressed) file: past the extractor's own input limit anyway.
+_MAX_READ_BYTES = 64 * 1024 * 1024
+
+
+def read_html_file(path: str) -> bytes:
+    """The bytes of FILE (``-``: stdin), gunzipped when it is gzip. Raises OSError on unreadable files."""
+    if path == "-":
+        data = sys.stdin.buffer.read(_MAX_READ_BYTES + 1)
+    else:
+        with open(path, "rb") as handle:
+            data = handle.read(_MAX_READ_BYTES + 1)
+    if data[:2] == _GZIP_MAGIC:
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as archive:
+                data = archive.read(_MAX_READ_BYTES + 1)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise OSError(f"not a valid gzip file: {exc}") from None
+    return data
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", metavar="FILE", help="HTML file, plain or .gz; - for stdin")
+    parser.add_argument(
+        "--format", choices=("jsonl", "text", "markdown"), default="jsonl", help="output format (default: jsonl)"
+    )
+    parser.add_argument("--url", default=None, help="the page's URL (resolves a relative canonical link)")
+    parser.add_argument(
+        "--method",
+        choices=("auto", "semantic", "density", "bodytext"),
+        default=None,
+        help="run one rung only (default: auto, the whole ladder)",
+    )
+    parser.add_argument(
+        "-s", "--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
+        help="a BOILERSTRIP_EXTRACTION_* setting (repeatable)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    settings: dict[str, str] = {}
+    for pair in args.settings:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            print(f"boilerstrip extract: -s expects NAME=VALUE, got {pair!r}", file=sys.stderr)
+            return 2
+        settings[name.strip()] = value
+    overrides = {"method": args.method} if args.method else {}
+    try:
+        params = params_from_settings(settings, "extraction", ExtractionParams, **overrides)
+    except ConfigError as exc:
+        print(f"boilerstrip extract: {exc}", file=sys.stderr)
+        return 2
+    status = 0
+    out = sys.stdout
+    for index, path in enumerate(args.files):
+        try:
+            data = read_html_file(path)
+        except OSError as exc:
+            print(f"boilerstrip extract: {path}: {exc}", file=sys.stderr)
+            status = 1
+            if args.format == "jsonl":
+                out.write(json.dumps({"path": path, "error": str(exc)}, ensure_ascii=False) + "\n")
+            continue
+        result = extract(data, url=args.url, params=params)
+        if args.format == "jsonl":
+            record = {"path": path}
+            record.update(result.to_dict())
+            if not record.get("text") and result.reason:
+                print(f"boilerstrip extract: {path}: no content ({result.reason})", file=sys.stderr)
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        else:
+            if index:
+                out.write("\f\n")
+            body = result.text if args.format == "text" else result.markdown
+            out.write(body + ("\n" if body else ""))
+    out.flush()
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    parser = argparse.ArgumentParser(prog="boilerstrip extract", description=HELP)
+    add_arguments(parser)
+    raise SystemExit(run(parser.parse_args()))

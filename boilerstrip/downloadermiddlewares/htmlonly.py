@@ -1,0 +1,69 @@
+"""Skip non-HTML pages by Content-Type, before their body is downloaded.
+
+On ``headers_received`` a page request (``meta["boilerstrip_kind"]`` absent or ``"page"``) whose
+successful response declares a non-HTML Content-Type (a PDF, an image, a zip) stops its download; in
+``process_response`` such a response is refused with ``Filtered("not_html")`` so the spider's errback
+records it. A response without Content-Type goes on: Scrapy sniffs the body and the spider checks again.
+Registered at 950 so its ``process_response`` runs before any other middleware looks at the body.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapy import Request, signals
+from scrapy.exceptions import NotConfigured, StopDownload
+from scrapy.http import Response
+
+from boilerstrip.config import component_enabled
+from boilerstrip.outcomes import Filtered
+
+__all__ = ["HtmlOnlyMiddleware", "is_html_content_type", "HTML_CONTENT_TYPES"]
+
+#: media types that are pages we extract from
+HTML_CONTENT_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+
+
+def is_html_content_type(value: bytes | str | None) -> bool | None:
+    """True/False for a declared Content-Type; None when there is none (let the body decide)."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        value = value.decode("latin-1", errors="replace")
+    media = value.split(";", 1)[0].strip().lower()
+    if not media:
+        return None
+    return media in HTML_CONTENT_TYPES
+
+
+def _is_page(request: Request) -> bool:
+    return request.meta.get("boilerstrip_kind", "page") == "page"
+
+
+class HtmlOnlyMiddleware:
+    def __init__(self, crawler: Any = None) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "HtmlOnlyMiddleware":
+        if not component_enabled(crawler.settings, "htmlonly"):
+            raise NotConfigured("BOILERSTRIP_HTMLONLY_ENABLED is false")
+        mw = cls(crawler)
+        crawler.signals.connect(mw._headers_received, signal=signals.headers_received)
+        return mw
+
+    def _headers_received(self, headers: Any, body_length: int, request: Request, spider: Any = None) -> None:
+        if not _is_page(request):
+            return
+        if is_html_content_type(headers.get(b"Content-Type")) is False:
+            raise StopDownload(fail=False)  # the response arrives with an empty body and this flag
+
+    def process_response(self, request: Request, response: Response, spider: Any = None) -> Response:
+        if not _is_page(request) or not 200 <= response.status < 300:
+            return response
+        declared = response.headers.get(b"Content-Type")
+        if is_html_content_type(declared) is False:
+            media = declared.decode("latin-1", errors="replace").split(";", 1)[0].strip().lower()
+            self.crawler.stats.inc_value("boilerstrip/htmlonly/skipped")
+            raise Filtered("not_html", media)
+        return response

@@ -1,0 +1,160 @@
+"""Per-host politeness Scrapy does not give: Crawl-delay as a floor, Retry-After, per-host back-off.
+
+- **Crawl-delay** (from :mod:`boilerstrip.downloadermiddlewares.robots`' ``robots_ready`` signal): the
+  host's download slot gets ``delay = max(configured, Crawl-delay)`` with no jitter, and the floor is
+  re-applied after every AutoThrottle adjustment (AutoThrottle would otherwise lower it to
+  ``DOWNLOAD_DELAY``). A Crawl-delay above ``BOILERSTRIP_POLITENESS_MAX_CRAWL_DELAY_S`` refuses the host's
+  pages with reason ``crawl_delay_too_long``.
+- **429/503**: the whole host (download slot) is paused for ``Retry-After`` (seconds or HTTP date,
+  capped) or, without it, an exponential back-off per host; the request is retried. After
+  ``MAX_RETRIES`` the response goes on with ``dont_retry`` set, so the spider's errback records the
+  give-up as ``failed:http_429`` / ``failed:http_503``.
+
+The arithmetic lives in :mod:`boilerstrip.politeness`. Registered at 560 so its ``process_response``
+sees 429/503 before Scrapy's RetryMiddleware (550) and its ``process_request`` runs after robots (100).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from scrapy import Request, signals
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Response
+from scrapy.utils.asyncio import call_later
+
+from boilerstrip.config import component_enabled, params_from_settings
+from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robots_ready
+from boilerstrip.outcomes import Filtered
+from boilerstrip.politeness import (
+    PolitenessParams,
+    crawl_delay_refusal,
+    host_delay_s,
+    parse_retry_after,
+    pause_for_s,
+)
+
+__all__ = ["PolitenessMiddleware", "RETRIES_META"]
+
+logger = logging.getLogger(__name__)
+
+#: meta key counting how often a request was retried after 429/503
+RETRIES_META = "boilerstrip_throttle_retries"
+
+
+class PolitenessMiddleware:
+    def __init__(self, params: PolitenessParams, configured_delay_s: float = 0.0, crawler: Any = None) -> None:
+        self.params = params
+        self.configured_delay_s = configured_delay_s
+        self.crawler = crawler
+        self.crawl_delays: dict[str, float] = {}  # slot key (host) -> Crawl-delay in seconds
+        self.refused: dict[str, str] = {}  # slot key -> reason its pages are refused
+        self.paused_until: dict[str, float] = {}  # slot key -> time.monotonic() when the pause ends
+        self.consecutive: dict[str, int] = {}  # slot key -> consecutive 429/503 answers
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "PolitenessMiddleware":
+        if not component_enabled(crawler.settings, "politeness"):
+            raise NotConfigured("BOILERSTRIP_POLITENESS_ENABLED is false")
+        params = params_from_settings(crawler.settings, "politeness", PolitenessParams)
+        mw = cls(params, configured_delay_s=crawler.settings.getfloat("DOWNLOAD_DELAY"), crawler=crawler)
+        crawler.signals.connect(mw._robots_ready, signal=robots_ready)
+        # Connected after AutoThrottle's handler (extensions are built before the downloader), so the
+        # floor is restored after each of its adjustments.
+        crawler.signals.connect(mw._restore_floor, signal=signals.response_downloaded)
+        return mw
+
+    # -- Crawl-delay -----------------------------------------------------------------------------------
+    def _slot_key_of_origin(self, origin: str) -> str:
+        return self._downloader().get_slot_key(Request(origin + "/"))
+
+    def _downloader(self) -> Any:
+        return self.crawler.engine.downloader
+
+    def _robots_ready(self, origin: str, robots: HostRobots) -> None:
+        if robots.crawl_delay_s is None:
+            return
+        key = self._slot_key_of_origin(origin)
+        delay = max(robots.crawl_delay_s, self.crawl_delays.get(key, 0.0))
+        self.crawl_delays[key] = delay
+        refusal = crawl_delay_refusal(delay, self.params)
+        if refusal:
+            self.refused[key] = refusal
+            return
+        downloader = self._downloader()
+        floor = host_delay_s(self.configured_delay_s, delay)
+        # new slots for this key are created with the floor (DOWNLOAD_SLOTS semantics) ...
+        downloader.per_slot_settings.setdefault(key, {}).update({"delay": floor, "jitter": 0.0})
+        slot = downloader.slots.get(key)
+        if slot is not None:  # ... and an existing one is raised now
+            slot.delay = max(slot.delay, floor)
+            slot.jitter = 0.0
+        self.crawler.stats.set_value(f"boilerstrip/politeness/crawl_delay_s/{key}", delay)
+
+    def _restore_floor(self, response: Response, request: Request, spider: Any = None) -> None:
+        key = request.meta.get("download_slot")
+        floor = self.crawl_delays.get(key) if key is not None else None
+        if floor is None:
+            return
+        slot = self._downloader().slots.get(key)
+        if slot is not None and slot.delay < floor:
+            slot.delay = floor
+
+    # -- hooks -----------------------------------------------------------------------------------------
+    async def process_request(self, request: Request, spider: Any = None) -> None:
+        if request.meta.get(KIND_META) == "robots":
+            return None
+        key = self._downloader().get_slot_key(request)
+        reason = self.refused.get(key)
+        if reason:
+            raise Filtered(reason, f"crawl-delay {self.crawl_delays.get(key)} s")
+        wait = self.paused_until.get(key, 0.0) - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        return None
+
+    def process_response(self, request: Request, response: Response, spider: Any = None) -> Request | Response:
+        if request.meta.get(KIND_META) == "robots":
+            return response
+        key = request.meta.get("download_slot") or self._downloader().get_slot_key(request)
+        if response.status not in self.params.throttle_statuses:
+            self.consecutive.pop(key, None)
+            return response
+        stats = self.crawler.stats
+        consecutive = self.consecutive.get(key, 0) + 1
+        self.consecutive[key] = consecutive
+        retry_after = parse_retry_after(response.headers.get(b"Retry-After"))
+        pause = pause_for_s(retry_after, consecutive, self.params)
+        self.pause_host(key, pause)
+        stats.inc_value(f"boilerstrip/politeness/paused/http_{response.status}")
+        stats.inc_value("boilerstrip/politeness/paused_s", pause)
+        retries = int(request.meta.get(RETRIES_META, 0))
+        if retries >= self.params.max_retries or request.meta.get("dont_retry"):
+            stats.inc_value(f"boilerstrip/politeness/gave_up/http_{response.status}")
+            logger.info("Giving up %s after %d retries (HTTP %d)", request.url, retries, response.status)
+            request.meta["dont_retry"] = True  # Scrapy's RetryMiddleware must not retry it once more
+            return response  # HttpError -> the spider's errback records failed:http_<status>
+        logger.debug("HTTP %d from %s: pausing %s for %.1f s", response.status, request.url, key, pause)
+        retry = request.copy()
+        retry.meta[RETRIES_META] = retries + 1
+        retry.dont_filter = True
+        return retry
+
+    def pause_host(self, key: str, seconds: float) -> None:
+        """Hold every queued request of download slot ``key`` for ``seconds`` (extends, never shortens)."""
+        until = time.monotonic() + seconds
+        if until <= self.paused_until.get(key, 0.0):
+            return
+        self.paused_until[key] = until
+        downloader = self._downloader()
+        slot = downloader.slots.get(key)
+        if slot is None or seconds <= 0:
+            return
+        # Downloader._process_queue does nothing while slot.latercall is set: replacing it with our own
+        # timer pauses the slot's queue (requests already transferring finish normally).
+        if slot.latercall is not None:
+            slot.latercall.cancel()
+        slot.latercall = call_later(seconds, downloader._latercall, slot)

@@ -1,0 +1,285 @@
+"""Render a page through Playwright only when its static HTML needs it (issue 5).
+
+Static first: a page's 2xx HTML response is judged by the pure :func:`boilerstrip.rendering.needs_rendering`.
+When the verdict says so, the request is re-issued once with ``meta["playwright"] = True`` (scrapy-playwright
+renders it) and the reason in ``meta["boilerstrip_render_reason"]``; the re-issued request goes through
+every downloader middleware again (scope, robots, politeness). A failed static fetch (timeout, 5xx) is
+never a reason to render. Per-host learning sends later pages of a mostly-JS host straight to the browser,
+with a periodic static re-check. ``BOILERSTRIP_RENDER_MODE`` auto|never|always, per-URL pattern overrides,
+and the ``boilerstrip_render`` / ``boilerstrip_dont_render`` meta keys (meta beats settings).
+
+The browser itself is configured by :class:`boilerstrip.rendering_addon.RenderAddon`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import urlsplit
+
+from scrapy import Request, signals
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Response, TextResponse
+from scrapy_playwright.page import PageMethod
+
+from boilerstrip.config import component_enabled, params_from_settings
+from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, context_name, settle_page
+from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, needs_rendering
+
+__all__ = ["RenderWhenNeededMiddleware", "PLAYWRIGHT_HANDLER"]
+
+logger = logging.getLogger(__name__)
+
+PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+_STATS = "boilerstrip/render"
+_HTML_TYPES = (b"text/html", b"application/xhtml+xml")
+#: Substrings of Playwright errors that mean the browser (or its page) died under the request.
+_BROWSER_DIED = ("has been closed", "target closed", "crashed", "connection closed", "browser closed")
+#: meta keys this middleware sets for scrapy-playwright (removed again on a static fallback)
+_PLAYWRIGHT_KEYS = (
+    "playwright",
+    "playwright_context",
+    "playwright_context_kwargs",
+    "playwright_page_goto_kwargs",
+    "playwright_page_methods",
+    "playwright_page_init_callback",
+)
+
+
+def _host(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def _is_rendered(request: Request, response: Response | None = None) -> bool:
+    return bool(request.meta.get("playwright")) or (response is not None and "playwright" in response.flags)
+
+
+def _browser_died(exc: BaseException) -> bool:
+    text = f"{type(exc).__name__} {exc}".lower()
+    return type(exc).__name__ == "TargetClosedError" or any(s in text for s in _BROWSER_DIED)
+
+
+def _failure_reason(exc: BaseException) -> str:
+    if _browser_died(exc):
+        return "browser_died"
+    name = type(exc).__name__
+    if "Timeout" in name:
+        return "timeout"
+    return "browser_error" if name == "Error" else name.lower()
+
+
+class RenderWhenNeededMiddleware:
+    """Static first; the browser exactly where the served HTML lacks the content."""
+
+    def __init__(
+        self,
+        *,
+        decision: RenderParams | None = None,
+        learn: HostLearnParams | None = None,
+        browser: BrowserParams | None = None,
+        stats: Any = None,
+    ) -> None:
+        self.decision = decision or RenderParams()
+        self.browser = browser or BrowserParams()
+        self.learner = HostRenderLearner(learn or HostLearnParams())
+        self.stats = stats
+        self.renders_started = 0
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "RenderWhenNeededMiddleware":
+        settings = crawler.settings
+        if not component_enabled(settings, "render"):
+            raise NotConfigured("BOILERSTRIP_RENDER_ENABLED is false")
+        browser = params_from_settings(settings, "render", BrowserParams)
+        if not browser.may_render:
+            raise NotConfigured("BOILERSTRIP_RENDER_MODE is never (and no pattern renders)")
+        handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
+        if handlers.get("http") != PLAYWRIGHT_HANDLER and handlers.get("https") != PLAYWRIGHT_HANDLER:
+            raise NotConfigured(
+                "scrapy-playwright is not the http(s) download handler (is boilerstrip.rendering_addon.RenderAddon in ADDONS?)"
+            )
+        mw = cls(
+            decision=params_from_settings(settings, "render", RenderParams),
+            learn=params_from_settings(settings, "render", HostLearnParams),
+            browser=browser,
+            stats=crawler.stats,
+        )
+        crawler.signals.connect(mw._spider_closed, signal=signals.spider_closed)
+        return mw
+
+    # -- stats -------------------------------------------------------------------------------------
+    def _inc(self, key: str, count: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(f"{_STATS}/{key}", count)
+
+    def _update_restarts(self) -> None:
+        if self.stats is not None:
+            launched = self.stats.get_value("playwright/browser_count", 0) or 0
+            self.stats.set_value(f"{_STATS}/browser_restarts", max(0, launched - 1))
+
+    def _spider_closed(self, spider: Any = None) -> None:
+        self._update_restarts()
+        if self.stats is not None:
+            learned = sorted(h for h, s in self.learner.snapshot().items() if s["learned"])
+            self.stats.set_value(f"{_STATS}/learned_hosts", len(learned))
+
+    # -- the render request --------------------------------------------------------------------------
+    def _mode(self, request: Request) -> str:
+        """auto | never | always for this request; meta beats settings."""
+        meta = request.meta
+        if meta.get("boilerstrip_dont_render") or meta.get("boilerstrip_render") is False:
+            return "never"
+        if meta.get("boilerstrip_render") is True:
+            return "always"
+        return self.browser.mode_for(request.url)
+
+    def _render_meta(self, request: Request, reason: str, target_chars: int) -> dict[str, Any]:
+        b = self.browser
+        self.renders_started += 1
+        generation = (self.renders_started - 1) // b.context_max_pages
+        return {
+            "playwright": True,
+            "playwright_context": context_name(generation),
+            "playwright_context_kwargs": {
+                "accept_downloads": False,
+                "service_workers": "block",  # a service worker's fetches would bypass the scope route
+                "java_script_enabled": True,
+            },
+            "playwright_page_goto_kwargs": {"wait_until": "domcontentloaded", "timeout": b.navigation_timeout_ms},
+            "playwright_page_methods": [
+                PageMethod(
+                    settle_page,
+                    selector=b.wait_selector,
+                    target_chars=target_chars,
+                    max_wait_ms=b.max_wait_ms,
+                    quiet_ms=b.settle_quiet_ms,
+                )
+            ],
+            "playwright_page_init_callback": INIT_CALLBACK,
+            "boilerstrip_render_scope": {
+                "blocked_resource_types": sorted(b.blocked_resource_types),
+                "extra_hosts": sorted(b.subrequest_hosts),
+            },
+            "boilerstrip_render_reason": reason,
+        }
+
+    def _to_browser(self, request: Request, reason: str, target_chars: int | None = None, **extra: Any) -> Request:
+        target = self.browser.min_text_growth_chars if target_chars is None else target_chars
+        meta = {**request.meta, **self._render_meta(request, reason, target), **extra}
+        self._inc(f"reason/{reason}")
+        logger.debug("render %s: %s", request.url, reason)
+        return request.replace(meta=meta, dont_filter=True)
+
+    # -- hooks ---------------------------------------------------------------------------------------
+    def process_request(self, request: Request) -> Request | None:
+        meta = request.meta
+        if meta.get("boilerstrip_kind", "page") != "page" or request.method != "GET":
+            return None
+        if meta.get("playwright"):
+            if not meta.get("playwright_page_init_callback"):  # a user's own browser request: same rules
+                meta["playwright_page_init_callback"] = INIT_CALLBACK
+                meta.setdefault("boilerstrip_render_reason", "requested")
+            return None
+        if "boilerstrip_render_reason" in meta or meta.get("boilerstrip_render_failed"):
+            return None  # a static fallback after a failed render: stays static
+        # Straight to the browser: the meta is set in place and the request goes on down the chain (it
+        # is not re-scheduled, so nothing counts it twice).
+        mode = self._mode(request)
+        reason = None
+        if mode == "always":
+            reason = "forced" if meta.get("boilerstrip_render") is True else (
+                "mode_always" if self.browser.mode == "always" else "pattern_always")
+        elif mode == "auto":
+            route = self.learner.route(_host(request.url))
+            if route == "browser":
+                reason = "host_learned"
+            elif route == "recheck":
+                self._inc("learn/rechecks")
+        if reason is not None:
+            meta.update(self._render_meta(request, reason, self.browser.min_text_growth_chars))
+            self._inc(f"reason/{reason}")
+            logger.debug("render %s: %s", request.url, reason)
+        return None
+
+    def process_response(self, request: Request, response: Response) -> Request | Response:
+        if _is_rendered(request, response):
+            return self._rendered(request, response)
+        meta = request.meta
+        if meta.get("boilerstrip_kind", "page") != "page" or request.method != "GET":
+            return response
+        if self._mode(request) != "auto" or meta.get("boilerstrip_render_failed"):
+            self._inc("skipped/not_auto")
+            return response
+        if not 200 <= response.status < 300 or response.status == 204:
+            self._inc("skipped/status")  # a failed static fetch is never a reason to render
+            return response
+        ctype = (response.headers.get(b"Content-Type") or b"").split(b";", 1)[0].strip().lower()
+        if not isinstance(response, TextResponse) or (ctype and ctype not in _HTML_TYPES):
+            self._inc("skipped/not_html")
+            return response
+        try:
+            html = response.text
+        except (UnicodeDecodeError, LookupError, ValueError):
+            self._inc("skipped/undecodable")
+            return response
+        verdict = needs_rendering(html, url=response.url, params=self.decision)
+        self._inc("checked")
+        self.learner.record(_host(request.url), verdict.needs)
+        meta["boilerstrip_render_verdict"] = verdict.reason
+        if not verdict.needs:
+            self._inc(f"static/{verdict.reason}")
+            return response
+        target = verdict.signals.visible_chars + self.browser.min_text_growth_chars
+        return self._to_browser(request, verdict.reason, target, boilerstrip_render_reissued=True)
+
+    def _rendered(self, request: Request, response: Response) -> Response:
+        meta = request.meta
+        self._inc("rendered")
+        latency = meta.get("download_latency")
+        if isinstance(latency, (int, float)):
+            ms = int(latency * 1000)
+            self._inc("time_ms/total", ms)
+            if self.stats is not None:
+                self.stats.max_value(f"{_STATS}/time_ms/max", ms)
+        for reason, count in (meta.get("boilerstrip_render_blocked") or {}).items():
+            self._inc(f"subrequests_blocked/{reason}", count)
+        if "boilerstrip_render_blocked" not in meta:
+            self._inc("init_failed")  # scrapy-playwright logged why; the page rendered without our route
+        for method in meta.get("playwright_page_methods") or ():
+            result = getattr(method, "result", None)
+            if isinstance(result, dict) and result.get("outcome"):
+                meta["boilerstrip_render_settle"] = result
+                self._inc(f"settle/{result['outcome']}")
+        self._update_restarts()
+        if len(response.body) > self.browser.max_rendered_bytes:
+            self._inc("truncated")
+            meta["boilerstrip_render_truncated"] = True
+            return response.replace(body=response.body[: self.browser.max_rendered_bytes])
+        return response
+
+    def process_exception(self, request: Request, exception: BaseException) -> Request | None:
+        if not _is_rendered(request):
+            return None
+        reason = _failure_reason(exception)
+        self._update_restarts()
+        meta = request.meta
+        retries = int(meta.get("boilerstrip_render_retries", 0))
+        if reason == "browser_died" and retries < self.browser.max_browser_retries:
+            self._inc("retried/browser_died")
+            logger.info("browser died rendering %s; retrying on a fresh browser", request.url)
+            target = 0
+            for method in meta.get("playwright_page_methods") or ():
+                target = max(target, int(getattr(method, "kwargs", {}).get("target_chars", 0)))
+            fresh = {**meta, **self._render_meta(request, meta.get("boilerstrip_render_reason", "retry"), target)}
+            fresh["boilerstrip_render_retries"] = retries + 1
+            return request.replace(meta=fresh, dont_filter=True)
+        # Give up on the browser for this page: fetch it static again, with the reason on the record.
+        self._inc(f"failed/{reason}")
+        logger.warning("render failed for %s (%s): falling back to the static page", request.url, reason)
+        static_meta = {k: v for k, v in meta.items() if k not in _PLAYWRIGHT_KEYS}
+        static_meta["boilerstrip_render_failed"] = reason
+        static_meta.pop("boilerstrip_render_reason", None)
+        return request.replace(meta=static_meta, dont_filter=True)

@@ -1,0 +1,208 @@
+"""robots.txt with RFC 9309 semantics (Scrapy's RobotsTxtMiddleware allows everything on any error).
+
+- 2xx: parsed with Protego (the first ``BOILERSTRIP_ROBOTS_MAX_BYTES``, 512 KiB, the rest ignored);
+- 3xx: followed by hand, up to 5 hops (then "unavailable" -> allow all, RFC 9309 §2.3.1.2);
+- 4xx: allow all (§2.3.1.3);
+- 5xx, 429, timeout, connection failure: **disallow all** for that origin (§2.3.1.4). The origin's page
+  requests wait and robots.txt is fetched again after ``UNREACHABLE_RETRY_S``; after
+  ``UNREACHABLE_MAX_FETCHES`` failed fetches they are filtered with reason ``robots_unreachable``.
+
+A refused page raises :class:`boilerstrip.outcomes.Filtered` (``robots_disallowed``). Each resolved
+robots.txt is announced with the :data:`robots_ready` signal (Crawl-delay for the politeness middleware,
+Sitemap lines for the spider). The decision logic lives in :mod:`boilerstrip.politeness`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin
+
+from protego import Protego
+from scrapy import Request, signals
+from scrapy.exceptions import IgnoreRequest, NotConfigured, StopDownload
+from scrapy.http.request import NO_CALLBACK
+
+from boilerstrip import ROBOTS_TOKEN
+from boilerstrip.config import component_enabled, params_from_settings
+from boilerstrip.outcomes import Filtered, failure_reason
+from boilerstrip.politeness import RobotsParams, RobotsVerdict, robots_verdict_for_status
+from boilerstrip.urls import origin
+
+__all__ = ["Rfc9309RobotsMiddleware", "HostRobots", "robots_ready", "KIND_META"]
+
+logger = logging.getLogger(__name__)
+
+#: signal: robots_ready(origin: str, robots: HostRobots) -- sent every time an origin's robots.txt resolves
+robots_ready = object()
+#: meta key naming what a request is for: "page" (the default), "sitemap" or "robots"
+KIND_META = "boilerstrip_kind"
+
+_BYTES_META = "_boilerstrip_robots_bytes"
+
+
+@dataclass
+class HostRobots:
+    """What we know about one origin's robots.txt."""
+
+    origin: str
+    #: "pending", "parse" (rules apply), "allow_all" or "disallow_all"
+    action: str = "pending"
+    reason: str = ""
+    detail: str = ""
+    parser: Protego | None = None
+    crawl_delay_s: float | None = None
+    sitemaps: tuple[str, ...] = ()
+    fetches: int = 0
+    next_fetch_at: float = 0.0  # time.monotonic() when an unreachable robots.txt may be fetched again
+    task: asyncio.Future | None = field(default=None, repr=False)
+
+    def allows(self, url: str, token: str) -> bool:
+        if self.action == "allow_all":
+            return True
+        if self.action == "parse" and self.parser is not None:
+            return bool(self.parser.can_fetch(url, token))
+        return False
+
+
+class Rfc9309RobotsMiddleware:
+    """Obey robots.txt per origin (scheme, host, port), refusing pages with a recorded reason."""
+
+    DOWNLOAD_PRIORITY = 1000
+
+    def __init__(self, params: RobotsParams, token: str = ROBOTS_TOKEN, crawler: Any = None) -> None:
+        self.params = params
+        self.token = token
+        self.crawler = crawler
+        self.hosts: dict[str, HostRobots] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "Rfc9309RobotsMiddleware":
+        settings = crawler.settings
+        if not settings.getbool("ROBOTSTXT_OBEY") or not component_enabled(settings, "robots"):
+            raise NotConfigured("robots.txt not obeyed (ROBOTSTXT_OBEY / BOILERSTRIP_ROBOTS_ENABLED)")
+        params = params_from_settings(settings, "robots", RobotsParams)
+        token = settings.get("ROBOTSTXT_USER_AGENT") or ROBOTS_TOKEN
+        mw = cls(params, token=token, crawler=crawler)
+        crawler.signals.connect(mw._bytes_received, signal=signals.bytes_received)
+        return mw
+
+    # -- the hook ------------------------------------------------------------------------------------
+    async def process_request(self, request: Request, spider: Any = None) -> None:
+        if request.meta.get("dont_obey_robotstxt") or not request.url.startswith(("http://", "https://")):
+            return None
+        host = await self.robots_for(origin(request.url))
+        if host.allows(request.url, self.token):
+            return None
+        if host.action == "disallow_all":
+            raise Filtered("robots_unreachable", host.detail)
+        logger.debug("Forbidden by robots.txt: %s", request.url)
+        raise Filtered("robots_disallowed")
+
+    async def robots_for(self, key: str) -> HostRobots:
+        """The resolved robots.txt of origin ``key``; fetches (and re-fetches) it as RFC 9309 asks."""
+        host = self.hosts.get(key)
+        if host is None:
+            host = self.hosts[key] = HostRobots(origin=key)
+        while True:
+            if host.task is not None and not host.task.done():
+                await asyncio.shield(host.task)
+                continue
+            if host.action == "pending" or (
+                host.action == "disallow_all"
+                and host.fetches < self.params.unreachable_max_fetches
+                and time.monotonic() >= host.next_fetch_at
+            ):
+                host.task = asyncio.ensure_future(self._fetch(host))
+                continue
+            if host.action == "disallow_all" and host.fetches < self.params.unreachable_max_fetches:
+                # unreachable: the page waits for the next fetch instead of being refused at once
+                await asyncio.sleep(max(0.0, host.next_fetch_at - time.monotonic()))
+                continue
+            return host
+
+    # -- fetching ------------------------------------------------------------------------------------
+    async def _fetch(self, host: HostRobots) -> None:
+        host.fetches += 1
+        try:
+            await self._fetch_and_apply(host)
+        except Exception as exc:  # noqa: BLE001 - a bug here must not loop or allow everything
+            logger.exception("robots.txt handling failed for %s", host.origin)
+            self._apply(host, RobotsVerdict("disallow_all", "robots_unreachable", detail=type(exc).__name__), b"")
+
+    async def _fetch_and_apply(self, host: HostRobots) -> None:
+        url = f"{host.origin}/robots.txt"
+        redirects = 0
+        stats = self.crawler.stats if self.crawler is not None else None
+        while True:
+            request = Request(
+                url,
+                priority=self.DOWNLOAD_PRIORITY,
+                callback=NO_CALLBACK,
+                dont_filter=True,
+                meta={
+                    "dont_obey_robotstxt": True,
+                    "dont_redirect": True,
+                    "dont_retry": True,
+                    "handle_httpstatus_all": True,
+                    "download_timeout": self.params.fetch_timeout_s,
+                    KIND_META: "robots",
+                },
+            )
+            try:
+                response = await self.crawler.engine.download_async(request)
+            except IgnoreRequest as exc:
+                verdict = RobotsVerdict("disallow_all", "robots_unreachable", detail=failure_reason(exc))
+                body = b""
+            except Exception as exc:  # noqa: BLE001 - any failure means "unreachable", never allow-all
+                verdict = RobotsVerdict("disallow_all", "robots_unreachable", detail=failure_reason(exc))
+                body = b""
+            else:
+                verdict = robots_verdict_for_status(response.status, redirects, self.params)
+                body = response.body
+                if verdict.redirect:
+                    location = response.headers.get(b"Location")
+                    if location:
+                        url = urljoin(response.url, location.decode("latin-1"))
+                        redirects += 1
+                        continue
+                    verdict = RobotsVerdict("allow_all", "robots_redirect_without_location")
+            break
+        self._apply(host, verdict, body)
+        if stats is not None:
+            stats.inc_value(f"boilerstrip/robots/fetch/{verdict.reason}")
+        logger.debug("robots.txt of %s: %s %s %s", host.origin, host.action, host.reason, host.detail)
+        if self.crawler is not None:
+            await self.crawler.signals.send_catch_log_async(robots_ready, origin=host.origin, robots=host)
+
+    def _apply(self, host: HostRobots, verdict: RobotsVerdict, body: bytes) -> None:
+        host.reason, host.detail = verdict.reason, verdict.detail
+        if verdict.action == "parse":
+            text = body[: self.params.max_bytes].decode("utf-8", errors="replace")
+            try:
+                parser = Protego.parse(text)
+                crawl_delay = parser.crawl_delay(self.token)
+                sitemaps = tuple(parser.sitemaps)
+            except Exception as exc:  # noqa: BLE001 - a file we cannot parse is as good as no rules
+                host.action, host.reason, host.detail = "allow_all", "robots_unparsable", type(exc).__name__
+                return
+            host.action, host.parser = "parse", parser
+            host.crawl_delay_s = float(crawl_delay) if crawl_delay is not None else None
+            host.sitemaps = sitemaps
+        elif verdict.action == "allow_all":
+            host.action = "allow_all"
+        else:
+            host.action = "disallow_all"
+            host.next_fetch_at = time.monotonic() + self.params.unreachable_retry_s
+
+    def _bytes_received(self, data: bytes, request: Request, spider: Any = None) -> None:
+        if request.meta.get(KIND_META) != "robots":
+            return
+        seen = request.meta.get(_BYTES_META, 0) + len(data)
+        request.meta[_BYTES_META] = seen
+        if seen > self.params.max_bytes:
+            # keep what arrived (the parser reads the first max_bytes), stop the transfer
+            raise StopDownload(fail=False)

@@ -1,0 +1,325 @@
+"""Nothing is fetched outside the crawl's scope: schemes, offsite (with the port), SSRF after DNS, credentials.
+
+``ScopeMiddleware`` sits first in the downloader chain (priority 40), so it sees every request: links,
+``dont_filter`` requests, redirect and meta-refresh hops (a Request returned by a downloader middleware goes
+back through the scheduler and the whole chain), retries, robots.txt fetches and browser re-issues. It refuses
+with :class:`boilerstrip.outcomes.Filtered` and a reason:
+
+- ``scheme_not_allowed``: anything but http/https (the file/data/ftp/s3 handlers are also off in settings);
+- ``offsite``: a host:port that is not one of the start URLs' sites (``BOILERSTRIP_SCOPE_OFFSITE``);
+- ``private_address``: the host is, or resolves to, a loopback/private/link-local/CGNAT/multicast/reserved
+  address (IP literals in any spelling included) and its host:port is neither a start URL's origin nor
+  listed in ``BOILERSTRIP_SCOPE_ALLOW_PRIVATE``.
+
+``ScopedResolver`` (``TWISTED_DNS_RESOLVER``) applies the same address rule to the answer the connection
+actually uses, so a name that rebinds to 127.0.0.1 between the check and the connect is still refused.
+
+On a redirect hop to another origin it removes ``Authorization``, ``Cookie`` and ``Proxy-Authorization``
+and keeps the cookie jar out of that hop.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import weakref
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from dataclasses import dataclass
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.resolver import CachingThreadedResolver
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.error import DNSLookupError
+
+from boilerstrip.config import ConfigError, component_enabled, params_from_settings
+from boilerstrip.outcomes import Filtered
+from boilerstrip.safety.addresses import Origin, address_refusal, origin_of, parse_host_port, parse_ip_literal
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+
+__all__ = ["ScopeParams", "ScopeMiddleware", "CredentialsMiddleware", "ScopedResolver", "PrivateAddressRefused", "CREDENTIAL_HEADERS"]
+
+logger = logging.getLogger(__name__)
+
+ALLOWED_SCHEMES = frozenset({"http", "https"})
+#: headers that carry credentials and must not follow a redirect to another origin
+CREDENTIAL_HEADERS = ("Authorization", "Cookie", "Proxy-Authorization")
+OFFSITE_MODES = ("auto", "host", "domain", "off")
+
+
+@dataclass(frozen=True)
+class ScopeParams:
+    # Extra private endpoints the crawl may reach, as "host:port" (or "host" for any port). The start
+    # URLs' origins are always allowed; nothing else private is, because a page must not be able to point
+    # the crawler at the machine's own services (SSRF).
+    allow_private: tuple[str, ...] = ()
+    # What "on site" means for links and redirects: "host" = the start URLs' host and port (default
+    # ports of http and https count as one, so an http->https upgrade stays on site); "domain" = any host
+    # under the start URLs' registrable domain on a default port or a start URL's port; "off" = no
+    # offsite check (private addresses are still refused); "auto" = the spider's own scope
+    # (SiteSpider's BOILERSTRIP_CRAWL_SCOPE), else "host".
+    offsite: str = "auto"
+    # Resolve names in the middleware to refuse early with a clear reason; the resolver checks again at
+    # connect time either way.
+    resolve_early: bool = True
+
+    def __post_init__(self) -> None:
+        if self.offsite not in OFFSITE_MODES:
+            raise ValueError(f"offsite must be one of {OFFSITE_MODES}, got {self.offsite!r}")
+        for entry in self.allow_private:
+            parse_host_port(entry)  # raises ValueError naming the entry
+
+
+class PrivateAddressRefused(DNSLookupError):
+    """The resolver refused to hand out a non-global address for a host that is not allowed."""
+
+    boilerstrip_reason = "private_address"
+
+
+class ResponseTooLarge(Exception):
+    """A body that grew past DOWNLOAD_MAXSIZE while streaming (Scrapy cancels it without saying why)."""
+
+    boilerstrip_reason = "response_too_large"
+
+
+@functools.lru_cache(maxsize=4096)
+def _registrable_domain(host: str) -> str:
+    if parse_ip_literal(host) is not None:
+        return host
+    try:
+        parts = _tld_extractor()(host)
+        return parts.top_domain_under_public_suffix or host
+    except Exception:  # no suffix list: fall back to the last two labels
+        return ".".join(host.split(".")[-2:])
+
+
+@functools.lru_cache(maxsize=1)
+def _tld_extractor() -> Any:
+    import tldextract
+
+    # The suffix list bundled with tldextract: no network access during a crawl.
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
+class _Allowlist:
+    """Origins the crawl may reach although they are private: start URLs' origins and explicit entries."""
+
+    def __init__(self, entries: tuple[str, ...] = ()) -> None:
+        self.endpoints: set[tuple[str, int]] = set()
+        self.any_port_hosts: set[str] = set()
+        for entry in entries:
+            host, port = parse_host_port(entry)
+            if port is None:
+                self.any_port_hosts.add(host)
+            else:
+                self.endpoints.add((host, port))
+
+    def add(self, origin: Origin) -> None:
+        self.endpoints.add(origin.endpoint)
+
+    def allows(self, origin: Origin) -> bool:
+        return origin.host in self.any_port_hosts or origin.endpoint in self.endpoints
+
+    @property
+    def hosts(self) -> set[str]:
+        return self.any_port_hosts | {host for host, _ in self.endpoints}
+
+
+class ScopeMiddleware:
+    def __init__(self, params: ScopeParams, start_urls: list[str] | tuple[str, ...] = (), stats: Any = None) -> None:
+        self.params = params
+        self.stats = stats
+        self.maxsize = 0
+        self._received: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.private = _Allowlist(params.allow_private)
+        self.mode = "host" if params.offsite == "auto" else params.offsite
+        self.sites: set[tuple[str, int | None]] = set()
+        self.domains: set[str] = set()
+        self.ports: set[int] = set()
+        self.set_start_urls(start_urls)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ScopeMiddleware:
+        if not component_enabled(crawler.settings, "scope"):
+            raise NotConfigured("BOILERSTRIP_SCOPE_ENABLED is off")
+        try:
+            params = params_from_settings(crawler.settings, "scope", ScopeParams)
+        except ConfigError:
+            raise
+        mw = cls(params, stats=crawler.stats)
+        mw.maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
+        crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(mw.bytes_received, signal=signals.bytes_received)
+        return mw
+
+    # -- why a download was cancelled ----------------------------------------------------------------------
+    def bytes_received(self, data: bytes, request: Request, spider: Any = None) -> None:
+        self._received[request] = self._received.get(request, 0) + len(data)
+
+    def process_exception(self, request: Request, exception: Exception) -> None:
+        received = self._received.pop(request, 0)
+        maxsize = request.meta.get("download_maxsize", self.maxsize)
+        if type(exception).__name__ == "DownloadCancelledError" and maxsize and received > maxsize:
+            raise ResponseTooLarge(f"{received} bytes received, DOWNLOAD_MAXSIZE is {maxsize}") from exception
+        return None
+
+    def process_response(self, request: Request, response: Any) -> Any:
+        self._received.pop(request, None)
+        return response
+
+    # -- what is in scope ------------------------------------------------------------------------------
+    def set_start_urls(self, urls: Any) -> None:
+        for url in urls or ():
+            origin = origin_of(str(url))
+            if origin is None:
+                continue
+            self.private.add(origin)
+            self.sites.add(origin.site)
+            self.domains.add(_registrable_domain(origin.host))
+            self.ports.add(origin.port)
+        _share_with_resolver(self.private)
+
+    def spider_opened(self, spider: Spider) -> None:
+        urls = list(getattr(spider, "start_urls", None) or ())
+        urls += list(getattr(spider, "allowed_origins", None) or ())
+        self.set_start_urls(urls)
+        if self.params.offsite == "auto":
+            scope = getattr(getattr(spider, "params", None), "scope", None) or getattr(spider, "scope", None)
+            self.mode = scope if scope in ("host", "domain") else "host"
+        if not self.sites and self.mode != "off":
+            logger.warning("scope: the spider has no start_urls; every request will be filtered as offsite")
+
+    def is_offsite(self, origin: Origin) -> bool:
+        mode = self.mode
+        if mode == "off":
+            return False
+        if origin.site in self.sites:
+            return False
+        if mode == "domain":
+            default = origin.site[1] is None or origin.port in self.ports
+            return not (default and _registrable_domain(origin.host) in self.domains)
+        return True
+
+    # -- the hook --------------------------------------------------------------------------------------
+    async def process_request(self, request: Request) -> None:
+        url = request.url
+        scheme = urlsplit(url).scheme.lower() if "://" in url or ":" in url else ""
+        if scheme not in ALLOWED_SCHEMES:
+            self._refuse(request, "scheme_not_allowed", scheme or "none")
+        origin = origin_of(url)
+        if origin is None:
+            self._refuse(request, "bad_url", url[:80])
+        if self.is_offsite(origin):
+            self._refuse(request, "offsite", f"{origin.host}:{origin.port}")
+        if self.private.allows(origin):
+            return None
+        ip = parse_ip_literal(origin.host)
+        if ip is not None:
+            kind = address_refusal(ip)
+            if kind:
+                self._refuse(request, "private_address", f"{origin.host} {kind}")
+            return None
+        if self.params.resolve_early and not request.meta.get("proxy"):
+            address = await self._resolve(request, origin.host)
+            kind = address_refusal(address)
+            if kind:
+                self._refuse(request, "private_address", f"{origin.host}={address} {kind}")
+        return None
+
+    async def _resolve(self, request: Request, host: str) -> str:
+        from twisted.internet import reactor
+
+        try:
+            return await maybe_deferred_to_future(reactor.resolve(host))
+        except PrivateAddressRefused as exc:
+            self._refuse(request, "private_address", str(exc))
+            raise  # unreachable: _refuse raises
+
+    def _refuse(self, request: Request, reason: str, detail: str) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(f"boilerstrip/scope/filtered/{reason}")
+        logger.debug("scope: filtered %s (%s: %s)", request.url, reason, detail)
+        raise Filtered(reason, detail)
+
+
+class CredentialsMiddleware:
+    """Credentials never follow a redirect (or meta refresh) to another origin.
+
+    Runs at 450: after DefaultHeadersMiddleware (400) and HttpAuthMiddleware (300), which could add an
+    ``Authorization`` header again, and before CookiesMiddleware (700), which it keeps out of the hop
+    (``dont_merge_cookies``: cookie jars ignore ports, so a cookie of :8000 would reach :9000).
+    Same-origin hops keep their headers.
+    """
+
+    def __init__(self, stats: Any = None) -> None:
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> CredentialsMiddleware:
+        if not component_enabled(crawler.settings, "scope"):
+            raise NotConfigured("BOILERSTRIP_SCOPE_ENABLED is off")
+        return cls(crawler.stats)
+
+    def process_request(self, request: Request) -> None:
+        hops = request.meta.get("redirect_urls") or ()
+        if not hops or origin_of(hops[-1]) == origin_of(request.url):
+            return None
+        removed = [name for name in CREDENTIAL_HEADERS if request.headers.pop(name, None) is not None]
+        request.meta["dont_merge_cookies"] = True
+        if self.stats is not None:
+            self.stats.inc_value("boilerstrip/scope/cross_origin_hops")
+            if removed:
+                self.stats.inc_value("boilerstrip/scope/credentials_stripped")
+        if removed:
+            logger.debug("scope: removed %s on the cross-origin redirect to %s", removed, request.url)
+        return None
+
+
+# -- connect-time check ------------------------------------------------------------------------------------
+def _share_with_resolver(allowlist: _Allowlist) -> None:
+    """Tell the installed resolver which host names may resolve to private addresses."""
+    try:
+        from twisted.internet import reactor
+    except Exception:  # pragma: no cover
+        return
+    resolver = getattr(reactor, "resolver", None)
+    if isinstance(resolver, ScopedResolver):
+        resolver.allowed_hosts.update(allowlist.hosts)
+
+
+class ScopedResolver(CachingThreadedResolver):
+    """Scrapy's caching resolver that refuses to hand out non-global addresses for hosts not allowed.
+
+    The connection uses the address this resolver returns (cached for the run), so the address that was
+    checked is the address that is connected to: DNS rebinding between check and connect gains nothing.
+    """
+
+    def __init__(self, reactor: Any, cache_size: int, timeout: float, allowed_hosts: set[str] | None = None) -> None:
+        super().__init__(reactor, cache_size, timeout)
+        self.allowed_hosts: set[str] = set(allowed_hosts or ())
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, reactor: Any) -> ScopedResolver:
+        settings = crawler.settings
+        cache_size = settings.getint("DNSCACHE_SIZE") if settings.getbool("DNSCACHE_ENABLED") else 0
+        params = params_from_settings(settings, "scope", ScopeParams)
+        hosts = _Allowlist(params.allow_private).hosts
+        return cls(reactor, cache_size, settings.getfloat("DNS_TIMEOUT"), hosts)
+
+    def getHostByName(self, name: str, timeout: Any = ()) -> Any:  # noqa: N802 (Twisted's name)
+        deferred = super().getHostByName(name, timeout)
+        deferred.addCallback(self._check, name)
+        return deferred
+
+    def _check(self, address: str, name: str) -> str:
+        kind = address_refusal(address)
+        literal = parse_ip_literal(name)
+        host = str(literal) if literal is not None else name.strip().rstrip(".").lower()
+        if kind and host not in self.allowed_hosts:
+            raise PrivateAddressRefused(f"{name} resolves to {address} ({kind})")
+        return address

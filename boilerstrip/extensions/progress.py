@@ -1,0 +1,124 @@
+"""Live progress on stderr and a summary when the crawl ends.
+
+On a terminal the progress line is redrawn every ``BOILERSTRIP_PROGRESS_INTERVAL_S`` seconds; otherwise a
+plain line is printed every ``BOILERSTRIP_PROGRESS_PLAIN_INTERVAL_S`` seconds (0 = only the summary).
+Counts come from Scrapy's stats: pages fetched (responses received), items written, and skipped /
+failed URLs by reason (``boilerstrip/filtered/<reason>``, ``boilerstrip/failed/<reason>``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.asyncio import create_looping_call
+
+from boilerstrip.config import component_enabled, params_from_settings
+
+__all__ = ["ProgressExtension", "ProgressParams", "summarize", "format_counts"]
+
+
+@dataclass(frozen=True)
+class ProgressParams:
+    # A terminal redraw every second feels live without flooding the stats collector.
+    interval_s: float = 1.0
+    # Logs and CI output get a plain line every 10 s: enough to see a long crawl move.
+    plain_interval_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.interval_s <= 0 or self.plain_interval_s < 0:
+            raise ValueError("interval_s must be > 0 and plain_interval_s >= 0")
+
+
+def _by_prefix(stats: dict[str, Any], prefix: str) -> dict[str, int]:
+    found = {key[len(prefix) :]: int(value) for key, value in stats.items() if key.startswith(prefix)}
+    return dict(sorted(found.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def format_counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{reason}={n}" for reason, n in counts.items()) or "none"
+
+
+def summarize(stats: dict[str, Any], elapsed_s: float) -> dict[str, Any]:
+    return {
+        "elapsed_s": elapsed_s,
+        "fetched": int(stats.get("response_received_count", 0)),
+        "written": int(stats.get("item_scraped_count", 0)),
+        "dropped": int(stats.get("item_dropped_count", 0)),
+        "filtered": _by_prefix(stats, "boilerstrip/filtered/"),
+        "failed": _by_prefix(stats, "boilerstrip/failed/"),
+    }
+
+
+class ProgressExtension:
+    def __init__(self, params: ProgressParams, stats: Any, outputs: list[str], stream: TextIO | None = None) -> None:
+        self.params = params
+        self.stats = stats
+        self.outputs = outputs
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.started = time.monotonic()
+        self._loop: Any = None
+        self._last_plain = self.started
+        self._drawn = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "ProgressExtension":
+        if not component_enabled(crawler.settings, "progress"):
+            raise NotConfigured("BOILERSTRIP_PROGRESS_ENABLED is false")
+        params = params_from_settings(crawler.settings, "progress", ProgressParams)
+        outputs = [str(uri) for uri in (crawler.settings.getdict("FEEDS") or {})]
+        ext = cls(params, crawler.stats, outputs)
+        crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
+        return ext
+
+    def line(self) -> str:
+        s = summarize(self.stats.get_stats(), time.monotonic() - self.started)
+        skipped = sum(s["filtered"].values())
+        failed = sum(s["failed"].values())
+        rate = s["fetched"] / s["elapsed_s"] if s["elapsed_s"] > 0 else 0.0
+        return (
+            f"[boilerstrip] {s['elapsed_s']:6.1f}s  fetched {s['fetched']}  written {s['written']}  "
+            f"skipped {skipped}  failed {failed}  ({rate:.1f} pages/s)"
+        )
+
+    def tick(self) -> None:
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + self.line())
+            self.stream.flush()
+            self._drawn = True
+        elif self.params.plain_interval_s and time.monotonic() - self._last_plain >= self.params.plain_interval_s:
+            self._last_plain = time.monotonic()
+            print(self.line(), file=self.stream, flush=True)
+
+    def spider_opened(self, spider: Any = None) -> None:
+        self.started = self._last_plain = time.monotonic()
+        self._loop = create_looping_call(self.tick)
+        self._loop.start(self.params.interval_s, now=False)
+
+    def spider_closed(self, spider: Any = None, reason: str = "") -> None:
+        if self._loop is not None and getattr(self._loop, "running", True):
+            try:
+                self._loop.stop()
+            except Exception:  # noqa: BLE001 - already stopped
+                pass
+        if self._drawn:
+            self.stream.write("\r\x1b[2K")
+        s = summarize(self.stats.get_stats(), time.monotonic() - self.started)
+        rate = s["fetched"] / s["elapsed_s"] if s["elapsed_s"] > 0 else 0.0
+        lines = [
+            f"[boilerstrip] finished ({reason or 'unknown'}) in {s['elapsed_s']:.1f} s: "
+            f"{s['fetched']} pages fetched, {s['written']} items written ({rate:.1f} pages/s)",
+            f"[boilerstrip]   skipped by reason: {format_counts(s['filtered'])}",
+            f"[boilerstrip]   failed by reason: {format_counts(s['failed'])}",
+        ]
+        if s["dropped"]:
+            lines.append(f"[boilerstrip]   items dropped by pipelines: {s['dropped']}")
+        for out in self.outputs:
+            lines.append(f"[boilerstrip]   output: {out}")
+        print("\n".join(lines), file=self.stream, flush=True)

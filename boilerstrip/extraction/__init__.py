@@ -1,0 +1,32 @@
+"""Main-content extraction: from one page's HTML, keep the article and drop the chrome.
+
+A pure library (lxml and w3lib only; no Scrapy, Twisted or Playwright import)::
+
+    from boilerstrip.extraction import extract
+    result = extract(html, url="https://example.com/post")
+    result.text, result.title, result.method, result.attempts
+
+The ladder is semantic markup, then text density, then a configurable body-text XPath; every result says
+which rung won and why the others were refused.
+"""
+
+from .blocks import Block, render_markdown, render_text
+from .bodytext import DEFAULT_EXCLUDE_TAGS, DEFAULT_INCLUDE_TAGS, bodytext_xpath
+from .core import Attempt, ExtractionResult, decode_html, extract
+from .metadata import Metadata
+from .params import ExtractionParams
+
+__all__ = [
+    "Attempt",
+    "Block",
+    "DEFAULT_EXCLUDE_TAGS",
+    "DEFAULT_INCLUDE_TAGS",
+    "ExtractionParams",
+    "ExtractionResult",
+    "Metadata",
+    "bodytext_xpath",
+    "decode_html",
+    "extract",
+    "render_markdown",
+    "render_text",
+]

@@ -1,0 +1,160 @@
+"""What the semantic and density rungs share: per-page block statistics, pruning inside a chosen
+container, and the sanity checks on a rung's result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lxml import etree
+
+from ._vocab import HEADING_TAGS, TOKEN_RE
+from .blocks import CONTENT, NAVIGATION, PRUNED_VERDICTS, Segmentation
+from .params import ExtractionParams
+
+#: Elements that may hold link lists inside an article (checked for link density when pruning).
+_LINK_LIST_TAGS = frozenset("ul ol dl div section table nav menu aside p header footer figure".split())
+
+
+class PageStats:
+    """Block statistics of one page: boilerplate flags and "good paragraph" prefix sums."""
+
+    def __init__(self, seg: Segmentation, params: ExtractionParams, headline: str | None = None) -> None:
+        self.seg = seg
+        self.params = params
+        #: the page's declared headline as lower-case words, to recognise it among the blocks
+        self.headline_words = " ".join(TOKEN_RE.findall(headline.lower())) if headline else ""
+        n = len(seg)
+        total = seg.sum_chars[n] if n else 0
+        boiler = bytearray(n)
+        # (start, end, element, verdict) in document order; painting in that order lets the innermost
+        # verdict win: an "entry-content" inside an "article-header" wrapper is content again.
+        self.verdict_spans: list[tuple[int, int, etree._Element, str]] = []
+        page_limit = params.max_pruned_share_of_page * total
+        for element, verdict, _weight in seg.marked:
+            pruned = verdict in PRUNED_VERDICTS
+            if not pruned and verdict != CONTENT:
+                continue
+            span = seg.ranges.get(element)
+            if span is None:
+                continue
+            start, end = span
+            if start >= end:
+                continue
+            self.verdict_spans.append((start, end, element, verdict))
+            if not pruned:
+                boiler[start:end] = bytes(end - start)
+            elif verdict == NAVIGATION or seg.sum_chars[end] - seg.sum_chars[start] <= page_limit:
+                boiler[start:end] = b"\x01" * (end - start)
+        self.boiler = boiler
+        good = [0] * (n + 1)
+        running = 0
+        min_chars = params.min_paragraph_chars
+        max_ld = params.max_paragraph_link_density
+        chars, links = seg.chars, seg.link_chars
+        for i in range(n):
+            c = chars[i]
+            if c >= min_chars and not boiler[i] and links[i] <= max_ld * c:
+                running += c
+            good[i + 1] = running
+        self.sum_good = good
+
+    def good_chars(self, element: etree._Element) -> int:
+        span = self.seg.ranges.get(element)
+        return self.sum_good[span[1]] - self.sum_good[span[0]] if span else 0
+
+    @property
+    def page_good_chars(self) -> int:
+        return self.sum_good[-1]
+
+    def is_good(self, i: int) -> bool:
+        return self.sum_good[i + 1] > self.sum_good[i]
+
+
+@dataclass(frozen=True)
+class Selection:
+    indices: tuple[int, ...]
+    chars: int
+    link_density: float
+    reason: str  # "accepted" or why it was refused
+
+
+def select_blocks(page: PageStats, containers: list[etree._Element], params: ExtractionParams) -> Selection:
+    """Blocks of ``containers`` (document order) minus boilerplate, link lists, captions and the headline;
+    then the sanity checks."""
+    seg = page.seg
+    spans = sorted(seg.ranges[c] for c in containers if c in seg.ranges)
+    if not spans:
+        return Selection((), 0, 0.0, "no_container")
+    n = len(seg)
+    keep = bytearray(n)
+    container_chars = 0
+    for start, end in spans:
+        keep[start:end] = b"\x01" * (end - start)
+        container_chars += seg.text_chars(start, end)
+    limit = params.max_pruned_share_of_container * container_chars
+    container_set = set(containers)
+
+    def inside(start: int, end: int) -> bool:
+        return any(s <= start and end <= e for s, e in spans)
+
+    def drop(start: int, end: int) -> None:
+        keep[start:end] = bytes(end - start)
+
+    for start, end, element, verdict in page.verdict_spans:
+        if element in container_set or not inside(start, end):
+            continue
+        if verdict == CONTENT:
+            for s, e in spans:
+                if s <= start and end <= e:
+                    keep[start:end] = b"\x01" * (end - start)
+        elif verdict == NAVIGATION or seg.text_chars(start, end) <= limit:
+            drop(start, end)
+    max_inner = params.max_inner_link_density
+    min_inner = params.min_inner_link_block_chars
+    for element, (start, end) in seg.ranges.items():
+        if end - start < 2 or element.tag not in _LINK_LIST_TAGS or element in container_set:
+            continue
+        if not inside(start, end):
+            continue
+        total = seg.text_chars(start, end)
+        if total >= min_inner and total <= limit and seg.link_density(start, end) > max_inner:
+            drop(start, end)
+
+    kinds, chars, links = seg.kinds, seg.chars, seg.link_chars
+    max_block_ld = params.max_block_link_density
+    indices = []
+    for i in range(n):
+        if not keep[i]:
+            continue
+        kind = kinds[i]
+        if kind == "h1" and not params.keep_h1:
+            continue
+        if kind == "figcaption" and not params.keep_captions:
+            continue
+        if links[i] and links[i] >= max_block_ld * chars[i]:
+            continue
+        indices.append(i)
+    # the headline repeated at the top of the body is metadata (``title``), not body text
+    headline = page.headline_words
+    if headline:
+        for position, i in enumerate(indices[: params.max_headline_search_blocks]):
+            if kinds[i] in HEADING_TAGS:
+                words = " ".join(TOKEN_RE.findall(seg.texts[i].lower()))
+                if words and (words in headline or headline in words):
+                    del indices[position]
+                    break
+    # headings with nothing after them are section titles of pruned blocks
+    while indices and kinds[indices[-1]] in HEADING_TAGS:
+        indices.pop()
+    total = sum(chars[i] for i in indices)
+    link_total = sum(links[i] for i in indices)
+    density = link_total / total if total else 0.0
+    if not total:
+        reason = "empty"
+    elif total < params.min_text_chars:
+        reason = "too_short"
+    elif density > params.max_link_density:
+        reason = "link_density_high"
+    else:
+        reason = "accepted"
+    return Selection(tuple(indices), total, density, reason)

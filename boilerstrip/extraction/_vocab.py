@@ -1,0 +1,232 @@
+"""Every rule of the extractor that is data: tag sets, class/id vocabularies and regexes.
+
+One copy, compiled once at import. Vocabularies are matched on *words* of class and id tokens (split on
+``-``, ``_``, digits and camelCase), so ``comment`` matches ``post-comments`` and ``commentList`` but not
+``commentary``. Nothing in here names a site or a URL.
+"""
+
+from __future__ import annotations
+
+import re
+
+# --- Tags ------------------------------------------------------------------------------------------
+
+#: Never content, whatever the page: stripped (with their text) before anything is read.
+NEVER_CONTENT_TAGS = frozenset(
+    """script style noscript template svg math canvas iframe frame frameset object embed applet audio video
+    source track picture img map area button input select option optgroup textarea datalist output meter
+    progress dialog link meta base head title""".split()
+)
+
+#: Page chrome by element: removed unless they hold most of the page's text (some sites wrap the whole
+#: page in a <form> or a <header>).
+CHROME_TAGS = frozenset("nav aside footer header form menu search fieldset".split())
+#: Chrome by declaration, removed whatever their size (a page whose only text is its footer has no content).
+NAVIGATION_TAGS = frozenset("nav aside footer".split())
+
+#: Elements that start a new block of text.
+BLOCK_TAGS = frozenset(
+    """address article aside blockquote body caption center dd details dialog div dl dt fieldset figcaption
+    figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr html li main menu nav ol p pre section summary table
+    tbody tfoot thead tr td th ul legend""".split()
+)
+
+HEADING_TAGS = frozenset("h1 h2 h3 h4 h5 h6".split())
+LIST_ITEM_TAGS = frozenset(("li", "dt", "dd"))
+TABLE_CELL_TAGS = frozenset(("td", "th"))
+#: A table whose cells hold one of these is a layout table: its cells are containers, not data cells.
+LAYOUT_CELL_CHILD_TAGS = frozenset("p div table ul ol h1 h2 h3 h4 h5 h6 blockquote pre section article".split())
+
+#: Semantic containers of the main content, by tag.
+SEMANTIC_TAGS = frozenset(("article", "main"))
+
+#: Block kinds that are dropped from the output by default (the benchmark's reference bodies never hold
+#: figure captions or the page headline; see params.keep_captions / keep_h1).
+CAPTION_KINDS = frozenset(("figcaption",))
+
+#: Initial density score per tag (Readability's values).
+TAG_PRIOR_SCORE = {
+    "div": 5.0,
+    "article": 5.0,
+    "section": 3.0,
+    "main": 3.0,
+    "pre": 3.0,
+    "td": 3.0,
+    "blockquote": 3.0,
+    "address": -3.0,
+    "ol": -3.0,
+    "ul": -3.0,
+    "dl": -3.0,
+    "dd": -3.0,
+    "dt": -3.0,
+    "li": -3.0,
+    "form": -3.0,
+    "h1": -5.0,
+    "h2": -5.0,
+    "h3": -5.0,
+    "h4": -5.0,
+    "h5": -5.0,
+    "h6": -5.0,
+    "th": -5.0,
+}
+
+# --- Class / id vocabularies -----------------------------------------------------------------------
+
+#: Splits a class or id token into lower-case words: "post-comments" -> post, comments;
+#: "relatedArticles2" -> related, articles.
+WORD_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+#: Class tokens (whole token, lower-cased) for hidden / screen-reader-only text.
+HIDDEN_TOKENS = frozenset(
+    """hidden hide d-none is-hidden u-hidden invisible sr-only screen-reader-text screen-reader-only
+    visually-hidden visuallyhidden element-invisible offscreen hidden-xs-up""".split()
+)
+
+#: Words that mark a block as page furniture rather than article text.
+BOILERPLATE_WORDS = frozenset(
+    """
+    comment comments commentlist commentform disqus discussion respond replies
+    share sharing shares sharebar sharer social socials sociallinks
+    related recommended recommendations recommend recirc recirculation outbrain taboola zergnet
+    newsletter newsletters subscribe subscription subscriptions signup
+    cookie cookies consent gdpr
+    promo promotion promoted advert advertisement advertising ads ad adsense adslot dfp sponsor sponsored
+    breadcrumb breadcrumbs crumbs
+    sidebar sidebars rail widget widgets
+    popup modal overlay lightbox
+    masthead navbar nav navigation menu menus topnav subnav
+    footer
+    byline byl author authors bio dateline timestamp
+    caption captions credit credits
+    tags taglist tagcloud keywords topics
+    pagination pager paging
+    trending popular mostread
+    toolbar tools actions
+    print email
+    skip jump
+    login signin register paywall
+    gallery carousel slider slideshow
+
+    poll survey feedback rating ratings reactions
+    disclaimer
+    toc
+    """.split()
+)
+
+#: Word pairs (adjacent words in one token) that are boilerplate although each word alone is not:
+#: "read-more", "more-stories", "also-read", "you-may-like".
+BOILERPLATE_PAIRS = frozenset(
+    (
+        ("read", "more"),
+        ("more", "stories"),
+        ("more", "articles"),
+        ("more", "news"),
+        ("also", "read"),
+        ("see", "also"),
+        ("may", "like"),
+        ("might", "like"),
+        ("most", "read"),
+        ("most", "viewed"),
+        ("most", "popular"),
+        ("next", "article"),
+        ("previous", "article"),
+        ("prev", "next"),
+        ("about", "author"),
+        ("post", "meta"),
+        ("entry", "meta"),
+        ("article", "meta"),
+        ("story", "meta"),
+        ("article", "header"),
+        ("post", "header"),
+        ("entry", "header"),
+        ("page", "header"),
+        ("site", "header"),
+        ("article", "footer"),
+        ("entry", "footer"),
+        ("post", "footer"),
+        ("post", "date"),
+        ("publish", "date"),
+        ("published", "date"),
+        ("article", "date"),
+        ("story", "date"),
+        ("entry", "date"),
+        ("publication", "date"),
+        ("article", "info"),
+        ("post", "info"),
+    )
+)
+
+#: Run-together class words ("relatedposts", "sharebuttons", "commentlist") are boilerplate when they are
+#: one of these stems followed by one of COMPOUND_TAILS.
+BOILERPLATE_STEMS = (
+    "related", "share", "sharing", "social", "comment", "comments", "newsletter", "subscribe", "cookie",
+    "promo", "advert", "sidebar", "footer", "breadcrumb", "author", "byline", "sponsor", "recommend",
+    "trending", "popular", "navigation", "menu", "widget", "caption",
+)
+COMPOUND_TAILS = frozenset(
+    """s post posts article articles stories story links link title titles box widget list area section block
+    bar buttons button icons icon content container wrap wrapper items item module heading header tools
+    form info bio name date ed""".split()
+)
+
+#: Words that mark a likely content container (Readability's "positive" vocabulary).
+CONTENT_WORDS = frozenset(
+    """article articles body content entry hentry main page post story text blog prose copy richtext
+    articlebody storybody postbody""".split()
+)
+
+#: A single class/id token naming the article body itself ("article-body", "entry-content",
+#: "story__text", "articleBody", "post_content"). Used by the semantic rung as the "and the like".
+CONTENT_TOKEN_RE = re.compile(
+    r"^(?:(?:article|story|post|entry|blog|news|main|page|single|body|rich)[-_]{0,2}"
+    r"(?:body|content|contents|text|copy|main|inner|detail|details|article|entry|post|story)"
+    r"(?:[-_]{0,2}(?:body|content|text|copy|inner|wrapper|wrap|container|main))?|articlebody|storybody|"
+    r"postbody|entrycontent|articletext|storytext|bodytext|body-text|article|story|content-body|"
+    r"text-body|content-text|main-content|maincontent|td-post-content|field-body|field-name-body|"
+    r"c-entry-content|l-article-body|rte|richtext|rich-text)$",
+    re.IGNORECASE,
+)
+
+#: Readability-style class weight words for the density rung.
+NEGATIVE_WORDS = BOILERPLATE_WORDS | frozenset(
+    """hidden combx contact foot meta outbrain promo scroll shoutbox skyscraper widget teaser card cards
+    thumb thumbnail thumbnails list aside header banner""".split()
+)
+POSITIVE_WORDS = CONTENT_WORDS
+
+# --- Attributes --------------------------------------------------------------------------------------
+
+#: itemprop values that name the article body.
+ARTICLE_BODY_ITEMPROPS = frozenset(("articlebody", "reviewbody", "text", "description"))
+ARTICLE_BODY_ITEMPROPS_STRONG = frozenset(("articlebody", "reviewbody"))
+#: role values that name the main content / never content.
+MAIN_ROLES = frozenset(("main", "article"))
+CHROME_ROLES = frozenset(
+    "navigation banner contentinfo complementary search menu menubar toolbar dialog alertdialog tablist".split()
+)
+
+#: Inline style hiding an element.
+HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+
+# --- Text ------------------------------------------------------------------------------------------
+
+WHITESPACE_RE = re.compile(r"\s+")
+TOKEN_RE = re.compile(r"\w+")
+#: Horizontal whitespace only (for <br>-separated lines).
+HSPACE_RE = re.compile(r"[^\S\n]+")
+#: Control characters libxml2 refuses in a string (everything below 0x20 except tab, LF, CR).
+CONTROL_CHARS_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+CONTROL_BYTES_RE = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+#: Lone UTF-16 surrogates, which cannot be encoded to UTF-8.
+SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
+#: An XML declaration at the start of a document (lxml refuses it on str input).
+XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
+#: Tags flattened away when a document nests deeper than the parser allows.
+FLATTEN_TAGS_RE = re.compile(
+    r"</?(?:div|span|section|article|main|font|center|b|i|em|strong|u|small|big|blockquote|table|tbody|tr|td"
+    r"|th|ul|ol|li|dl|dd|dt|a|abbr|cite|code|q|s|sub|sup|mark|aside|header|footer|nav|figure)\b[^>]*>",
+    re.IGNORECASE,
+)
+#: Two <br> (written as \x1e while a block is built) with only whitespace between: a paragraph break.
+PARAGRAPH_BREAK_RE = re.compile(r"\x1e\s*\x1e")
+COMMA_CHARS = ",\uff0c\u3001\u060c"

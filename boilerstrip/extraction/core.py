@@ -1,0 +1,278 @@
+"""The ladder: decode and parse once, read metadata, strip what is never content, cut the body into blocks,
+then try semantic -> density -> body-text XPath and keep the first result that passes its sanity checks.
+
+``extract`` never raises on page content: empty, binary, oversized, deeply nested or badly encoded input
+gives a result (maybe empty) with a ``reason`` and ``flags``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from lxml import etree
+from w3lib.encoding import html_to_unicode
+
+from ._page import PageStats, Selection
+from ._vocab import (
+    CONTROL_BYTES_RE,
+    CONTROL_CHARS_RE,
+    FLATTEN_TAGS_RE,
+    NEVER_CONTENT_TAGS,
+    SURROGATE_RE,
+)
+from .blocks import Block, blocks_from, render_markdown, render_text, segment
+from .bodytext import extract_bodytext
+from .density import extract_density
+from .metadata import Metadata, extract_metadata
+from .params import ExtractionParams
+from .semantic import extract_semantic
+
+logger = logging.getLogger(__name__)
+
+RUNGS = ("semantic", "density", "bodytext")
+_SNIFF_CHARS = 4096
+_UNICODE_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One rung tried: its name, whether it won, how many characters it found, and why (short, stable)."""
+
+    method: str
+    accepted: bool
+    chars: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class ExtractionResult:
+    text: str = ""
+    markdown: str = ""
+    title: str | None = None
+    description: str | None = None
+    canonical_url: str | None = None
+    lang: str | None = None
+    author: str | None = None
+    published: str | None = None
+    modified: str | None = None
+    method: str | None = None
+    attempts: tuple[Attempt, ...] = ()
+    blocks: tuple[Block, ...] = ()
+    flags: tuple[str, ...] = ()
+    reason: str | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict (attempts and blocks as dicts)."""
+        return {
+            "text": self.text,
+            "markdown": self.markdown,
+            "title": self.title,
+            "description": self.description,
+            "canonical_url": self.canonical_url,
+            "lang": self.lang,
+            "author": self.author,
+            "published": self.published,
+            "modified": self.modified,
+            "method": self.method,
+            "attempts": [a.__dict__.copy() for a in self.attempts],
+            "blocks": [{"kind": b.kind, "text": b.text} for b in self.blocks],
+            "flags": list(self.flags),
+            "reason": self.reason,
+        }
+
+
+# --- input ------------------------------------------------------------------------------------------
+
+
+def _sniff_encoding(data: bytes) -> str:
+    """For pages that declare no charset: UTF-8 when the bytes are valid UTF-8, else Windows-1252 (the
+    browsers' fallback for undeclared legacy pages)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # a page cut inside its last multi-byte character is still UTF-8
+        truncated = exc.reason == "unexpected end of data" and exc.start >= len(data) - 3 > _SNIFF_CHARS
+        return "utf-8" if truncated else "cp1252"
+    return "utf-8"
+
+
+def decode_html(data: bytes, content_type: str | None = None) -> tuple[str, str]:
+    """(text, encoding): BOM, then the Content-Type header, then the page's <meta charset>, then UTF-8 if
+    the bytes are valid UTF-8, else Windows-1252; undecodable bytes become U+FFFD. Never raises."""
+    encoding, text = html_to_unicode(content_type, bytes(data), auto_detect_fun=_sniff_encoding)
+    return text, encoding
+
+
+def _looks_binary(sample: str | bytes, params: ExtractionParams) -> bool:
+    """Control characters (and, in text, U+FFFD) above a share of the first bytes: not HTML."""
+    if not sample:
+        return False
+    if isinstance(sample, bytes):
+        if sample.startswith(_UNICODE_BOMS):
+            return False
+        odd = len(CONTROL_BYTES_RE.findall(sample))
+    else:
+        odd = len(CONTROL_CHARS_RE.findall(sample)) + sample.count("\ufffd")
+    return odd > params.max_binary_char_ratio * len(sample)
+
+
+def _encode(text: str, flags: list[str]) -> bytes:
+    """UTF-8 bytes for the parser (bytes input: libxml2 tolerates control characters and an XML
+    declaration there, which it refuses in a str). Lone surrogates become U+FFFD."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        flags.append("lone_surrogates")
+        return SURROGATE_RE.sub("\ufffd", text).encode("utf-8", "replace")
+
+
+def _parse(text: str, flags: list[str]) -> etree._Element | str:
+    """The parsed document, or why there is none ("parse_error", "empty_document")."""
+    parser = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True, no_network=True)
+    data = _encode(text, flags)
+    try:
+        document = etree.fromstring(data, parser=parser)
+    except (etree.ParserError, ValueError, etree.XMLSyntaxError):
+        return "parse_error"
+    if any("Excessive depth" in entry.message for entry in parser.error_log):
+        # libxml2 stops at ~2048 levels and drops the rest: flatten container tags and parse again so
+        # the deep text is kept (as one run of text), and say so.
+        flags.append("truncated_depth")
+        parser = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True)
+        try:
+            flat = _encode(FLATTEN_TAGS_RE.sub(" ", text), [])
+            document = etree.fromstring(flat, parser=parser)
+        except (etree.ParserError, ValueError, etree.XMLSyntaxError):
+            return "parse_error"
+    return "empty_document" if document is None else document
+
+
+# --- the ladder ---------------------------------------------------------------------------------------
+
+
+def _empty(reason: str, flags: list[str], metadata: Metadata = Metadata(), attempts=()) -> ExtractionResult:
+    return ExtractionResult(
+        title=metadata.title,
+        description=metadata.description,
+        canonical_url=metadata.canonical_url,
+        lang=metadata.lang,
+        author=metadata.author,
+        published=metadata.published,
+        modified=metadata.modified,
+        attempts=tuple(attempts),
+        flags=tuple(flags),
+        reason=reason,
+    )
+
+
+def _run_bodytext(document: etree._Element, params: ExtractionParams) -> tuple[tuple[Block, ...], Selection]:
+    pairs, link_chars = extract_bodytext(document, params.bodytext_include_tags, params.bodytext_exclude_tags)
+    blocks = tuple(Block(kind, text) for kind, text in pairs)
+    chars = sum(len(text) for _kind, text in pairs)
+    density = link_chars / chars if chars else 0.0
+    if not chars:
+        reason = "empty"
+    elif chars < params.min_text_chars:
+        reason = "too_short"
+    elif density > params.max_link_density:
+        reason = "link_density_high"
+    else:
+        reason = "accepted"
+    return blocks, Selection((), chars, density, reason)
+
+
+def _rungs_to_run(params: ExtractionParams) -> list[tuple[str, bool]]:
+    if params.method != "auto":
+        return [(params.method, True)]
+    enabled = {
+        "semantic": params.semantic_enabled,
+        "density": params.density_enabled,
+        "bodytext": params.bodytext_enabled,
+    }
+    return [(name, enabled[name]) for name in RUNGS]
+
+
+def extract(html: str | bytes, url: str | None = None, params: ExtractionParams = ExtractionParams()) -> ExtractionResult:
+    """Main content and metadata of one HTML page. See the module docstring."""
+    flags: list[str] = []
+    if html is None:
+        return _empty("empty_input", flags)
+    if not isinstance(html, (str, bytes, bytearray, memoryview)):
+        return _empty("not_text", flags)
+    if len(html) > params.max_input_chars:
+        flags.append("input_too_large")
+        return _empty("input_too_large", flags)
+    if not isinstance(html, str):
+        html = bytes(html)
+        if html[:2] == b"\x1f\x8b" or _looks_binary(html[:_SNIFF_CHARS], params):
+            return _empty("binary_input", flags)
+        html, _encoding = decode_html(html)
+    if not html.strip():
+        return _empty("empty_input", flags)
+    if _looks_binary(html[:_SNIFF_CHARS], params):
+        return _empty("binary_input", flags)
+    replacements = html.count("\ufffd")
+    if replacements > params.max_replacement_char_ratio * len(html):
+        flags.append("replacement_chars")
+
+    document = _parse(html, flags)
+    if isinstance(document, str):
+        return _empty(document, flags)
+    try:
+        metadata = extract_metadata(document, url)
+    except Exception:  # noqa: BLE001 - metadata is best effort; content must still come out
+        logger.debug("metadata extraction failed for %s", url, exc_info=True)
+        metadata = Metadata()
+    etree.strip_elements(document, *NEVER_CONTENT_TAGS, with_tail=False)
+    body = document.find("body")
+    if body is None:
+        body = document
+
+    attempts: list[Attempt] = []
+    page = None
+    fallback: tuple[str, tuple[Block, ...], int] | None = None
+    for name, enabled in _rungs_to_run(params):
+        if not enabled:
+            attempts.append(Attempt(name, False, 0, "disabled"))
+            continue
+        if name == "bodytext":
+            blocks, selection = _run_bodytext(document, params)
+        else:
+            if page is None:
+                page = PageStats(segment(body), params, headline=metadata.title)
+            selection = (extract_semantic if name == "semantic" else extract_density)(page, params)
+            blocks = blocks_from(page.seg, selection.indices)
+        accepted = selection.reason == "accepted"
+        attempts.append(Attempt(name, accepted, selection.chars, selection.reason))
+        logger.debug("extraction %s: %s (%d chars) for %s", name, selection.reason, selection.chars, url)
+        if accepted:
+            return _result(name, blocks, attempts, flags, metadata)
+        if selection.reason == "too_short" and (fallback is None or selection.chars > fallback[2]):
+            fallback = (name, blocks, selection.chars)
+    if fallback is not None:
+        # Every rung refused; the longest result refused only for being short is better than nothing
+        # for a genuinely short page, and the attempts say so.
+        name, blocks, chars = fallback
+        attempts.append(Attempt(name, True, chars, "accepted_short"))
+        return _result(name, blocks, attempts, flags, metadata)
+    return _empty("no_content_found", flags, metadata, attempts)
+
+
+def _result(method: str, blocks, attempts, flags, metadata: Metadata) -> ExtractionResult:
+    return ExtractionResult(
+        text=render_text(blocks),
+        markdown=render_markdown(blocks),
+        title=metadata.title,
+        description=metadata.description,
+        canonical_url=metadata.canonical_url,
+        lang=metadata.lang,
+        author=metadata.author,
+        published=metadata.published,
+        modified=metadata.modified,
+        method=method,
+        attempts=tuple(attempts),
+        blocks=tuple(blocks),
+        flags=tuple(flags),
+        reason=None,
+    )

@@ -1,0 +1,104 @@
+"""Second rung: text density, for pages without usable semantic markup.
+
+Readability's scoring over the page's blocks: every good paragraph (long enough, few links, not in a
+boilerplate-vocabulary element) gives ``1 + commas + min(chars / 100, 3)`` points to its container and a
+decreasing share to the container's ancestors. Containers start from a tag prior and a class/id vocabulary
+weight; the score is scaled by ``1 - link density`` (a block whose text is mostly link text is navigation).
+The winner's siblings join when they score close to it or are long, link-free paragraphs, so an article
+split across sibling containers is kept whole rather than only its longest div.
+"""
+
+from __future__ import annotations
+
+from lxml import etree
+
+from ._page import PageStats, Selection, select_blocks
+from ._vocab import TAG_PRIOR_SCORE
+from .blocks import classify_attributes, count_commas
+from .params import ExtractionParams
+
+#: Block owners that are paragraphs themselves: their score goes to their parent.
+_PARAGRAPH_TAGS = frozenset("p pre li dt dd blockquote h1 h2 h3 h4 h5 h6 tr td th caption figcaption".split())
+_ANCESTOR_LEVELS = 5
+
+
+def _class_weight(element: etree._Element, params: ExtractionParams) -> float:
+    cls, eid = element.get("class"), element.get("id")
+    if not cls and not eid:
+        return 0.0
+    return classify_attributes(f"{cls or ''} {eid or ''}")[1] * params.class_weight_points
+
+
+def score_candidates(page: PageStats, params: ExtractionParams) -> dict[etree._Element, float]:
+    """Readability-style content score of every container that holds good paragraphs."""
+    seg = page.seg
+    scores: dict[etree._Element, float] = {}
+    good = page.sum_good
+    chars, texts, owners = seg.chars, seg.texts, seg.owners
+    grandparent_share = params.grandparent_score_share
+    for i in range(len(seg)):
+        if good[i + 1] == good[i]:
+            continue
+        owner = owners[i]
+        node = owner.getparent() if owner.tag in _PARAGRAPH_TAGS else owner
+        points = 1.0 + count_commas(texts[i]) + min(chars[i] / 100.0, 3.0)
+        level = 0
+        while node is not None and level < _ANCESTOR_LEVELS:
+            if node not in scores:
+                scores[node] = TAG_PRIOR_SCORE.get(node.tag, 0.0) + _class_weight(node, params)
+            if level == 0:
+                scores[node] += points
+            elif level == 1:
+                scores[node] += points * grandparent_share
+            else:
+                scores[node] += points / (level * 3)
+            node = node.getparent()
+            level += 1
+    ranges = seg.ranges
+    return {
+        node: score * (1.0 - seg.link_density(*ranges[node]))
+        for node, score in scores.items()
+        if node in ranges
+    }
+
+
+def choose_density_containers(page: PageStats, params: ExtractionParams) -> list[etree._Element]:
+    """The top-scoring container and the siblings that belong with it (document order)."""
+    scores = score_candidates(page, params)
+    if not scores:
+        return []
+    top = max(scores, key=scores.__getitem__)
+    parent = top.getparent()
+    if parent is None:
+        return [top]
+    seg = page.seg
+    top_score = scores[top]
+    threshold = max(params.min_sibling_score_points, top_score * params.min_sibling_score_share)
+    top_class = top.get("class")
+    chosen = []
+    for sibling in parent:
+        if sibling is top:
+            chosen.append(top)
+            continue
+        span = seg.ranges.get(sibling)
+        if span is None:
+            continue
+        bonus = top_score * params.min_sibling_score_share if top_class and sibling.get("class") == top_class else 0.0
+        if sibling in scores and scores[sibling] + bonus >= threshold:
+            chosen.append(sibling)
+            continue
+        if sibling.tag == "p" or span[1] - span[0] == 1:
+            length = seg.text_chars(*span)
+            if not page.good_chars(sibling):
+                continue
+            if length > params.min_sibling_paragraph_chars:
+                if seg.link_density(*span) < params.max_sibling_paragraph_link_density:
+                    chosen.append(sibling)
+    return chosen
+
+
+def extract_density(page: PageStats, params: ExtractionParams) -> Selection:
+    containers = choose_density_containers(page, params)
+    if not containers:
+        return Selection((), 0, 0.0, "no_dense_block")
+    return select_blocks(page, containers, params)

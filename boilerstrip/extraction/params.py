@@ -1,0 +1,105 @@
+"""Every threshold of the extractor, in one frozen dataclass.
+
+Names carry unit and direction (``min_text_chars``, ``max_link_density``). Values were set on the public
+article benchmark (``benchmarks/extraction_benchmark.py``, 181 pages); the comment on each says why. The
+Scrapy pipeline maps ``BOILERSTRIP_EXTRACTION_<FIELD_NAME_UPPER>`` settings onto these fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .bodytext import DEFAULT_EXCLUDE_TAGS, DEFAULT_INCLUDE_TAGS, bodytext_xpath
+
+METHODS = ("auto", "semantic", "density", "bodytext")
+
+
+@dataclass(frozen=True)
+class ExtractionParams:
+    # --- which rungs run -------------------------------------------------------------------------
+    #: "auto" runs the enabled rungs in order (semantic, density, bodytext) and keeps the first accepted;
+    #: a rung name runs only that rung.
+    method: str = "auto"
+    semantic_enabled: bool = True
+    density_enabled: bool = True
+    bodytext_enabled: bool = True
+    #: Tags whose text the body-text XPath keeps / whose descendants it drops (see bodytext_xpath).
+    bodytext_include_tags: tuple[str, ...] = DEFAULT_INCLUDE_TAGS
+    bodytext_exclude_tags: tuple[str, ...] = DEFAULT_EXCLUDE_TAGS
+
+    # --- input limits (hostile input never raises; past a limit the result is empty with a reason) --
+    #: Larger inputs are refused ("input_too_large"): real article pages are < 3 MB; 16 MiB bounds time
+    #: and memory (lxml trees take ~10x the source) and matches the crawl's download cap.
+    max_input_chars: int = 16 * 1024 * 1024  # = the crawl's DOWNLOAD_MAXSIZE
+    #: Share of control characters (and U+FFFD in text) in the first 4096 bytes/characters above which
+    #: input is binary ("binary_input"): random bytes give ~0.11 control bytes and ~0.5 U+FFFD, HTML ~0.
+    max_binary_char_ratio: float = 0.08
+    #: Share of U+FFFD in the decoded text above which the result is flagged "replacement_chars".
+    max_replacement_char_ratio: float = 0.0
+
+    # --- sanity checks on a rung's result ------------------------------------------------------------
+    #: A result shorter than this is refused ("too_short"). 250: teasers and cookie notices are shorter,
+    #: the shortest reference body in the benchmark is ~400 characters.
+    min_text_chars: int = 250
+    #: A result whose text is mostly link text is navigation ("link_density_high"). 0.5 as Readability.
+    max_link_density: float = 0.5
+    #: The semantic container must hold at least this share of the page's good paragraph text, else it is
+    #: a teaser/card ("covers_too_little"). 0.35 keeps pages with long comment threads outside <article>.
+    min_semantic_share_of_page: float = 0.35
+
+    # --- blocks ----------------------------------------------------------------------------------------
+    #: A block needs this many characters to count as a paragraph when scoring (Readability uses 25).
+    min_paragraph_chars: int = 25
+    #: A paragraph whose link text exceeds this share does not count as good text when scoring.
+    max_paragraph_link_density: float = 0.5
+
+    # --- semantic rung ------------------------------------------------------------------------------
+    #: A nested semantic container (articleBody inside article inside main) replaces its ancestor when it
+    #: holds at least this share of the ancestor's good text. 0.8: tighter loses split bodies, looser
+    #: keeps headers/related blocks inside <main>.
+    min_nested_container_share: float = 0.8
+    #: Among several side-by-side <article>s, the largest is the story when it holds this share of the
+    #: content area and this many times the text of any other (teaser cards are short).
+    min_dominant_article_share: float = 0.3
+    min_dominant_article_ratio: float = 2.0
+
+    # --- density rung -------------------------------------------------------------------------------
+    #: Readability's weights: class/id vocabulary bonus/malus, and the share of a paragraph's score given
+    #: to the grandparent.
+    class_weight_points: float = 25.0
+    grandparent_score_share: float = 0.5
+    #: Sibling merge: a sibling joins when its score reaches this share of the winner's (Readability 0.2)
+    #: or at least ``min_sibling_score_points``.
+    min_sibling_score_share: float = 0.2
+    min_sibling_score_points: float = 10.0
+    #: A sibling paragraph joins without a score when longer than this and nearly link-free.
+    min_sibling_paragraph_chars: int = 80
+    max_sibling_paragraph_link_density: float = 0.25
+
+    # --- pruning inside the chosen container --------------------------------------------------------------
+    #: A boilerplate-vocabulary or chrome element inside the container is kept when it holds more than this
+    #: share of the container's text (then it is the article wrapper with an unlucky class name).
+    max_pruned_share_of_container: float = 0.6
+    #: Same guard for page chrome removed before any rung runs, relative to the whole body.
+    max_pruned_share_of_page: float = 0.5
+    #: A list/div/section/table inside the container whose text is mostly links is dropped.
+    max_inner_link_density: float = 0.5
+    #: ...only when it has at least this many characters (short link-only lines are judged per block).
+    min_inner_link_block_chars: int = 0
+    #: A single block whose text is at least this share link text is dropped ("Read more: <a>..</a>").
+    max_block_link_density: float = 0.8
+    #: Keep <figcaption> text (the benchmark's reference bodies never hold it).
+    keep_captions: bool = False
+    #: A heading among the first blocks that repeats the page's title is dropped (the headline is
+    #: metadata); only the first this many blocks are searched.
+    max_headline_search_blocks: int = 5
+    #: Keep <h1> headings in the body (the headline is metadata: ``title``).
+    keep_h1: bool = False
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, not {self.method!r}")
+        # tuples keep the dataclass hashable and stop callers mutating the defaults through it
+        object.__setattr__(self, "bodytext_include_tags", tuple(self.bodytext_include_tags))
+        object.__setattr__(self, "bodytext_exclude_tags", tuple(self.bodytext_exclude_tags))
+        bodytext_xpath(self.bodytext_include_tags, self.bodytext_exclude_tags)  # ValueError naming bad tags

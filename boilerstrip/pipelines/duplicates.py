@@ -1,0 +1,67 @@
+"""Exact and near-duplicate pages during the crawl: a thin adapter around ``DuplicateIndex``.
+
+Runs after cross-page cleaning (it compares cleaned text). During a crawl "first kept wins" is the only
+possible rule, so by default (``mode = "mark"``) a duplicate keeps flowing with ``duplicate_of`` set and
+the finishing pass (``boilerstrip dedup``) drops duplicates with the order-independent keep rule (the
+shortest URL, then the smallest). ``mode = "drop"`` drops at once with ``FilteredItem`` (reason
+``exact_duplicate`` / ``near_duplicate``, detail = the URL kept): output then depends on crawl order.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from itemadapter import ItemAdapter
+from scrapy.exceptions import NotConfigured
+
+from boilerstrip.boilerplate import DuplicateIndex, DuplicateParams
+from boilerstrip.config import component_enabled, params_from_settings
+from boilerstrip.outcomes import FilteredItem
+
+__all__ = ["DuplicatePagesPipeline"]
+
+logger = logging.getLogger(__name__)
+STATS = "boilerstrip/duplicates"
+
+
+class DuplicatePagesPipeline:
+    def __init__(self, params: DuplicateParams, stats: Any = None) -> None:
+        self.params = params
+        self.stats = stats
+        self.index: DuplicateIndex | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "DuplicatePagesPipeline":
+        if not component_enabled(crawler.settings, "duplicates"):
+            raise NotConfigured("BOILERSTRIP_DUPLICATES_ENABLED is false")
+        return cls(params_from_settings(crawler.settings, "duplicates", DuplicateParams), stats=crawler.stats)
+
+    def open_spider(self) -> None:
+        self.index = DuplicateIndex(self.params)
+
+    def close_spider(self) -> None:
+        self.index = None
+
+    def process_item(self, item: Any) -> Any:
+        if self.index is None:
+            self.open_spider()
+        assert self.index is not None
+        adapter = ItemAdapter(item)
+        url = adapter.get("url") or ""
+        dup = self.index.check_and_add(url, adapter.get("text") or "")
+        if dup is None:
+            return item
+        self._inc(f"{dup.reason}")
+        logger.debug("duplicates: %s is a %s of %s (%.3f)", url, dup.reason, dup.of, dup.similarity)
+        if self.params.mode == "drop":
+            self._inc(f"dropped/{dup.reason}")
+            raise FilteredItem(dup.reason, detail=dup.of)
+        adapter["duplicate_of"] = dup.of
+        flags = list(adapter.get("flags") or [])
+        adapter["flags"] = flags + ([dup.reason] if dup.reason not in flags else [])
+        return item
+
+    def _inc(self, key: str, count: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(f"{STATS}/{key}", count)

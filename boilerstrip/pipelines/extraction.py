@@ -1,0 +1,99 @@
+"""ExtractionPipeline: the main-content ladder on every crawled page; a thin adapter around
+``boilerstrip.extraction.extract``.
+
+One pipeline runs the whole ladder (semantic, then density, then body-text XPath) rather than one pipeline
+per rung: the rungs share one parse of the page, and the ladder must record why each earlier rung was
+refused. Which rungs run is a setting (``BOILERSTRIP_EXTRACTION_METHOD``, ``..._SEMANTIC_ENABLED``,
+``..._DENSITY_ENABLED``, ``..._BODYTEXT_ENABLED``); every threshold is a ``BOILERSTRIP_EXTRACTION_<FIELD>``
+setting mapped onto ``ExtractionParams``.
+
+It reads the item's transient ``html``, fills ``text``, ``markdown`` (when ``BOILERSTRIP_EXTRACTION_MARKDOWN``),
+the page metadata, ``method``, ``attempts``, ``blocks`` and ``flags``, and clears ``html``. Stats:
+``boilerstrip/extraction/method/<method|none>``, ``boilerstrip/extraction/refused/<rung>/<reason>`` and
+``boilerstrip/extraction/empty/<reason>``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from itemadapter import ItemAdapter
+from scrapy.exceptions import NotConfigured
+
+from boilerstrip.config import component_enabled, params_from_settings
+from boilerstrip.extraction import ExtractionParams, ExtractionResult, extract
+
+__all__ = ["ExtractionPipeline"]
+
+logger = logging.getLogger(__name__)
+STATS = "boilerstrip/extraction"
+_METADATA_FIELDS = ("title", "description", "canonical_url", "lang", "author", "published", "modified")
+
+
+class ExtractionPipeline:
+    def __init__(self, params: ExtractionParams = ExtractionParams(), markdown: bool = True, stats: Any = None) -> None:
+        self.params = params
+        self.markdown = markdown
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "ExtractionPipeline":
+        settings = crawler.settings
+        if not component_enabled(settings, "extraction"):
+            raise NotConfigured("BOILERSTRIP_EXTRACTION_ENABLED is false")
+        params = params_from_settings(settings, "extraction", ExtractionParams)
+        markdown = settings.getbool("BOILERSTRIP_EXTRACTION_MARKDOWN", True)
+        return cls(params=params, markdown=markdown, stats=crawler.stats)
+
+    def process_item(self, item: Any, spider: Any = None) -> Any:
+        adapter = ItemAdapter(item)
+        html = adapter.get("html")
+        if html is None:
+            return item  # nothing fetched to read (or already extracted)
+        url = adapter.get("final_url") or adapter.get("url")
+        result = extract(html, url=url, params=self.params)
+        self.fill(adapter, result)
+        self._count(result)
+        logger.debug(
+            "extracted %s: method=%s chars=%d attempts=%s",
+            url,
+            result.method,
+            len(result.text),
+            ",".join(f"{a.method}:{a.reason}" for a in result.attempts),
+        )
+        return item
+
+    def fill(self, adapter: ItemAdapter, result: ExtractionResult) -> None:
+        """Copy a result onto an item (any item type with the PageItem field names)."""
+        fields = set(adapter.field_names()) if not isinstance(adapter.item, dict) else None
+
+        def put(name: str, value: Any) -> None:
+            if fields is None or name in fields:
+                adapter[name] = value
+
+        put("text", result.text)
+        put("markdown", result.markdown if self.markdown else None)
+        for name in _METADATA_FIELDS:
+            value = getattr(result, name)
+            if value is not None and not adapter.get(name):
+                put(name, value)
+        put("method", result.method)
+        put("attempts", [a.__dict__.copy() for a in result.attempts])
+        put("blocks", [{"kind": b.kind, "text": b.text} for b in result.blocks])
+        flags = list(adapter.get("flags") or [])
+        flags.extend(flag for flag in result.flags if flag not in flags)
+        if result.reason and f"extraction_empty:{result.reason}" not in flags:
+            flags.append(f"extraction_empty:{result.reason}")
+        put("flags", flags)
+        put("html", None)
+
+    def _count(self, result: ExtractionResult) -> None:
+        if self.stats is None:
+            return
+        self.stats.inc_value(f"{STATS}/method/{result.method or 'none'}")
+        for attempt in result.attempts:
+            if not attempt.accepted:
+                self.stats.inc_value(f"{STATS}/refused/{attempt.method}/{attempt.reason}")
+        if result.reason:
+            self.stats.inc_value(f"{STATS}/empty/{result.reason}")

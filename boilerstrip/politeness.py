@@ -1,0 +1,163 @@
+"""The pure core of politeness: robots.txt fetch verdicts (RFC 9309), Crawl-delay, Retry-After, backoff.
+
+No Scrapy or Twisted import: the two downloader middlewares (``downloadermiddlewares/robots.py`` and
+``downloadermiddlewares/politeness.py``) are thin adapters around these functions and params.
+
+Settings map onto the params with :func:`boilerstrip.config.params_from_settings`:
+``BOILERSTRIP_ROBOTS_<FIELD>`` -> :class:`RobotsParams`, ``BOILERSTRIP_POLITENESS_<FIELD>`` ->
+:class:`PolitenessParams`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+__all__ = [
+    "RobotsParams",
+    "PolitenessParams",
+    "RobotsVerdict",
+    "robots_verdict_for_status",
+    "parse_retry_after",
+    "pause_for_s",
+    "host_delay_s",
+    "crawl_delay_refusal",
+]
+
+
+@dataclass(frozen=True)
+class RobotsParams:
+    # RFC 9309 §2.5: crawlers MUST parse at least 500 KiB; we parse exactly 512 KiB and ignore the rest.
+    max_bytes: int = 512 * 1024
+    # RFC 9309 §2.3.1.2: follow at least five consecutive redirects; more means "unavailable" (allow).
+    max_redirects: int = 5
+    # A robots.txt that takes longer than this counts as unreachable (-> disallow, re-checked later).
+    fetch_timeout_s: float = 30.0
+    # After a 5xx/429/timeout/connection failure the host is disallowed; its page requests wait and the
+    # robots.txt is fetched again after this many seconds (RFC 9309 §2.3.1.4 "unreachable").
+    unreachable_retry_s: float = 30.0
+    # ...at most this many fetches in total; after the last failure the host's pages are filtered with
+    # reason ``robots_unreachable``. 3 fetches over ~1 min is patient without stalling a crawl.
+    unreachable_max_fetches: int = 3
+
+    def __post_init__(self) -> None:
+        if self.max_bytes < 1024:
+            raise ValueError("max_bytes must be >= 1024")
+        if self.max_redirects < 0:
+            raise ValueError("max_redirects must be >= 0")
+        if self.fetch_timeout_s <= 0 or self.unreachable_retry_s < 0:
+            raise ValueError("fetch_timeout_s must be > 0 and unreachable_retry_s >= 0")
+        if self.unreachable_max_fetches < 1:
+            raise ValueError("unreachable_max_fetches must be >= 1")
+
+
+@dataclass(frozen=True)
+class PolitenessParams:
+    # A site asking for more than 30 s between requests would take > 8 h per 1000 pages: we skip it with a
+    # recorded reason (crawl_delay_too_long) instead of pretending to crawl it.
+    max_crawl_delay_s: float = 30.0
+    # Retry-After is obeyed up to this many seconds; longer values are capped (a site cannot park the
+    # crawl for a day). 5 minutes matches common rate-limit windows.
+    max_retry_after_s: float = 300.0
+    # Without Retry-After, a 429/503 pauses the host base * 2**(n-1) seconds for the n-th consecutive one,
+    retry_backoff_base_s: float = 2.0
+    # ...capped at this (the same order as AutoThrottle's max delay, times a few).
+    max_backoff_s: float = 120.0
+    # How many times one request is retried after 429/503 before the give-up is recorded (http_429/503).
+    max_retries: int = 4
+    # HTTP statuses that mean "slow down" and pause the whole host.
+    throttle_statuses: tuple[int, ...] = (429, 503)
+
+    def __post_init__(self) -> None:
+        if self.max_crawl_delay_s < 0 or self.max_retry_after_s < 0 or self.max_backoff_s < 0:
+            raise ValueError("caps must be >= 0")
+        if self.retry_backoff_base_s < 0:
+            raise ValueError("retry_backoff_base_s must be >= 0")
+        if self.max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+
+
+@dataclass(frozen=True)
+class RobotsVerdict:
+    """What a robots.txt fetch result means for a host."""
+
+    #: "parse" (2xx: obey the rules), "allow_all" (4xx, too many redirects), "disallow_all" (unreachable)
+    action: str
+    #: short machine-readable reason: robots_ok, robots_4xx_allow, robots_unreachable, ...
+    reason: str
+    #: follow this redirect (3xx with a Location)
+    redirect: bool = False
+    detail: str = field(default="", compare=False)
+
+
+def robots_verdict_for_status(status: int, redirects_so_far: int, params: RobotsParams) -> RobotsVerdict:
+    """RFC 9309 §2.3.1: what a robots.txt response status means."""
+    if 200 <= status < 300:
+        return RobotsVerdict("parse", "robots_ok")
+    if 300 <= status < 400:
+        if redirects_so_far >= params.max_redirects:
+            # §2.3.1.2: after five redirects a crawler MAY treat robots.txt as unavailable (4xx -> allow).
+            return RobotsVerdict("allow_all", "robots_too_many_redirects")
+        return RobotsVerdict("follow", "robots_redirect", redirect=True)
+    if status == 429 or status >= 500:
+        # §2.3.1.4: unreachable -> assume complete disallow.
+        return RobotsVerdict("disallow_all", "robots_unreachable", detail=f"http_{status}")
+    if 400 <= status < 500:
+        # §2.3.1.3: unavailable -> the crawler MAY access any resource.
+        return RobotsVerdict("allow_all", "robots_4xx_allow", detail=f"http_{status}")
+    # 1xx or nonsense: treat as unreachable, the safe side.
+    return RobotsVerdict("disallow_all", "robots_unreachable", detail=f"http_{status}")
+
+
+def parse_retry_after(value: str | bytes | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date); None when absent/invalid."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        value = value.decode("latin-1", errors="replace")
+    text = value.strip()
+    if not text:
+        return None
+    if text.isdigit():
+        return float(int(text))
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = None
+    if seconds is not None:
+        return max(0.0, seconds) if math.isfinite(seconds) else None
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    now = now or datetime.now(timezone.utc)
+    return max(0.0, (when - now).total_seconds())
+
+
+def pause_for_s(retry_after_s: float | None, consecutive: int, params: PolitenessParams) -> float:
+    """How long to pause a host after its ``consecutive``-th 429/503 in a row (1 = first)."""
+    if retry_after_s is not None:
+        return min(retry_after_s, params.max_retry_after_s)
+    exponent = max(0, consecutive - 1)
+    backoff = params.retry_backoff_base_s * (2 ** min(exponent, 30))
+    return min(backoff, params.max_backoff_s)
+
+
+def host_delay_s(configured_delay_s: float, crawl_delay_s: float | None) -> float:
+    """The delay between two requests to a host: the larger of the configured delay and Crawl-delay."""
+    if crawl_delay_s is None or not math.isfinite(crawl_delay_s) or crawl_delay_s < 0:
+        return configured_delay_s
+    return max(configured_delay_s, crawl_delay_s)
+
+
+def crawl_delay_refusal(crawl_delay_s: float | None, params: PolitenessParams) -> str | None:
+    """``"crawl_delay_too_long"`` when the host's Crawl-delay exceeds the cap, else None."""
+    if crawl_delay_s is not None and crawl_delay_s > params.max_crawl_delay_s:
+        return "crawl_delay_too_long"
+    return None

@@ -1,0 +1,275 @@
+"""Does this page need a browser? A pure function of the static HTML, with a reason.
+
+One lxml parse. The page's *content text* is its visible text outside nav/header/footer/aside and
+cookie banners (chrome a shell often ships server-rendered). Then, in this order:
+
+- plenty of content text, and no much larger text hidden in scripts -> ``static_ok``;
+- no script that could build the page -> ``no_scripts`` (a browser would show the same thing);
+- a shell: ``loading_shell`` ("Loading..." or a spinner and nothing else), ``empty_app_root``
+  (``#root``, ``#app``, ``#__next``... with no text), ``noscript_notice`` ("please enable JavaScript"),
+  ``hydration_without_text`` (framework markers, no server-rendered text);
+- ``json_only_content``: the prose is in JSON blobs / script strings, not in the HTML;
+- ``little_text_with_scripts``: almost no text, and app scripts (analytics alone do not count);
+- else ``static_ok``.
+
+A verdict never raises: empty, binary or broken input gives ``empty_document`` / ``static_ok``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import lxml.html
+from lxml import etree
+
+from boilerstrip.rendering import _vocab as V
+from boilerstrip.rendering.params import RenderParams
+
+__all__ = ["RenderVerdict", "PageSignals", "needs_rendering", "page_signals", "RENDER_REASONS", "STATIC_REASONS"]
+
+#: Reasons of a "needs a browser" verdict, in the order they are tried.
+RENDER_REASONS = (
+    "loading_shell",
+    "empty_app_root",
+    "noscript_notice",
+    "hydration_without_text",
+    "json_only_content",
+    "little_text_with_scripts",
+)
+#: Reasons of a "static is fine" verdict.
+STATIC_REASONS = ("static_ok", "no_scripts", "empty_document")
+
+_DEFAULT = RenderParams()
+_SPACE_RE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class PageSignals:
+    """What the decision looked at (kept on the verdict so a user can ask "why?")."""
+
+    content_chars: int = 0  # visible text outside chrome (or the caller's pre-computed text length)
+    visible_chars: int = 0  # all visible body text, chrome included (what a browser's innerText starts at)
+    app_scripts: int = 0  # executable scripts that are not analytics/trackers
+    tracker_scripts: int = 0
+    app_roots: int = 0
+    empty_app_roots: int = 0
+    noscript_notice: bool = False
+    loading: bool = False
+    hydration_markers: tuple[str, ...] = ()
+    script_prose_chars: int = 0
+
+
+@dataclass(frozen=True)
+class RenderVerdict:
+    needs: bool
+    reason: str
+    signals: PageSignals = field(default_factory=PageSignals)
+
+
+def _norm_len(text: str) -> int:
+    return len(_SPACE_RE.sub(" ", text).strip())
+
+
+def _words(value: str | None) -> set[str]:
+    if not value:
+        return set()
+    return {w.lower() for w in V.WORD_RE.findall(value)}
+
+
+def _is_prose(text: str, params: RenderParams) -> int:
+    """Length of ``text`` when it reads as prose (after stripping markup), else 0."""
+    text = V.MARKUP_IN_STRING_RE.sub(" ", text)
+    words = text.split()
+    if len(words) < params.min_prose_words:
+        return 0
+    compact = "".join(words)
+    letters = len(V.LETTER_RE.findall(compact))
+    if not compact or letters / len(compact) < params.min_prose_letter_share:
+        return 0
+    return len(" ".join(words))
+
+
+def _script_prose_chars(scripts: list[str], params: RenderParams) -> int:
+    total = 0
+    budget = params.max_script_scan_chars
+    seen: set[str] = set()
+    for code in scripts:
+        if budget <= 0:
+            break
+        code = code[:budget]
+        budget -= len(code)
+        for match in V.STRING_LITERAL_RE.finditer(code):
+            literal = match.group(1)
+            if literal in seen:  # the same text twice (title in og and in body) counts once
+                continue
+            seen.add(literal)
+            total += _is_prose(literal, params)
+    return total
+
+
+def page_signals(html: str, *, text_chars: int | None = None, params: RenderParams = _DEFAULT) -> PageSignals | None:
+    """Parse ``html`` once and measure what the decision needs; None when there is no document."""
+    if not html or not html.strip():
+        return None
+    html = html[: params.max_input_chars]
+    try:
+        root = lxml.html.document_fromstring(html)
+    except (etree.ParserError, ValueError, TypeError):
+        return None
+    if root is None:
+        return None
+
+    app_scripts = tracker_scripts = 0
+    script_texts: list[str] = []
+    markers: set[str] = set()
+    noscript_notice = False
+    loading_class = False
+    roots: list = []
+    drop_invisible: list = []
+    drop_chrome: list = []
+
+    for el in root.iter():
+        tag = el.tag
+        if not isinstance(tag, str):  # comments, processing instructions: no text_content() anyway
+            continue
+        tag = tag.lower()
+        attrib = el.attrib
+        if tag == "script":
+            stype = (attrib.get("type") or "").strip()
+            sid = (attrib.get("id") or "").lower()
+            code = el.text or ""
+            if sid in V.HYDRATION_SCRIPT_IDS:
+                markers.add(f"script#{sid}")
+            if V.DATA_SCRIPT_TYPE_RE.search(stype):
+                script_texts.append(code)
+            elif V.CODE_SCRIPT_TYPE_RE.match(stype):
+                src = attrib.get("src") or ""
+                if V.TRACKER_RE.search(src) or (not src and V.TRACKER_RE.search(code[:2000])):
+                    tracker_scripts += 1
+                elif src or len(code.strip()) >= params.min_app_inline_script_chars:
+                    app_scripts += 1
+                if code:
+                    script_texts.append(code)
+                    hit = V.HYDRATION_GLOBALS_RE.search(code[: params.max_script_scan_chars])
+                    if hit:
+                        markers.add(hit.group(0))
+            drop_invisible.append(el)
+            continue
+        if tag == "noscript":
+            if V.NOSCRIPT_NOTICE_RE.search(el.text_content().lower()):
+                noscript_notice = True
+            drop_invisible.append(el)
+            continue
+        if tag in V.INVISIBLE_TAGS:
+            drop_invisible.append(el)
+            continue
+        el_id = (attrib.get("id") or "").strip()
+        for name in attrib.keys():
+            if name in V.HYDRATION_ATTRS:
+                markers.add(f"@{name}")
+        if tag in V.HYDRATION_TAGS:
+            markers.add(tag)
+        if (
+            el_id.lower() in V.APP_ROOT_IDS
+            or tag in V.APP_ROOT_TAGS
+            or any(name in V.APP_ROOT_ATTRS for name in attrib.keys())
+        ):
+            roots.append(el)
+            if el_id.lower() in ("__next", "__nuxt", "___gatsby"):
+                markers.add(f"#{el_id.lower()}")
+        if "hidden" in attrib or (attrib.get("aria-hidden") == "true" and tag not in ("html", "body")):
+            drop_invisible.append(el)
+            continue
+        words = _words(attrib.get("class")) | _words(el_id)
+        if words & V.LOADING_CLASS_WORDS:
+            loading_class = True
+        if tag in V.CHROME_TAGS or (words & V.CHROME_CLASS_WORDS and tag not in ("html", "body")):
+            if not any(isinstance(a.tag, str) and a.tag.lower() in V.CONTENT_ANCESTOR_TAGS for a in el.iterancestors()):
+                drop_chrome.append(el)
+
+    for el in drop_invisible:
+        _drop(el)
+    body = root.find("body")
+    if body is None:
+        body = root
+    visible_text = body.text_content()
+    root_texts = [_norm_len(r.text_content()) for r in roots if _alive(r, root)]
+    for el in drop_chrome:
+        _drop(el)
+    content_text = body.text_content()
+    content_chars = _norm_len(content_text) if text_chars is None else int(text_chars)
+    short_text = _SPACE_RE.sub(" ", content_text).strip()
+    loading = loading_class or bool(short_text and len(short_text) <= 80 and V.LOADING_TEXT_RE.match(short_text))
+    if not noscript_notice and content_chars < params.max_shell_text_chars:
+        noscript_notice = bool(V.NOSCRIPT_NOTICE_RE.search(short_text.lower()))
+
+    return PageSignals(
+        content_chars=content_chars,
+        visible_chars=_norm_len(visible_text),
+        app_scripts=app_scripts,
+        tracker_scripts=tracker_scripts,
+        app_roots=len(root_texts),
+        empty_app_roots=sum(1 for n in root_texts if n < params.max_empty_root_text_chars),
+        noscript_notice=noscript_notice,
+        loading=loading,
+        hydration_markers=tuple(sorted(markers)),
+        script_prose_chars=_script_prose_chars(script_texts, params),
+    )
+
+
+def _drop(el) -> None:
+    """Remove ``el`` and its text but keep its tail (the text after it belongs to the parent)."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    el.drop_tree()
+
+
+def _alive(el, root) -> bool:
+    """``el`` is still in the tree (not inside a dropped subtree)."""
+    for ancestor in el.iterancestors():
+        if ancestor is root:
+            return True
+    return el is root
+
+
+def needs_rendering(
+    html: str,
+    *,
+    url: str | None = None,
+    text_chars: int | None = None,
+    params: RenderParams = _DEFAULT,
+) -> RenderVerdict:
+    """Decide whether the static ``html`` of a page needs a browser to show its content.
+
+    ``text_chars``: the length of the page's main text when the caller already extracted it (the
+    extractor's answer is better than the decision's own chrome-stripping measure). ``url`` is accepted
+    for callers' logging and future URL-based signals; the verdict does not depend on it today.
+    """
+    signals = page_signals(html, text_chars=text_chars, params=params)
+    if signals is None:
+        return RenderVerdict(False, "empty_document")
+    content = signals.content_chars
+    prose_only_in_scripts = (
+        signals.script_prose_chars >= params.min_script_prose_chars
+        and signals.script_prose_chars >= params.min_script_prose_ratio * content
+    )
+    if content >= params.max_shell_text_chars and not prose_only_in_scripts:
+        return RenderVerdict(False, "static_ok", signals)
+    if signals.app_scripts == 0:
+        return RenderVerdict(False, "no_scripts", signals)
+    if content < params.max_shell_text_chars:
+        if signals.loading:
+            return RenderVerdict(True, "loading_shell", signals)
+        if signals.empty_app_roots:
+            return RenderVerdict(True, "empty_app_root", signals)
+        if signals.noscript_notice:
+            return RenderVerdict(True, "noscript_notice", signals)
+        if signals.hydration_markers:
+            return RenderVerdict(True, "hydration_without_text", signals)
+    if prose_only_in_scripts:
+        return RenderVerdict(True, "json_only_content", signals)
+    if content < params.max_little_text_chars:
+        return RenderVerdict(True, "little_text_with_scripts", signals)
+    return RenderVerdict(False, "static_ok", signals)

@@ -1,0 +1,341 @@
+"""SiteSpider ("site"): crawl each start URL's site and yield one PageItem per HTML page.
+
+``scrapy crawl site -a url=https://example.org/ -O out.jsonl`` or ``boilerstrip crawl URL -o out.jsonl``.
+
+Arguments (``-a NAME=VALUE``; each beats its ``BOILERSTRIP_CRAWL_*`` setting):
+
+- ``url``: one start URL, or several separated by commas;
+- ``max_pages``: admit at most this many page requests (0 = no limit);
+- ``max_depth``: follow links at most this many hops from a start URL (-1 = no limit);
+- ``scope``: ``host`` (the start URL's host and port, the default) or ``domain`` (its registrable domain);
+- ``sitemaps``: read robots.txt ``Sitemap:`` lines and ``/sitemap.xml`` (true by default).
+
+Every URL is normalised (:mod:`boilerstrip.urls`) before it becomes a request and admitted once. Every
+admitted URL ends as an item or as an outcome with a reason (:mod:`boilerstrip.outcomes`): the errback
+records failures and refusals; offsite, over-depth and over-budget links are recorded as filtered once
+per distinct URL; requests the scheduler drops as duplicates are recorded as ``filtered:duplicate``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import urljoin
+
+from scrapy import Request, Spider, signals
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import HtmlResponse, Response
+from scrapy.linkextractors import LinkExtractor
+from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.gz import gunzip
+from scrapy.utils.sitemap import Sitemap
+
+from boilerstrip.config import params_from_settings, setting_name
+from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robots_ready
+from boilerstrip.items import PageItem
+from boilerstrip.outcomes import Filtered, failure_reason, report_failed, report_filtered
+from boilerstrip.urls import in_scope, normalize_url, origin, site_key
+from boilerstrip.rendering.flags import render_flags
+
+__all__ = ["SiteSpider", "CrawlParams", "parse_start_urls"]
+
+logger = logging.getLogger(__name__)
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True)
+class CrawlParams:
+    # "host" keeps the crawl on the start URL's host:port; "domain" widens it to the registrable domain.
+    scope: str = "host"
+    # 0 = no limit. A budget of admitted page requests (start URLs included), not of items written.
+    max_pages: int = 0
+    # -1 = no limit. Link hops from a start URL (a sitemap file counts as one hop).
+    max_depth: int = -1
+    # Read robots.txt Sitemap: lines and /sitemap.xml (index files and .gz included).
+    sitemaps: bool = True
+    # A sitemap larger than 50 MiB uncompressed is truncated: the sitemaps.org limit is 50 MB.
+    max_sitemap_bytes: int = 50 * 1024 * 1024
+    # Sitemap index files nest at most this deep (index -> index -> urlset); deeper is a trap.
+    max_sitemap_nesting: int = 3
+
+    def __post_init__(self) -> None:
+        if self.scope not in ("host", "domain"):
+            raise ValueError(f"scope must be 'host' or 'domain', got {self.scope!r}")
+        if self.max_pages < 0:
+            raise ValueError("max_pages must be >= 0 (0 = no limit)")
+        if self.max_depth < -1:
+            raise ValueError("max_depth must be >= -1 (-1 = no limit)")
+        if self.max_sitemap_bytes < 1024 or self.max_sitemap_nesting < 0:
+            raise ValueError("max_sitemap_bytes must be >= 1024 and max_sitemap_nesting >= 0")
+
+
+def parse_start_urls(value: str | Iterable[str] | None) -> list[str]:
+    """Normalised start URLs from ``url=`` (comma-separated) or a list; ValueError names a bad one."""
+    if value is None:
+        raise ValueError("no start URL: pass -a url=https://example.org/")
+    raw = [part.strip() for part in value.split(",")] if isinstance(value, str) else [str(v).strip() for v in value]
+    urls: list[str] = []
+    for item in raw:
+        if not item:
+            continue
+        normal = normalize_url(item)
+        if normal is None:
+            raise ValueError(f"not an http(s) URL: {item!r}")
+        if normal not in urls:
+            urls.append(normal)
+    if not urls:
+        raise ValueError("no start URL: pass -a url=https://example.org/")
+    return urls
+
+
+class SiteSpider(Spider):
+    name = "site"
+
+    def __init__(
+        self,
+        url: str | None = None,
+        max_pages: str | int | None = None,
+        max_depth: str | int | None = None,
+        scope: str | None = None,
+        sitemaps: str | bool | None = None,
+        start_urls: Iterable[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.start_urls = parse_start_urls(start_urls if start_urls is not None else url)
+        self._arg_overrides = {
+            key: value
+            for key, value in {
+                "max_pages": max_pages,
+                "max_depth": max_depth,
+                "scope": scope,
+                "sitemaps": sitemaps,
+            }.items()
+            if value is not None and value != ""
+        }
+        self.params = CrawlParams()
+        self.sites: frozenset[str] = frozenset()
+        self.seen: set[str] = set()  # every normalised URL we decided about (admitted or refused)
+        self.admitted: set[str] = set()  # page URLs admitted as requests
+        self.sitemaps_seen: set[str] = set()
+        self.links = LinkExtractor(tags=("a", "area"), attrs=("href",), canonicalize=False, unique=True)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "SiteSpider":
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        settings_view = dict(_settings_items(crawler.settings, "crawl", CrawlParams))
+        for key, value in spider._arg_overrides.items():
+            settings_view[f"BOILERSTRIP_CRAWL_{key.upper()}"] = value
+        spider.params = params_from_settings(settings_view, "crawl", CrawlParams)
+        spider.sites = frozenset(k for k in (site_key(u, spider.params.scope) for u in spider.start_urls) if k)
+        crawler.signals.connect(spider._request_dropped, signal=signals.request_dropped)
+        crawler.signals.connect(spider._robots_ready, signal=robots_ready)
+        return spider
+
+    # -- start ---------------------------------------------------------------------------------------
+    async def start(self) -> AsyncIterator[Any]:
+        for url in self.start_urls:
+            request = self._admit(url, depth=0)
+            if request is not None:
+                yield request
+        if self.params.sitemaps:
+            for url in self.start_urls:
+                request = self._sitemap_request(origin(url) + "/sitemap.xml", nesting=0)
+                if request is not None:
+                    yield request
+
+    # -- admission -------------------------------------------------------------------------------------
+    def _admit(self, url: str, depth: int) -> Request | None:
+        """A page request for normalised ``url``, or None (already seen, or refused with a reason)."""
+        if url in self.seen:
+            return None
+        self.seen.add(url)
+        if not in_scope(url, self.sites, self.params.scope):
+            report_filtered(self.crawler, url, "offsite")
+            return None
+        if self.params.max_depth >= 0 and depth > self.params.max_depth:
+            report_filtered(self.crawler, url, "max_depth")
+            return None
+        if self.params.max_pages and len(self.admitted) >= self.params.max_pages:
+            report_filtered(self.crawler, url, "max_pages")
+            return None
+        self.admitted.add(url)
+        return Request(
+            url,
+            callback=self.parse,
+            errback=self.errback,
+            # breadth-first: shallow pages first, so a page budget keeps the most central pages
+            priority=-depth,
+            meta={KIND_META: "page"},
+        )
+
+    def _sitemap_request(self, url: str, nesting: int) -> Request | None:
+        normal = normalize_url(url)
+        if normal is None or normal in self.sitemaps_seen:
+            return None
+        self.sitemaps_seen.add(normal)
+        stats = self.crawler.stats
+        if not in_scope(normal, self.sites, self.params.scope):
+            stats.inc_value("boilerstrip/crawl/sitemap/offsite")
+            return None
+        if nesting > self.params.max_sitemap_nesting:
+            stats.inc_value("boilerstrip/crawl/sitemap/too_deep")
+            return None
+        return Request(
+            normal,
+            callback=self.parse_sitemap,
+            errback=self.sitemap_errback,
+            priority=1,
+            meta={KIND_META: "sitemap", "_boilerstrip_sitemap_nesting": nesting},
+        )
+
+    # -- pages -----------------------------------------------------------------------------------------
+    def parse(self, response: Response) -> Iterator[Any]:
+        request = response.request
+        page_url = (response.meta.get("redirect_urls") or [request.url if request else response.url])[0]
+        if not isinstance(response, HtmlResponse):
+            ctype = response.headers.get(b"Content-Type", b"").decode("latin-1", errors="replace")
+            report_filtered(self.crawler, request or page_url, "not_html", ctype.split(";")[0].strip())
+            return
+        depth = int(response.meta.get("depth", 0))
+        final = normalize_url(response.url) or response.url
+        self.seen.add(final)  # a redirect target is fetched once, whoever links to it later
+        canonical = self._canonical(response)
+        duplicate_of = None
+        if canonical and canonical not in (page_url, final):
+            if canonical in self.admitted:
+                duplicate_of = canonical
+            else:
+                self.seen.add(canonical)  # the canonical URL itself will not be fetched again
+        yield from self._follow(response, depth)
+        if duplicate_of is not None:
+            report_filtered(self.crawler, request or page_url, "duplicate_canonical", duplicate_of)
+            return
+        yield PageItem(
+            url=page_url,
+            final_url=response.url,
+            status=response.status,
+            fetched_at=datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            depth=depth,
+            fetch="browser" if response.meta.get("playwright") else "http",
+            render_reason=response.meta.get("boilerstrip_render_reason"),
+            flags=render_flags(response.meta),  # render_failed:<reason>, render_truncated...
+            content_type=response.headers.get(b"Content-Type", b"").decode("latin-1", errors="replace") or None,
+            encoding=response.encoding,
+            html=response.text,
+            canonical_url=canonical,
+        )
+
+    def _canonical(self, response: HtmlResponse) -> str | None:
+        hrefs = response.xpath(
+            "//link[contains(concat(' ', normalize-space(translate(@rel, 'CANOICL', 'canoicl')), ' '),"
+            " ' canonical ')]/@href"
+        ).getall()
+        for href in hrefs[:1]:
+            canonical = normalize_url(href, base=response.url)
+            if canonical and in_scope(canonical, self.sites, self.params.scope):
+                return canonical
+        return None
+
+    def _follow(self, response: HtmlResponse, depth: int) -> Iterator[Request]:
+        try:
+            links = self.links.extract_links(response)
+        except Exception as exc:  # noqa: BLE001 - a hostile page must not stop the crawl
+            self.crawler.stats.inc_value(f"boilerstrip/crawl/link_extraction_error/{type(exc).__name__}")
+            return
+        for link in links:
+            normal = normalize_url(link.url, base=response.url)
+            if normal is None:
+                scheme = link.url.split(":", 1)[0].lower() if ":" in link.url else ""
+                if scheme and scheme not in ("http", "https") and link.url not in self.seen:
+                    # file://, ftp://... never fetched; recorded once per URL (safety: scheme_not_allowed)
+                    self.seen.add(link.url)
+                    report_filtered(self.crawler, link.url, "scheme_not_allowed", scheme)
+                continue
+            request = self._admit(normal, depth + 1)
+            if request is not None:
+                yield request
+
+    def errback(self, failure: Any) -> None:
+        request = failure.request
+        exc = failure.value
+        if isinstance(exc, Filtered):
+            report_filtered(self.crawler, request, exc.reason, exc.detail)
+        elif isinstance(exc, IgnoreRequest) and not isinstance(exc, HttpError):
+            report_filtered(self.crawler, request, failure_reason(failure), str(exc)[:200])  # too_many_redirects, decompressed_too_large, ignored
+        else:
+            report_failed(self.crawler, request, failure_reason(failure), str(exc)[:200])
+
+    def _request_dropped(self, request: Request, spider: Any = None) -> None:
+        if request.meta.get(KIND_META, "page") == "page" and request.callback == self.parse:
+            report_filtered(self.crawler, request, "duplicate")
+
+    # -- sitemaps --------------------------------------------------------------------------------------
+    def _robots_ready(self, origin: str, robots: HostRobots) -> None:
+        if not self.params.sitemaps or self.crawler.engine is None:
+            return
+        for url in robots.sitemaps:
+            # RFC 9309 asks for absolute URLs; a relative one is resolved against the robots.txt URL
+            request = self._sitemap_request(urljoin(origin + "/robots.txt", url), nesting=0)
+            if request is not None:
+                self.crawler.engine.crawl(request)
+
+    def parse_sitemap(self, response: Response) -> Iterator[Request]:
+        stats = self.crawler.stats
+        body = self._sitemap_body(response)
+        if body is None:
+            stats.inc_value("boilerstrip/crawl/sitemap/invalid")
+            return
+        try:
+            sitemap = Sitemap(body)
+            entries = list(sitemap)
+        except Exception:  # noqa: BLE001 - lxml on hostile XML: not a sitemap
+            stats.inc_value("boilerstrip/crawl/sitemap/invalid")
+            return
+        nesting = int(response.meta.get("_boilerstrip_sitemap_nesting", 0))
+        depth = int(response.meta.get("depth", 0))
+        stats.inc_value(f"boilerstrip/crawl/sitemap/{sitemap.type}")
+        for entry in entries:
+            loc = entry.get("loc")
+            if not loc:
+                continue
+            if sitemap.type == "sitemapindex":
+                request = self._sitemap_request(normalize_url(loc, base=response.url) or "", nesting + 1)
+            else:
+                normal = normalize_url(loc, base=response.url)
+                request = self._admit(normal, depth + 1) if normal else None
+            if request is not None:
+                yield request
+
+    def _sitemap_body(self, response: Response) -> bytes | None:
+        body = response.body
+        limit = self.params.max_sitemap_bytes
+        if body[:2] == _GZIP_MAGIC:
+            try:
+                body = gunzip(body, max_size=limit)
+            except Exception:  # noqa: BLE001 - corrupt or too large
+                return None
+        body = body[:limit]
+        if b"<urlset" not in body[:4096] and b"<sitemapindex" not in body[:4096]:
+            # tolerate a prologue/comments, but not an HTML soft-404 page
+            head = body[:65536]
+            if b"urlset" not in head and b"sitemapindex" not in head:
+                return None
+        return body
+
+    def sitemap_errback(self, failure: Any) -> None:
+        self.crawler.stats.inc_value(f"boilerstrip/crawl/sitemap/failed/{failure_reason(failure)}")
+        logger.debug("sitemap %s: %s", failure.request.url, failure.value)
+
+
+def _settings_items(settings: Any, component: str, cls: type) -> Iterator[tuple[str, Any]]:
+    for field in dataclasses.fields(cls):
+        name = setting_name(component, field.name)
+        value = settings.get(name)
+        if value is not None:
+            yield name, value

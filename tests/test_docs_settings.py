@@ -1,0 +1,96 @@
+"""Every BOILERSTRIP_* setting and boilerstrip_* meta key the code reads is documented in README.md.
+
+Settings come from two places: literal names in the source, and the fields of the params dataclasses
+that ``boilerstrip.config.params_from_settings(settings, "<component>", <ParamsClass>)`` maps. Both are
+collected from the source itself, so a new setting without a README row fails here.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import re
+from pathlib import Path
+
+from boilerstrip.config import setting_name
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "boilerstrip"
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+SETTING_RE = re.compile(r"\bBOILERSTRIP_[A-Z0-9_]*[A-Z0-9]\b")
+META_RE = re.compile(r"""["'](boilerstrip_[a-z0-9_]+)["']""")
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _documented(name: str) -> bool:
+    return re.search(rf"`{re.escape(name)}`", README) is not None
+
+
+def _source_files() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _literal_settings() -> set[str]:
+    names: set[str] = set()
+    for path in _source_files():
+        for match in SETTING_RE.finditer(path.read_text(encoding="utf-8")):
+            name = match.group(0)
+            if name.endswith("_") or "<" in name:
+                continue
+            names.add(name)
+    # Prefixes built at run time (BOILERSTRIP_{component}_...) are not settings themselves.
+    return {n for n in names if not n.startswith("BOILERSTRIP_COMPONENT")}
+
+
+def _params_settings() -> set[str]:
+    """Names derived from params_from_settings(settings, "component", Cls) calls found in the source."""
+    names: set[str] = set()
+    for path in _source_files():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        module = None
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "params_from_settings"):
+                continue
+            if len(node.args) < 3 or not isinstance(node.args[1], ast.Constant):
+                continue
+            component = node.args[1].value
+            cls_node = node.args[2]
+            cls_name = cls_node.id if isinstance(cls_node, ast.Name) else getattr(cls_node, "attr", None)
+            if cls_name is None:
+                continue
+            module = module or importlib.import_module(_module_name(path))
+            cls = getattr(module, cls_name, None)
+            if cls is None or not dataclasses.is_dataclass(cls):
+                continue
+            for field in dataclasses.fields(cls):
+                if field.init:
+                    names.add(setting_name(component, field.name))
+    return names
+
+
+def _meta_keys() -> set[str]:
+    keys: set[str] = set()
+    for path in _source_files():
+        keys.update(META_RE.findall(path.read_text(encoding="utf-8")))
+    return keys
+
+
+def test_every_setting_is_documented() -> None:
+    names = _literal_settings() | _params_settings()
+    assert names, "no BOILERSTRIP_* settings found: the collector is broken"
+    missing = sorted(name for name in names if not _documented(name))
+    assert not missing, f"settings read by the code but missing from README.md: {missing}"
+
+
+def test_every_meta_key_is_documented() -> None:
+    missing = sorted(key for key in _meta_keys() if not _documented(key))
+    assert not missing, f"meta keys used by the code but missing from README.md: {missing}"

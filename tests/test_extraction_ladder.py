@@ -1,0 +1,285 @@
+"""The extraction ladder on inline snippets: each rung, the choice between candidates, the reasons."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from boilerstrip.extraction import (
+    Attempt,
+    Block,
+    ExtractionParams,
+    ExtractionResult,
+    extract,
+    render_markdown,
+    render_text,
+)
+
+STORY = [
+    "The river rose four metres overnight, flooding the lower town and cutting the only road to the valley, "
+    "officials said on Tuesday morning.",
+    "Residents were moved to the school on the hill, where volunteers served hot meals, and the mayor said "
+    "the water should recede within two days if the rain stops.",
+    "Engineers will inspect the old stone bridge, built in 1870, before traffic is allowed back across it, "
+    "a process that could take a week.",
+]
+NAV = '<nav><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li><li><a href="/sport">Sport</a></li></ul></nav>'
+FOOTER = "<footer><p>Copyright 2026 The Valley Gazette. All rights reserved. Contact us for reprints.</p></footer>"
+RELATED = (
+    '<div class="related-articles"><h3>Related stories</h3><ul>'
+    + "".join(f'<li><a href="/s{i}">Another story about floods number {i} in the region</a></li>' for i in range(6))
+    + "</ul></div>"
+)
+SHARE = '<div class="share-buttons"><a href="#">Share on Facebook</a> <a href="#">Share on X</a></div>'
+COMMENTS = (
+    '<section id="comments"><h3>3 comments</h3>'
+    + "".join(f"<p>Reader comment {i}: I live there, and honestly this happens every single year, nothing changes.</p>" for i in range(3))
+    + "</section>"
+)
+
+
+def paragraphs(texts=STORY) -> str:
+    return "".join(f"<p>{t}</p>" for t in texts)
+
+
+def page(body: str, head: str = "<title>Flood</title>") -> str:
+    return f"<!doctype html><html lang='en'><head><meta charset='utf-8'>{head}</head><body>{body}</body></html>"
+
+
+def attempt(result: ExtractionResult, method: str) -> Attempt:
+    return next(a for a in result.attempts if a.method == method)
+
+
+# --- result contract ------------------------------------------------------------------------------
+
+
+def test_result_is_frozen_and_text_is_rendered_from_blocks() -> None:
+    result = extract(page(NAV + f"<article><h1>Flood</h1>{paragraphs()}</article>" + FOOTER))
+    assert dataclasses.is_dataclass(result)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.text = "x"  # type: ignore[misc]
+    assert result.text == render_text(result.blocks)
+    assert result.markdown == render_markdown(result.blocks)
+    assert all(isinstance(b, Block) for b in result.blocks)
+    assert result.method == "semantic"
+    assert result.reason is None
+    assert result.attempts == (Attempt("semantic", True, result.attempts[0].chars, "accepted"),)
+
+
+def test_text_paragraphs_are_separated_by_blank_lines() -> None:
+    result = extract(page(f"<article>{paragraphs()}</article>"))
+    assert result.text == "\n\n".join(STORY)
+
+
+# --- rung 1: semantic -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(NAV + f"<article>{paragraphs()}</article>" + FOOTER, id="article"),
+        pytest.param(NAV + f"<main>{paragraphs()}</main>" + FOOTER, id="main"),
+        pytest.param(NAV + f"<div role='main'>{paragraphs()}</div>" + FOOTER, id="role-main"),
+        pytest.param(NAV + f"<div itemprop='articleBody'>{paragraphs()}</div>" + FOOTER, id="itemprop"),
+        pytest.param(NAV + f"<div class='entry-content'>{paragraphs()}</div>" + FOOTER, id="content-class"),
+    ],
+)
+def test_semantic_containers(body: str) -> None:
+    result = extract(page(body))
+    assert result.method == "semantic"
+    assert result.text == "\n\n".join(STORY)
+
+
+def test_semantic_drops_chrome_and_widgets_inside_the_container() -> None:
+    body = (
+        "<main><header><h1>Flood</h1><p class='byline'>By A. Writer</p></header>"
+        f"{SHARE}<article>{paragraphs()}</article>{RELATED}<aside><p>Sidebar: subscribe to our newsletter today, it is free and weekly.</p></aside>"
+        f"<form><p>Sign up for alerts about floods in your area, it takes a minute.</p></form>{COMMENTS}</main>"
+    )
+    result = extract(page(body))
+    assert result.method == "semantic"
+    assert result.text == "\n\n".join(STORY)
+
+
+def test_semantic_main_with_sidebar_narrows_to_article() -> None:
+    sidebar = "<div class='sidebar'>" + paragraphs(["Most read: " + STORY[0][:60]] * 2) + "</div>"
+    result = extract(page(f"<main>{sidebar}<article>{paragraphs()}</article></main>"))
+    assert result.text == "\n\n".join(STORY)
+
+
+def test_semantic_chooses_the_story_among_several_articles() -> None:
+    teaser = "<article><h2><a href='/t'>Teaser headline</a></h2><p>A short teaser text for another story.</p></article>"
+    result = extract(page(teaser + f"<article>{paragraphs()}</article>" + teaser))
+    assert result.method == "semantic"
+    assert result.text == "\n\n".join(STORY)
+
+
+def test_semantic_keeps_a_body_split_across_sibling_containers() -> None:
+    body = (
+        f"<div class='article-body'>{paragraphs(STORY[:2])}</div><div class='ad'>Advertisement</div>"
+        f"<div class='article-body'>{paragraphs(STORY[2:])}</div>"
+    )
+    result = extract(page(body))
+    assert result.method == "semantic"
+    assert result.text == "\n\n".join(STORY)
+
+
+def test_class_words_match_whole_words_only() -> None:
+    commentary = "<div class='commentary-text'><p>" + STORY[0] + "</p></div>"
+    result = extract(page(f"<article>{commentary}{paragraphs(STORY[1:])}</article>"))
+    assert STORY[0] in result.text
+
+
+def test_semantic_refused_when_container_is_a_teaser() -> None:
+    body = "<article><p>A teaser for the flood story, read the full report below.</p></article><div>" + paragraphs() + "</div>"
+    result = extract(page(body))
+    assert attempt(result, "semantic") == Attempt("semantic", False, 0, "covers_too_little")
+    assert result.method == "density"
+    assert result.text == "\n\n".join(STORY)
+
+
+def test_semantic_refused_without_markup() -> None:
+    result = extract(page("<div><div>" + paragraphs() + "</div></div>"))
+    assert attempt(result, "semantic") == Attempt("semantic", False, 0, "no_semantic_container")
+
+
+def test_semantic_refused_for_link_lists() -> None:
+    links = "".join(f"<p>See the full report on <a href='/{i}'>{STORY[i % 3][:55]}</a> and more here.</p>" for i in range(10))
+    result = extract(page(f"<main><p>{STORY[0]}</p>{links}</main>"), params=ExtractionParams(method="semantic"))
+    assert result.method is None
+    assert attempt(result, "semantic").reason == "link_density_high"
+    assert result.reason == "no_content_found"
+
+
+# --- rung 2: density ------------------------------------------------------------------------------
+
+
+def test_density_picks_the_article_not_the_navigation() -> None:
+    links = "<div id='menu'>" + "".join(f"<a href='/{i}'>Section {i} with a long link name</a> " for i in range(30)) + "</div>"
+    body = links + "<div><div class='x1'>" + paragraphs() + "</div></div><div class='x2'><p>Copyright line.</p></div>"
+    result = extract(page(body))
+    assert result.method == "density"
+    assert attempt(result, "semantic").reason == "no_semantic_container"
+    assert result.text == "\n\n".join(STORY)
+
+
+def test_density_keeps_sibling_paragraphs_not_only_the_longest_div() -> None:
+    body = (
+        "<div id='wrap'><div class='a'><p>" + STORY[0] + "</p><p>" + STORY[1] + "</p></div>"
+        "<p>" + STORY[2] + "</p></div>"
+        "<div class='b'><a href='/x'>Next story</a></div>"
+    )
+    result = extract(page(body))
+    assert result.method == "density"
+    assert result.text == "\n\n".join(STORY)
+
+
+def test_density_reads_text_in_divs_without_paragraphs() -> None:
+    body = "<div><div>" + "<br><br>".join(STORY) + "</div></div>"
+    result = extract(page(body))
+    assert result.method == "density"
+    for text in STORY:
+        assert text in result.text
+
+
+# --- rung 3: body-text XPath ----------------------------------------------------------------------
+
+
+def test_bodytext_rung_when_others_are_disabled() -> None:
+    params = ExtractionParams(semantic_enabled=False, density_enabled=False)
+    result = extract(page(NAV + f"<div>{paragraphs()}</div>" + FOOTER), params=params)
+    assert result.method == "bodytext"
+    assert [a.reason for a in result.attempts] == ["disabled", "disabled", "accepted"]
+    assert "Home" not in result.text and "Copyright" not in result.text
+    assert STORY[0] in result.text
+
+
+def test_bodytext_method_alone_with_tuned_lists() -> None:
+    params = ExtractionParams(method="bodytext", bodytext_include_tags=("p",), bodytext_exclude_tags=("footer",))
+    result = extract(page("<div>" + paragraphs() + "<span>" + "span text " * 5 + "</span></div>" + FOOTER), params=params)
+    assert result.method == "bodytext"
+    assert [a.method for a in result.attempts] == ["bodytext"]
+    assert "span text" not in result.text
+    assert result.text == "\n\n".join(STORY)
+
+
+def test_bad_method_is_rejected() -> None:
+    with pytest.raises(ValueError, match="method"):
+        ExtractionParams(method="magic")
+
+
+# --- reasons: a user can ask why text is missing ----------------------------------------------------
+
+
+def test_every_refusal_has_a_reason_and_empty_results_say_why() -> None:
+    result = extract(page(NAV + FOOTER))
+    assert result.text == ""
+    assert result.method is None
+    assert result.reason == "no_content_found"
+    assert [a.method for a in result.attempts] == ["semantic", "density", "bodytext"]
+    assert all(not a.accepted and a.reason for a in result.attempts)
+
+
+def test_short_page_is_kept_as_a_last_resort_and_says_so() -> None:
+    result = extract(page("<article><p>Opening hours: 9 to 5, Monday to Friday.</p></article>"))
+    assert result.text == "Opening hours: 9 to 5, Monday to Friday."
+    assert attempt(result, "semantic").reason == "too_short"
+    assert result.attempts[-1].reason == "accepted_short"
+
+
+# --- output formats ---------------------------------------------------------------------------------
+
+
+def test_blocks_keep_structure_and_markdown_renders_it() -> None:
+    body = (
+        "<article><h2>What happened</h2>" + paragraphs(STORY[:1])
+        + "<ul><li>Road closed</li><li>School open</li></ul>"
+        + "<blockquote><p>We have never seen water this high, said a farmer near the river.</p></blockquote>"
+        + "<table><tr><th>Town</th><th>Level</th></tr><tr><td>Lower</td><td>4 m</td></tr></table>"
+        + "<pre><code>def level():\n    return 4\n</code></pre>"
+        + paragraphs(STORY[1:]) + "</article>"
+    )
+    result = extract(page(body))
+    kinds = [b.kind for b in result.blocks]
+    assert kinds == ["h2", "p", "li", "li", "quote", "tr", "tr", "pre", "p", "p"]
+    assert "Road closed\nSchool open" in result.text
+    assert "Town | Level\nLower | 4 m" in result.text
+    assert "def level():\n    return 4" in result.text  # code whitespace intact
+    md = result.markdown
+    assert "## What happened" in md
+    assert "- Road closed\n- School open" in md
+    assert "> We have never seen water" in md
+    assert "| Town | Level |\n| --- | --- |\n| Lower | 4 m |" in md
+    assert "```\ndef level():\n    return 4\n```" in md
+
+
+def test_render_functions_are_pure_over_blocks() -> None:
+    blocks = (Block("h2", "Title"), Block("p", "One."), Block("li", "a"), Block("li", "b"), Block("pre", "x = 1\n  y"))
+    assert render_text(blocks) == "Title\n\nOne.\n\na\nb\n\nx = 1\n  y"
+    assert render_markdown(blocks) == "## Title\n\nOne.\n\n- a\n- b\n\n```\nx = 1\n  y\n```"
+    assert render_text(blocks[1:2]) == "One."
+    assert render_text(()) == "" and render_markdown(()) == ""
+
+
+def test_headline_and_captions_are_not_body_text() -> None:
+    body = (
+        "<article><h1>Flood in the valley</h1><figure><img src='a.jpg'><figcaption>The bridge at dawn, "
+        "photographed by a reader.</figcaption></figure>" + paragraphs() + "</article>"
+    )
+    result = extract(page(body))
+    assert "Flood in the valley" not in result.text
+    assert "photographed" not in result.text
+    kept = extract(page(body), params=ExtractionParams(keep_h1=True, keep_captions=True))
+    assert "Flood in the valley" in kept.text and "photographed" in kept.text
+
+
+def test_hidden_elements_are_not_content() -> None:
+    body = (
+        "<article>" + paragraphs(STORY[:2])
+        + "<p style='display:none'>Hidden tracking text that no reader ever sees on the page.</p>"
+        + "<p>" + STORY[2] + "<span class='sr-only'>(opens in new window)</span></p>"
+        + "<div hidden><p>Also hidden but quite long, long enough to be a paragraph.</p></div></article>"
+    )
+    result = extract(page(body))
+    assert result.text == "\n\n".join(STORY)

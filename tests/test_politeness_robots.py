@@ -1,0 +1,108 @@
+"""RFC 9309 robots.txt semantics, checked against the server's request log."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+from _crawlsite import page_hits, robots, small_site
+from conftest import Reply, run_crawl
+from test_crawl_demo import reasons
+
+FAST = ["--profile", "test"]
+
+
+def test_robots_503_means_no_page_requests_and_is_retried(serve, tmp_path) -> None:
+    server = serve(routes=small_site(robots_reply=robots("oops", status=503)))
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert records == []
+    assert page_hits(server) == [], [e.path for e in server.log]
+    # the test profile fetches an unreachable robots.txt twice before giving the host up
+    assert len(server.hits("/robots.txt")) == 2
+    assert reasons(proc.stderr)["robots_unreachable"] == 1
+
+
+def test_robots_recovering_after_503_is_obeyed(serve, tmp_path) -> None:
+    answers = itertools.chain([robots("busy", status=503)], itertools.repeat(robots("User-agent: *\nDisallow: /p2\n")))
+    server = serve(routes=small_site(extra={"/robots.txt": lambda path, headers: next(answers)}))
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert {r["url"].rsplit("/", 1)[1] for r in records} == {"", "p1", "p3", "p4"}
+    assert not server.hits("/p2")
+    assert len(server.hits("/robots.txt")) == 2
+
+
+def test_robots_unreachable_connection_means_disallow(serve, tmp_path) -> None:
+    # robots.txt answers slower than the fetch timeout: unreachable -> nothing fetched
+    slow = Reply(200, b"User-agent: *\nAllow: /\n", (("Content-Type", "text/plain"),), delay_s=2.5)
+    server = serve(routes=small_site(robots_reply=slow))
+    proc, records = run_crawl(
+        server.url + "/", out=tmp_path / "o.jsonl", args=FAST,
+        settings={"BOILERSTRIP_ROBOTS_FETCH_TIMEOUT_S": 1, "BOILERSTRIP_ROBOTS_UNREACHABLE_MAX_FETCHES": 1},
+    )
+    assert records == []
+    assert page_hits(server) == []
+    assert reasons(proc.stderr)["robots_unreachable"] == 1
+
+
+def test_robots_404_allows_everything(serve, tmp_path) -> None:
+    server = serve(routes=small_site(robots_reply=None))
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(records) == 5
+
+
+def test_robots_redirects_followed_up_to_five_hops(serve, tmp_path) -> None:
+    hops = {f"/r{i}": Reply(301, b"", (("Location", f"/r{i + 1}"),)) for i in range(1, 5)}
+    routes = small_site(
+        robots_reply=Reply(302, b"", (("Location", "/r1"),)),
+        extra={**hops, "/r5": robots("User-agent: *\nDisallow: /p1\nDisallow: /p3\n")},
+    )
+    server = serve(routes=routes)
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not server.hits("/p1") and not server.hits("/p3")
+    assert {r["url"].rsplit("/", 1)[1] for r in records} == {"", "p2", "p4"}
+    assert reasons(proc.stderr)["robots_disallowed"] == 2
+
+
+def test_robots_more_than_five_redirects_means_unavailable(serve, tmp_path) -> None:
+    hops = {f"/r{i}": Reply(301, b"", (("Location", f"/r{i + 1}"),)) for i in range(1, 7)}
+    routes = small_site(
+        robots_reply=Reply(302, b"", (("Location", "/r1"),)),
+        extra={**hops, "/r7": robots("User-agent: *\nDisallow: /\n")},
+    )
+    server = serve(routes=routes)
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST)
+    assert not server.hits("/r7")  # the sixth hop is not followed
+    assert len(records) == 5  # unavailable (RFC 9309 2.3.1.2) -> allow
+
+
+def test_robots_parsed_up_to_512_kib_only(serve, tmp_path) -> None:
+    filler = "# " + "x" * 1000 + "\n"
+    head = "User-agent: *\nDisallow: /p1\n"
+    body = head + filler * 600 + "Disallow: /p2\n"  # the /p2 rule starts after ~600 KB
+    assert len(body.encode()) > 512 * 1024
+    server = serve(routes=small_site(robots_reply=robots(body)))
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not server.hits("/p1")
+    assert server.hits("/p2")  # beyond the parsed prefix: ignored
+
+
+def test_robots_group_for_our_token_is_used(serve, tmp_path) -> None:
+    text = "User-agent: *\nDisallow: /\n\nUser-agent: boilerstrip\nDisallow: /p4\n"
+    server = serve(routes=small_site(robots_reply=robots(text)))
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST)
+    assert {r["url"].rsplit("/", 1)[1] for r in records} == {"", "p1", "p2", "p3"}
+    assert not server.hits("/p4")
+
+
+def test_robots_can_be_switched_off_only_explicitly(serve, tmp_path) -> None:
+    server = serve(routes=small_site(robots_reply=robots("User-agent: *\nDisallow: /\n")))
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST,
+                              settings={"ROBOTSTXT_OBEY": "false"})
+    assert len(records) == 5
+    assert not server.hits("/robots.txt")
+    json.dumps(records)
