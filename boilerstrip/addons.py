@@ -65,3 +65,16 @@ class ProfileAddon:
             # Settings.set only replaces a value of lower or equal priority: project, spider and
             # command-line values (higher priorities) win automatically.
             settings.set(key, value, priority=self.PRIORITY)
+        apply_contact(settings)
+
+
+def apply_contact(settings: Any) -> None:
+    """Append ``BOILERSTRIP_CONTACT`` to our own User-Agent: ``boilerstrip/0.1.0 (+URL; contact)``.
+
+    A User-Agent the user replaced is left alone; the product token stays ``boilerstrip`` either way.
+    """
+    contact = str(settings.get("BOILERSTRIP_CONTACT") or "").strip()
+    agent = str(settings.get("USER_AGENT") or "")
+    if not contact or not agent.startswith("boilerstrip/") or not agent.endswith(")") or contact in agent:
+        return
+    settings.set("USER_AGENT", f"{agent[:-1]}; {contact})", priority=settings.getpriority("USER_AGENT") or 0)

@@ -76,12 +76,12 @@ def failure_reason(failure: Any) -> str:
     response = getattr(exc, "response", None)
     if response is not None and getattr(response, "status", None):
         return f"http_{response.status}"
-    # a refusal raised below Scrapy's wrapping (the scope resolver's PrivateAddressRefused) keeps its reason
+    # a refusal raised below Scrapy's wrapping (the scope resolver's PrivateAddressRefused) keeps its refusal_reason
     cause = exc
     for _ in range(4):
         if cause is None:
             break
-        tagged = getattr(cause, "boilerstrip_reason", None)
+        tagged = getattr(cause, "refusal_reason", None)
         if isinstance(tagged, str):
             return tagged
         cause = cause.__cause__ or cause.__context__

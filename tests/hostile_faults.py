@@ -94,7 +94,10 @@ def read_ledger(out: str | Path) -> dict[str, dict]:
 def assert_reconciled(out: str | Path, proc=None) -> dict:
     """The run's manifest says reconciled and its counts agree with the ledger and the output file."""
     manifest = read_manifest(out)
+    dead = output_paths(out).deadletter
     detail = f"manifest: {json.dumps(manifest, indent=1)[:3000]}" + (f"\nstderr: {proc.stderr[-3000:]}" if proc else "")
+    if dead.exists():
+        detail += f"\ndead letters: {dead.read_text(encoding='utf-8')[:3000]}"
     assert manifest["reconciled"] is True, detail
     counts = manifest["counts"]
     assert counts["pending"] == 0 and counts["settled_twice"] == 0, detail

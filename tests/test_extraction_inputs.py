@@ -181,3 +181,28 @@ def test_core_imports_no_crawling_framework() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+def test_random_tag_soup_never_raises() -> None:
+    import random
+
+    rng = random.Random(20261130)
+    tags = "div p span a article main nav aside footer header table tr td th ul ol li pre code br h1 h2 blockquote figure figcaption img script style form select option".split()
+    attrs = ['class="share"', 'class="entry-content"', 'id="comments"', "hidden", 'style="display:none"', 'role="main"', 'itemprop="articleBody"', 'aria-hidden="true"', 'class="related-posts"', ""]
+    words = "the river rose over town council, bridge; water 2026 <> & é 中文 \u200b".split()
+    for _ in range(300):
+        out = []
+        for _ in range(rng.randint(0, 200)):
+            roll = rng.random()
+            tag = rng.choice(tags)
+            if roll < 0.4:
+                out.append(f"<{tag} {rng.choice(attrs)}>")
+            elif roll < 0.6:
+                out.append(f"</{tag}>")
+            else:
+                out.append(" ".join(rng.choice(words) for _ in range(rng.randint(1, 30))))
+        html = "".join(out)
+        result = extract(html if rng.random() < 0.5 else html.encode("utf-8", "surrogatepass"))
+        assert isinstance(result, ExtractionResult)
+        assert result.text == "" or result.method is not None
+        assert all(not a.reason.startswith("error_") for a in result.attempts), result.attempts

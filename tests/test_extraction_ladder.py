@@ -283,3 +283,16 @@ def test_hidden_elements_are_not_content() -> None:
     )
     result = extract(page(body))
     assert result.text == "\n\n".join(STORY)
+
+
+def test_a_failing_rung_is_recorded_and_the_next_one_runs(monkeypatch) -> None:
+    from boilerstrip.extraction import core
+
+    def broken(page, params):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(core, "extract_semantic", broken)
+    result = extract(page(f"<article>{paragraphs()}</article>"))
+    assert attempt(result, "semantic") == Attempt("semantic", False, 0, "error_RuntimeError")
+    assert result.method == "density"
+    assert result.text == "\n\n".join(STORY)

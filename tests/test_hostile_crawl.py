@@ -7,6 +7,8 @@ one failed:<reason>, the manifest says so and the crawl exits 0.
 from __future__ import annotations
 
 import gzip
+import hashlib
+import itertools
 import json
 import time
 from pathlib import Path
@@ -18,11 +20,22 @@ from hostile_faults import RawServer, assert_reconciled, html_page, read_ledger
 
 FAST = ["--profile", "test", "--no-sitemaps", "--log-level", "INFO"]
 HTML = (("Content-Type", "text/html; charset=utf-8"),)
+_COUNTER = itertools.count()
 TEXT = "<p>" + "Real content of the page, long enough to be kept by the extractor. " * 8 + "</p>"
 
 
-def _page(body: str = "", title: str = "page") -> Reply:
-    return Reply(200, html_page(TEXT + body, title), HTML)
+_WORDS = "river stone cloud maple quiet amber harbor violet meadow copper lantern thistle orbit velvet canyon".split()
+
+
+def _unique_text(seed: str) -> str:
+    """A paragraph no other page has (the dedup pass would otherwise drop look-alike test pages)."""
+    digest = hashlib.sha256(seed.encode()).digest()
+    return "<p>" + " ".join(f"{_WORDS[b % len(_WORDS)]}{b}" for b in digest * 3) + ".</p>"
+
+
+def _page(body: str = "", title: str | None = None) -> Reply:
+    title = title or f"page {next(_COUNTER)}"
+    return Reply(200, html_page(_unique_text(title) + TEXT + body, title), HTML)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from .finish import FinishResult, cleaned_fields, finish_crawl, finish_records, 
 from .page import page_block_hashes, page_blocks
 from .model import SCOPE_CLUSTER, SCOPE_SITE, TemplateDecision, TemplateModel
 from .params import BoilerplateParams, DuplicateParams
-from .store import MemoryTemplateStore, SqliteTemplateStore, TemplateStore, load_site
+from .store import MemoryTemplateStore, SqliteTemplateStore, TemplateStore, load_site, open_store, resolve_state_dir
 
 __all__ = [
     "BoilerplateParams",
@@ -39,6 +39,8 @@ __all__ = [
     "MemoryTemplateStore",
     "SqliteTemplateStore",
     "load_site",
+    "open_store",
+    "resolve_state_dir",
     "FinishResult",
     "finish_records",
     "finish_crawl",

@@ -7,7 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .blocks import block_hash, digits_insensitive, normalise_block
-from .model import TemplateModel
+from .model import TemplateDecision, TemplateModel
+
+#: kinds whose consecutive blocks form a list (one item or row per block)
+_LIST_KINDS = frozenset(("li", "tr"))
+SCOPE_LIST = "template:list"
 from .params import BoilerplateParams
 
 __all__ = ["CleanResult", "clean_page", "hash_blocks", "FLAG_KEPT_TOO_SHORT", "FLAG_REMOVED_MOST", "FLAG_ONLY",
@@ -46,6 +50,25 @@ def hash_blocks(blocks: Iterable[tuple[str, str]], params: BoilerplateParams) ->
     return out
 
 
+def _template_lists(hashed, decisions: list[TemplateDecision], params: BoilerplateParams) -> list[TemplateDecision]:
+    """Mark the remaining short items of a mostly-template run of list items / table rows."""
+    out = list(decisions)
+    i = 0
+    while i < len(hashed):
+        kind = hashed[i][0]
+        j = i
+        while j < len(hashed) and hashed[j][0] == kind:
+            j += 1
+        if kind in _LIST_KINDS and j - i >= params.list_min_items:
+            template = sum(1 for d in decisions[i:j] if d.reason)
+            if template >= 2 and template / (j - i) >= params.list_min_template_share:
+                for k in range(i, j):
+                    if not out[k].reason and hashed[k][3] < params.protect_min_chars:
+                        out[k] = TemplateDecision(SCOPE_LIST, template, round(template / (j - i), 4))
+        i = j
+    return out
+
+
 def clean_page(
     blocks: Iterable[tuple[str, str]],
     site: str,
@@ -56,6 +79,7 @@ def clean_page(
     """Drop the blocks the model calls template; never blank the page; say why for every block."""
     hashed = hash_blocks(blocks, params)
     decisions = [model.decide(site, cluster, h, n, params) for _, _, h, n in hashed]
+    decisions = _template_lists(hashed, decisions, params)
     total = sum(len(text.strip()) for _, text, _, _ in hashed)
     removed_chars = sum(len(t.strip()) for (_, t, _, _), d in zip(hashed, decisions) if d.reason)
     flags: list[str] = []
@@ -67,7 +91,7 @@ def clean_page(
     elif removed_chars and total - removed_chars < params.min_kept_chars:
         # Never blank a page on weaker evidence: keep it whole and say so.
         flags.append(FLAG_KEPT_TOO_SHORT)
-        decisions = [d.__class__(None, d.pages, d.share, d.protected) for d in decisions]
+        decisions = [TemplateDecision(None, d.pages, d.share, d.protected) for d in decisions]
         removed_chars = 0
     if FLAG_ONLY not in flags and removed_chars and total and removed_chars / total > params.max_removed_share_unflagged:
         flags.append(FLAG_REMOVED_MOST)

@@ -29,6 +29,13 @@ class BoilerplateParams:
     #: A cluster needs this many pages before it may declare a block template (as ``min_pages``).
     cluster_min_pages: int = 5
 
+    #: A run of consecutive list items (or table rows) of at least ``list_min_items`` in which at least
+    #: this share is template is a template list: its other short items go too ("template:list"). It
+    #: catches the slot that changes per page: the "Prev <title>" of a Prev | Up | Home | Next bar, the one
+    #: "related post" that differs on the related posts' own pages. 0.5: half of such a bar is constant.
+    list_min_template_share: float = 0.5
+    list_min_items: int = 3
+
     # --- normalisation ---------------------------------------------------------------------------
     #: Replace every run of digits by "0" before hashing, so "Page 3 of 12" and "(c) 2024" match across
     #: pages. Headings like "6.2. APT" stay distinct: their words differ.
@@ -60,18 +67,21 @@ class BoilerplateParams:
     max_hold_s: float = 300.0
     #: How often a held item checks whether it may go (seconds); cheap, only held items poll.
     hold_poll_s: float = 0.2
-    #: Folder of the persisted per-site model (SQLite ``templates.sqlite3``); "" keeps it in memory.
-    state_dir: str = ".boilerstrip-state"
+    #: Folder of the persisted per-site model (SQLite ``templates.sqlite3``). "auto": a
+    #: ``.boilerstrip-state`` folder next to the output file (in the working folder without one);
+    #: "" keeps the model in memory for this run only.
+    state_dir: str = "auto"
     #: Run the deterministic finishing pass (``boilerstrip dedup``) over the crawl's output at the end.
     finish_enabled: bool = True
 
     def __post_init__(self) -> None:
         for name in ("min_share_of_pages", "cluster_min_share_of_pages", "protect_min_share", "blank_min_share",
+                     "list_min_template_share",
                      "max_removed_share_unflagged"):
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
                 raise ValueError(f"{name} must be in (0, 1], got {value!r}")
-        for name in ("min_pages", "cluster_min_pages", "warmup_pages"):
+        for name in ("min_pages", "cluster_min_pages", "warmup_pages", "list_min_items"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
         if self.min_kept_chars < 0 or self.protect_min_chars < 0:

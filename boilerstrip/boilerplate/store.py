@@ -21,9 +21,10 @@ from typing import Protocol
 from .model import TemplateModel
 
 __all__ = ["TemplateStore", "MemoryTemplateStore", "SqliteTemplateStore", "StoredPage", "load_site",
-           "STATE_FILE"]
+           "STATE_FILE", "STATE_FOLDER", "resolve_state_dir", "open_store"]
 
 STATE_FILE = "templates.sqlite3"
+STATE_FOLDER = ".boilerstrip-state"
 StoredPage = tuple[str, tuple[str, ...]]  # (cluster, block hashes)
 
 
@@ -109,3 +110,23 @@ def load_site(model: TemplateModel, store: TemplateStore, site: str, exclude: se
         model.add_page(site, cluster, hashes)
         n += 1
     return n
+
+
+def resolve_state_dir(state_dir: str, output: str | Path | None = None) -> Path | None:
+    """The state folder for ``state_dir`` ("auto", "" or a path); "auto" puts it next to ``output``."""
+    if not state_dir:
+        return None
+    if state_dir != "auto":
+        return Path(state_dir)
+    if output:
+        text = str(output)
+        if text.startswith("file://"):
+            text = text[len("file://"):]
+        if "://" not in text:
+            return Path(text).expanduser().resolve().parent / STATE_FOLDER
+    return Path(STATE_FOLDER)
+
+
+def open_store(state_dir: Path | None) -> TemplateStore:
+    """A SQLite store in ``state_dir``, or a memory store when it is None."""
+    return SqliteTemplateStore(state_dir) if state_dir is not None else MemoryTemplateStore()

@@ -175,7 +175,7 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any], before_start: Any =
     from boilerstrip.config import ConfigError
     from boilerstrip.spiders.site import SiteSpider
 
-    process = CrawlerProcess(settings, install_root_handler=True)
+    process = CrawlerProcess(settings)
     crawler = process.create_crawler(SiteSpider)
     outcome: dict[str, Any] = {}
 
@@ -224,4 +224,21 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"boilerstrip crawl: {exc}", file=sys.stderr)
         return 2
-    return run_spider(settings, spider_kwargs)
+    code = run_spider(settings, spider_kwargs)
+    # -- boilerplate engineer: the deterministic finishing pass (same as `boilerstrip dedup OUT -o OUT`) ----
+    if code == 0:
+        from boilerstrip.commands.dedup import finish_after_crawl
+
+        code = finish_after_crawl(settings, out)
+    # -- safety engineer: ledger + manifest follow what the finishing pass left on disk ------------------
+    if code == 0:
+        from boilerstrip.extensions.ledger import dropped_from_report, reconcile_output
+        from boilerstrip.feeds import output_paths
+
+        if output_paths(out).manifest.exists():
+            from boilerstrip.commands.dedup import default_report_dir
+
+            if not reconcile_output(out, dropped_from_report(default_report_dir(out) / "template-report.json")):
+                print("boilerstrip crawl: ledger mismatch after the finishing pass (see the manifest)", file=sys.stderr)
+                code = 3
+    return code

@@ -10,13 +10,20 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
-from boilerstrip.boilerplate import BoilerplateParams, DuplicateParams, SqliteTemplateStore, finish_crawl
+from boilerstrip.boilerplate import (
+    BoilerplateParams,
+    DuplicateParams,
+    SqliteTemplateStore,
+    finish_crawl,
+    resolve_state_dir,
+)
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings
 
 HELP = "re-clean a crawl's JSONL with the final per-site template model and drop duplicate pages"
 
-__all__ = ["HELP", "add_arguments", "run", "default_report_dir"]
+__all__ = ["HELP", "add_arguments", "run", "default_report_dir", "finish_after_crawl"]
 
 
 def default_report_dir(out_path: str | Path) -> Path:
@@ -73,4 +80,41 @@ def run(args: argparse.Namespace) -> int:
     report = f", report {summary['report']}" if "report" in summary else ""
     print(f"boilerstrip dedup: {summary['pages']} pages, {summary['dropped_duplicates']} duplicates dropped, "
           f"{summary['records_out']} records -> {summary['out']}{report}", file=sys.stderr)
+    return 0
+
+
+def finish_after_crawl(settings: Any, out: str | Path) -> int:
+    """The end of ``boilerstrip crawl``: the finishing pass over ``out``, in place, with the crawl's settings.
+
+    Skipped when ``BOILERSTRIP_BOILERPLATE_ENABLED`` or ``BOILERSTRIP_BOILERPLATE_FINISH_ENABLED`` is
+    false. Uses the crawl's state folder (pages of the same sites from earlier crawls count too).
+    Returns 0, or 1 after a one-line error (the crawl's output is then left as the crawl wrote it).
+    """
+    try:
+        if not component_enabled(settings, "boilerplate"):
+            return 0
+        params = params_from_settings(settings, "boilerplate", BoilerplateParams)
+        if not params.finish_enabled:
+            return 0
+        dup_params = params_from_settings(settings, "duplicates", DuplicateParams)
+        duplicates_enabled = component_enabled(settings, "duplicates")
+    except ConfigError as exc:
+        print(f"boilerstrip crawl: finishing pass: {exc}", file=sys.stderr)
+        return 1
+    out = Path(out)
+    if not out.is_file():
+        return 0
+    state_dir = resolve_state_dir(params.state_dir, out)
+    store = SqliteTemplateStore(state_dir) if state_dir is not None and state_dir.exists() else None
+    try:
+        summary = finish_crawl(out, out, params, default_report_dir(out), dup_params=dup_params, store=store,
+                               duplicates_enabled=duplicates_enabled)
+    except (OSError, UnicodeError, ValueError) as exc:
+        print(f"boilerstrip crawl: finishing pass failed, output left as crawled: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if store is not None:
+            store.close()
+    print(f"boilerstrip crawl: finishing pass: {summary['pages']} pages, {summary['dropped_duplicates']} duplicates "
+          f"dropped, template report in {summary.get('report')}", file=sys.stderr)
     return 0

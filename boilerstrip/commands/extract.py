@@ -15,7 +15,6 @@ import io
 import json
 import sys
 import zlib
-from pathlib import Path
 
 from boilerstrip.config import ConfigError, params_from_settings
 from boilerstrip.extraction import ExtractionParams, extract

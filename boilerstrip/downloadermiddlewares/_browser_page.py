@@ -26,10 +26,23 @@ _CONTEXT_PREFIX = "boilerstrip-render-"
 _GEN_ATTR = "_boilerstrip_generation"
 _RETIRED_ATTR = "_boilerstrip_retired"
 
-#: True once the body text has stopped changing for ``quiet`` ms and reached ``target`` characters.
+#: The page's content text length: body text minus page chrome outside <article>/<main> (nav, header,
+#: footer, aside, cookie/consent banners), the same measure as the static decision's ``content_chars``,
+#: so a shell's server-rendered chrome does not count as its content having arrived.
+_CONTENT_CHARS_JS = """() => {
+  const b = document.body;
+  if (!b) return 0;
+  const chrome = 'nav, header, footer, aside, [id*="cookie" i], [class*="cookie" i], [id*="consent" i], [class*="consent" i]';
+  let n = b.innerText.length;
+  for (const el of b.querySelectorAll(chrome)) {
+    if (el.parentElement && (el.parentElement.closest(chrome) || el.parentElement.closest('article, main'))) continue;
+    n -= el.innerText.length;
+  }
+  return Math.max(0, n);
+}"""
+#: True once the content text has reached ``target`` characters and stayed unchanged for ``quiet`` ms.
 _SETTLE_JS = """([target, quiet]) => {
-  const body = document.body;
-  const n = body ? body.innerText.length : 0;
+  const n = (""" + _CONTENT_CHARS_JS + """)();
   const s = window.__boilerstripSettle || (window.__boilerstripSettle = {n: -1, at: 0});
   const now = performance.now();
   if (n !== s.n) { s.n = n; s.at = now; return false; }
@@ -129,8 +142,8 @@ async def settle_page(
     max_wait_ms: int = 5000,
     quiet_ms: int = 300,
 ) -> dict[str, Any]:
-    """Wait (bounded) for the content: ``selector`` when given, else the body text reaching
-    ``target_chars`` and then staying unchanged for ``quiet_ms``. Returns what happened; never raises
+    """Wait (bounded) for the content: ``selector`` when given, else the content text (body text minus
+    chrome) reaching ``target_chars`` and then staying unchanged for ``quiet_ms``. Returns what happened; never raises
     on a timeout (the page is taken as it is, and the record says so)."""
     started = time.monotonic()
     outcome = "settled"
@@ -149,5 +162,5 @@ async def settle_page(
         outcome = "error"  # the page navigated away or closed mid-wait; take what is there
     text_chars = -1
     with suppress(PlaywrightError):
-        text_chars = await page.evaluate("() => document.body ? document.body.innerText.length : 0")
+        text_chars = await page.evaluate(_CONTENT_CHARS_JS)
     return {"outcome": outcome, "waited_ms": round((time.monotonic() - started) * 1000), "text_chars": text_chars}

@@ -232,7 +232,7 @@ class RenderWhenNeededMiddleware:
         if not verdict.needs:
             self._inc(f"static/{verdict.reason}")
             return response
-        target = verdict.signals.visible_chars + self.browser.min_text_growth_chars
+        target = verdict.signals.content_chars + self.browser.min_text_growth_chars
         return self._to_browser(request, verdict.reason, target, boilerstrip_render_reissued=True)
 
     def _rendered(self, request: Request, response: Response) -> Response:

@@ -78,13 +78,13 @@ class ScopeParams:
 class PrivateAddressRefused(DNSLookupError):
     """The resolver refused to hand out a non-global address for a host that is not allowed."""
 
-    boilerstrip_reason = "private_address"
+    refusal_reason = "private_address"
 
 
 class ResponseTooLarge(Exception):
     """A body that grew past DOWNLOAD_MAXSIZE while streaming (Scrapy cancels it without saying why)."""
 
-    boilerstrip_reason = "response_too_large"
+    refusal_reason = "response_too_large"
 
 
 @functools.lru_cache(maxsize=4096)

@@ -46,7 +46,7 @@ from boilerstrip.feeds import (
 from boilerstrip.items import SCHEMA_VERSION
 from boilerstrip.outcomes import FilteredItem, url_settled
 
-__all__ = ["LedgerParams", "LedgerExtension", "LEDGER_KEY", "LEDGER_SKIP", "Record"]
+__all__ = ["LedgerParams", "LedgerExtension", "LEDGER_KEY", "LEDGER_SKIP", "Record", "reconcile_output", "dropped_from_report", "run_status"]
 
 logger = logging.getLogger(__name__)
 
@@ -384,7 +384,7 @@ class LedgerExtension:
         lines = len(read_whole_lines(output)) if output.exists() else 0
         manifest = {
             "run_id": self.run_id,
-            "boilerstrip_version": __version__,
+            "version": __version__,
             "schema_version": SCHEMA_VERSION,
             "started_at": self.started_at,
             "finished_at": _now(),
@@ -403,6 +403,66 @@ class LedgerExtension:
             **self.summary,
         }
         atomic_write_json(paths.manifest, manifest)
+
+
+def reconcile_output(out: str | Path, dropped: dict[str, str] | None = None) -> bool:
+    """Bring the ledger and manifest of ``out`` in line with the records file as it is now on disk.
+
+    A pass after the crawl (the deterministic dedup) may drop records: each ledger ``item`` whose URL is no
+    longer in the file becomes ``filtered:<reason>`` (``dropped`` maps URL -> reason; else the reason is
+    ``dropped_after_crawl``). A record in the file without a ledger ``item`` entry is a mismatch. Rewrites
+    ``OUT.ledger.jsonl`` and ``OUT.manifest.json`` atomically; returns whether the run still reconciles.
+    """
+    paths = output_paths(out)
+    if not paths.manifest.exists() or not paths.ledger.exists():
+        return False
+    manifest = json.loads(paths.manifest.read_text(encoding="utf-8"))
+    entries = [json.loads(line) for line in read_whole_lines(paths.ledger)]
+    written = written_urls(paths.final)
+    dropped = dropped or {}
+    changed = 0
+    for entry in entries:
+        if entry["outcome"] == "item" and entry["url"] not in written:
+            entry["outcome"], entry["reason"] = "filtered", dropped.get(entry["url"], "dropped_after_crawl")
+            changed += 1
+    items = {e["url"] for e in entries if e["outcome"] == "item"}
+    extra = sorted(written - items)
+    counts = dict(manifest.get("counts") or {})
+    for outcome in ("item", "filtered", "failed", "pending"):
+        counts[outcome] = sum(1 for e in entries if e["outcome"] == outcome)
+    counts["urls"] = len(entries)
+    reasons: dict[str, int] = {}
+    for e in entries:
+        if e["outcome"] in ("filtered", "failed"):
+            reasons[f"{e['outcome']}:{e['reason']}"] = reasons.get(f"{e['outcome']}:{e['reason']}", 0) + 1
+    ok = bool(manifest.get("reconciled")) and not extra and counts["pending"] == 0
+    manifest.update(
+        counts=counts,
+        reasons=dict(sorted(reasons.items())),
+        reconciled=ok,
+        dropped_after_crawl=changed,
+        records_without_ledger_entry=extra[:20],
+    )
+    manifest.setdefault("output", {})["record_lines"] = len(read_whole_lines(paths.final))
+    atomic_write_lines(paths.ledger, (json.dumps(e, ensure_ascii=False) for e in entries))
+    atomic_write_json(paths.manifest, manifest)
+    if not ok:
+        logger.error("ledger: the output file and the ledger disagree: %d records without a ledger entry %s", len(extra), extra[:20])
+    return ok
+
+
+def dropped_from_report(report: str | Path) -> dict[str, str]:
+    """URL -> reason of the records a finishing pass dropped, from its report (``sites.*.duplicates``)."""
+    try:
+        data = json.loads(Path(report).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    dropped: dict[str, str] = {}
+    for site in (data.get("sites") or {}).values():
+        for entry in site.get("duplicates") or ():
+            if isinstance(entry, dict) and isinstance(entry.get("url"), str):
+                dropped[entry["url"]] = str(entry.get("reason") or "duplicate")
+    return dropped
 
 
 def run_status(out: str | Path) -> int:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from ._vocab import HEADING_TAGS, TOKEN_RE
-from .blocks import CONTENT, NAVIGATION, PRUNED_VERDICTS, Segmentation
+from .blocks import CAPTION, CONTENT, NAVIGATION, PRUNED_VERDICTS, Segmentation
 from .params import ExtractionParams
 
 #: Elements that may hold link lists inside an article (checked for link density when pruning).
@@ -18,7 +18,13 @@ _LINK_LIST_TAGS = frozenset("ul ol dl div section table nav menu aside p header 
 class PageStats:
     """Block statistics of one page: boilerplate flags and "good paragraph" prefix sums."""
 
-    def __init__(self, seg: Segmentation, params: ExtractionParams, headline: str | None = None) -> None:
+    def __init__(
+        self,
+        seg: Segmentation,
+        params: ExtractionParams,
+        headline: str | None = None,
+        image_holders: list[etree._Element] = (),
+    ) -> None:
         self.seg = seg
         self.params = params
         #: the page's declared headline as lower-case words, to recognise it among the blocks
@@ -30,7 +36,15 @@ class PageStats:
         # verdict win: an "entry-content" inside an "article-header" wrapper is content again.
         self.verdict_spans: list[tuple[int, int, etree._Element, str]] = []
         page_limit = params.max_pruned_share_of_page * total
-        for element, verdict, _weight in seg.marked:
+        marks = [(element, verdict) for element, verdict, _weight in seg.marked]
+        if image_holders:
+            # short text next to a picture is its caption or credit
+            for holder in image_holders:
+                span = seg.ranges.get(holder)
+                if span and 0 < seg.sum_chars[span[1]] - seg.sum_chars[span[0]] <= params.max_caption_chars:
+                    marks.append((holder, CAPTION))
+            marks.sort(key=lambda mark: (seg.ranges[mark[0]][0], -seg.ranges[mark[0]][1]) if mark[0] in seg.ranges else (-1, 0))
+        for element, verdict in marks:
             pruned = verdict in PRUNED_VERDICTS
             if not pruned and verdict != CONTENT:
                 continue
@@ -110,14 +124,13 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
         elif verdict == NAVIGATION or seg.text_chars(start, end) <= limit:
             drop(start, end)
     max_inner = params.max_inner_link_density
-    min_inner = params.min_inner_link_block_chars
     for element, (start, end) in seg.ranges.items():
         if end - start < 2 or element.tag not in _LINK_LIST_TAGS or element in container_set:
             continue
         if not inside(start, end):
             continue
         total = seg.text_chars(start, end)
-        if total >= min_inner and total <= limit and seg.link_density(start, end) > max_inner:
+        if total <= limit and seg.link_density(start, end) > max_inner:
             drop(start, end)
 
     kinds, chars, links = seg.kinds, seg.chars, seg.link_chars
@@ -137,10 +150,12 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
     # the headline repeated at the top of the body is metadata (``title``), not body text
     headline = page.headline_words
     if headline:
+        padded = f" {headline} "
         for position, i in enumerate(indices[: params.max_headline_search_blocks]):
-            if kinds[i] in HEADING_TAGS:
+            kind = kinds[i]
+            if kind in HEADING_TAGS and (kind != "h1" or not params.keep_h1):
                 words = " ".join(TOKEN_RE.findall(seg.texts[i].lower()))
-                if words and (words in headline or headline in words):
+                if words and (f" {words} " in padded or (headline in words and len(headline) >= 0.6 * len(words))):
                     del indices[position]
                     break
     # headings with nothing after them are section titles of pruned blocks

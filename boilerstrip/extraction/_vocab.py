@@ -32,17 +32,11 @@ BLOCK_TAGS = frozenset(
 )
 
 HEADING_TAGS = frozenset("h1 h2 h3 h4 h5 h6".split())
-LIST_ITEM_TAGS = frozenset(("li", "dt", "dd"))
-TABLE_CELL_TAGS = frozenset(("td", "th"))
 #: A table whose cells hold one of these is a layout table: its cells are containers, not data cells.
 LAYOUT_CELL_CHILD_TAGS = frozenset("p div table ul ol h1 h2 h3 h4 h5 h6 blockquote pre section article".split())
 
 #: Semantic containers of the main content, by tag.
 SEMANTIC_TAGS = frozenset(("article", "main"))
-
-#: Block kinds that are dropped from the output by default (the benchmark's reference bodies never hold
-#: figure captions or the page headline; see params.keep_captions / keep_h1).
-CAPTION_KINDS = frozenset(("figcaption",))
 
 #: Initial density score per tag (Readability's values).
 TAG_PRIOR_SCORE = {
@@ -104,7 +98,7 @@ BOILERPLATE_WORDS = frozenset(
     toolbar tools actions
     print email
     skip jump
-    login signin register paywall
+    login signin register
     gallery carousel slider slideshow
 
     poll survey feedback rating ratings reactions
@@ -156,6 +150,11 @@ BOILERPLATE_PAIRS = frozenset(
     )
 )
 
+#: A class token holding one of these words is an embedded post quoted by the article ("social-media-embed",
+#: "twitter-tweet"), not a share widget: its SOCIAL_WORDS do not count.
+EMBED_WORDS = frozenset("embed embedded tweet instagram".split())
+SOCIAL_WORDS = frozenset("social socials share sharing".split())
+
 #: Run-together class words ("relatedposts", "sharebuttons", "commentlist") are boilerplate when they are
 #: one of these stems followed by one of COMPOUND_TAILS.
 BOILERPLATE_STEMS = (
@@ -167,6 +166,9 @@ COMPOUND_TAILS = frozenset(
     """s post posts article articles stories story links link title titles box widget list area section block
     bar buttons button icons icon content container wrap wrapper items item module heading header tools
     form info bio name date ed""".split()
+)
+COMPOUND_RE = re.compile(
+    "^(?:" + "|".join(BOILERPLATE_STEMS) + ")(?:" + "|".join(sorted(COMPOUND_TAILS, key=len, reverse=True)) + ")$"
 )
 
 #: Words that mark a likely content container (Readability's "positive" vocabulary).
@@ -197,13 +199,16 @@ POSITIVE_WORDS = CONTENT_WORDS
 # --- Attributes --------------------------------------------------------------------------------------
 
 #: itemprop values that name the article body.
-ARTICLE_BODY_ITEMPROPS = frozenset(("articlebody", "reviewbody", "text", "description"))
-ARTICLE_BODY_ITEMPROPS_STRONG = frozenset(("articlebody", "reviewbody"))
+ARTICLE_BODY_ITEMPROPS = frozenset(("articlebody", "reviewbody"))
 #: role values that name the main content / never content.
 MAIN_ROLES = frozenset(("main", "article"))
 CHROME_ROLES = frozenset(
     "navigation banner contentinfo complementary search menu menubar toolbar dialog alertdialog tablist".split()
 )
+
+#: Images that are icons, not pictures: their neighbouring text is not a caption.
+ICON_CLASS_RE = re.compile(r"emoji|icon|avatar|logo|smiley|wp-smiley", re.IGNORECASE)
+ICON_MAX_PX = 50
 
 #: Inline style hiding an element.
 HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
@@ -212,15 +217,11 @@ HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I
 
 WHITESPACE_RE = re.compile(r"\s+")
 TOKEN_RE = re.compile(r"\w+")
-#: Horizontal whitespace only (for <br>-separated lines).
-HSPACE_RE = re.compile(r"[^\S\n]+")
 #: Control characters libxml2 refuses in a string (everything below 0x20 except tab, LF, CR).
 CONTROL_CHARS_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 CONTROL_BYTES_RE = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 #: Lone UTF-16 surrogates, which cannot be encoded to UTF-8.
 SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
-#: An XML declaration at the start of a document (lxml refuses it on str input).
-XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 #: Tags flattened away when a document nests deeper than the parser allows.
 FLATTEN_TAGS_RE = re.compile(
     r"</?(?:div|span|section|article|main|font|center|b|i|em|strong|u|small|big|blockquote|table|tbody|tr|td"

@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import repeat
 
 from lxml import etree
 
 from ._vocab import (
     BLOCK_TAGS,
     BOILERPLATE_PAIRS,
-    BOILERPLATE_STEMS,
-    COMPOUND_TAILS,
+    COMPOUND_RE,
     BOILERPLATE_WORDS,
     CHROME_ROLES,
     CHROME_TAGS,
@@ -29,12 +29,16 @@ from ._vocab import (
     COMMA_CHARS,
     CONTENT_TOKEN_RE,
     CONTROL_CHARS_RE,
+    EMBED_WORDS,
     HEADING_TAGS,
     HIDDEN_STYLE_RE,
     HIDDEN_TOKENS,
+    ICON_CLASS_RE,
+    ICON_MAX_PX,
     LAYOUT_CELL_CHILD_TAGS,
     NEGATIVE_WORDS,
     PARAGRAPH_BREAK_RE,
+    SOCIAL_WORDS,
     POSITIVE_WORDS,
     WORD_RE,
 )
@@ -109,51 +113,56 @@ def render_markdown(blocks: Iterable[Block]) -> str:
 # --- class / id vocabulary ------------------------------------------------------------------------
 
 HIDDEN, BOILERPLATE, CONTENT, CHROME, NAVIGATION = "hidden", "boilerplate", "content", "chrome", "navigation"
+CAPTION = "caption"
 #: Verdicts whose elements are left out of the content (subject to the share guards in params, except
 #: NAVIGATION: <nav>, <aside> and <footer> never are content).
-PRUNED_VERDICTS = frozenset((HIDDEN, BOILERPLATE, CHROME, NAVIGATION))
+PRUNED_VERDICTS = frozenset((HIDDEN, BOILERPLATE, CHROME, NAVIGATION, CAPTION))
 _NO_ATTRIBUTES: dict = {}
 
 
-def _is_compound(word: str) -> bool:
-    if len(word) < 8:
-        return False
-    for stem in BOILERPLATE_STEMS:
-        if word.startswith(stem) and word[len(stem) :] in COMPOUND_TAILS:
-            return True
-    return False
+_HIDDEN_FLAG, _CONTENT_FLAG, _BOILER_FLAG, _POSITIVE_FLAG, _NEGATIVE_FLAG = 1, 2, 4, 8, 16
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=16384)
+def _classify_token(token: str) -> int:
+    """Flags of one class/id token (cached per token: tokens repeat across elements and pages)."""
+    flags = 0
+    lower = token.lower()
+    if lower in HIDDEN_TOKENS:
+        flags |= _HIDDEN_FLAG
+    if CONTENT_TOKEN_RE.match(lower):
+        flags |= _CONTENT_FLAG
+    words = [w.lower() for w in WORD_RE.findall(token)]
+    if EMBED_WORDS.intersection(words):
+        words = [w for w in words if w not in SOCIAL_WORDS]
+    previous = None
+    for word in words:
+        if word in BOILERPLATE_WORDS or (previous, word) in BOILERPLATE_PAIRS or COMPOUND_RE.match(word):
+            flags |= _BOILER_FLAG
+        if word in NEGATIVE_WORDS:
+            flags |= _NEGATIVE_FLAG
+        if word in POSITIVE_WORDS:
+            flags |= _POSITIVE_FLAG
+        previous = word
+    return flags
+
+
 def classify_attributes(value: str) -> tuple[str | None, int]:
     """(verdict, weight) for a space-joined class + id string: verdict is "hidden", "boilerplate", "content"
     or None; weight is +1 / -1 / 0 for Readability-style scoring."""
-    verdict = None
-    positive = negative = False
-    boiler = content = hidden = False
+    flags = 0
     for token in value.split():
-        lower = token.lower()
-        if lower in HIDDEN_TOKENS:
-            hidden = True
-        if CONTENT_TOKEN_RE.match(lower):
-            content = True
-        words = [w.lower() for w in WORD_RE.findall(token)]
-        previous = None
-        for word in words:
-            if word in BOILERPLATE_WORDS or (previous, word) in BOILERPLATE_PAIRS or _is_compound(word):
-                boiler = True
-            if word in NEGATIVE_WORDS:
-                negative = True
-            if word in POSITIVE_WORDS:
-                positive = True
-            previous = word
-    if hidden:
+        flags |= _classify_token(token)
+    if flags & _HIDDEN_FLAG:
         verdict = HIDDEN
-    elif content:
+    elif flags & _CONTENT_FLAG:
         verdict = CONTENT
-    elif boiler:
+    elif flags & _BOILER_FLAG:
         verdict = BOILERPLATE
-    weight = (1 if positive or content else 0) - (1 if negative and not content else 0)
+    else:
+        verdict = None
+    content = flags & _CONTENT_FLAG
+    weight = (1 if flags & _POSITIVE_FLAG or content else 0) - (1 if flags & _NEGATIVE_FLAG and not content else 0)
     return verdict, weight
 
 
@@ -235,7 +244,7 @@ def segment(root: etree._Element) -> Segmentation:
     kinds, texts, owners, chars, link_chars = seg.kinds, seg.texts, seg.owners, seg.chars, seg.link_chars
     ranges, marked, semantic = seg.ranges, seg.marked, seg.semantic
     parts: list[str] = []
-    state = {"links": 0}
+    links_acc = [0]  # link characters in the block being built
     # stack of (element, kind) for open block-level elements
     stack: list[tuple[etree._Element, str]] = []
     starts: dict = {}
@@ -247,35 +256,37 @@ def segment(root: etree._Element) -> Segmentation:
     def flush() -> None:
         if not parts:
             return
-        owner, kind = stack[-1] if stack else (root, "p")
         raw = "".join(parts)
         parts.clear()
-        links = state["links"]
-        state["links"] = 0
+        links = links_acc[0]
+        links_acc[0] = 0
+        if raw.isspace():
+            return
+        owner, kind = stack[-1] if stack else (root, "p")
         if pre_depth:
             kind = "pre"
         elif quote_depth and kind == "p":
             kind = "quote"
-        if kind not in ("pre", "tr") and _LINE_BREAK in raw:
+        if _LINE_BREAK in raw and kind != "pre" and kind != "tr":
             # <br><br> separates paragraphs: one block each (link text shared out by length)
-            pieces = [_finish_text(piece, kind) for piece in PARAGRAPH_BREAK_RE.split(raw)]
-            pieces = [piece for piece in pieces if piece]
-        else:
-            pieces = [_finish_text(raw, kind)]
-        total = sum(len(piece) for piece in pieces)
-        for text in pieces:
-            if text:
+            pieces = [piece for piece in map(_finish_text, PARAGRAPH_BREAK_RE.split(raw), repeat(kind)) if piece]
+            total = sum(map(len, pieces))
+            for text in pieces:
                 n = len(text)
                 kinds.append(kind)
                 texts.append(text)
                 owners.append(owner)
                 chars.append(n)
-                link_chars.append(min(links if len(pieces) == 1 else links * n // total, n))
-
-    def add(text: str) -> None:
-        parts.append(text)
-        if link_depth:
-            state["links"] += len(text.strip())
+                link_chars.append(min(links * n // total, n))
+            return
+        text = _finish_text(raw, kind)
+        if text:
+            n = len(text)
+            kinds.append(kind)
+            texts.append(text)
+            owners.append(owner)
+            chars.append(n)
+            link_chars.append(links if links < n else n)
 
     skipped = None
     walker = etree.iterwalk(root, events=("start", "end"))
@@ -283,7 +294,7 @@ def segment(root: etree._Element) -> Segmentation:
         tag = element.tag
         if not isinstance(tag, str):  # comments, processing instructions
             if event == "end" and element.tail:
-                add(element.tail)
+                parts.append(element.tail)
             continue
         if event == "start":
             verdict = None
@@ -313,15 +324,20 @@ def segment(root: etree._Element) -> Segmentation:
                 attrs = _NO_ATTRIBUTES
                 if tag in CHROME_TAGS:
                     verdict = NAVIGATION if tag in NAVIGATION_TAGS else CHROME
-            if verdict == HIDDEN and tag not in BLOCK_TAGS:
-                # hidden inline text (icons, screen-reader labels): skipped, without cutting the paragraph
+            if (verdict == HIDDEN and tag not in BLOCK_TAGS) or verdict == NAVIGATION:
+                # hidden inline text (icons, screen-reader labels) and <nav>/<aside>/<footer>, which are
+                # never content: not read at all (a hidden inline does not cut its paragraph)
                 walker.skip_subtree()
                 skipped = element
+                if verdict == NAVIGATION:
+                    flush()
                 continue
             in_data_table = bool(table_modes) and table_modes[-1]
             if tag == "table":
                 table_modes.append(_is_data_table(element))
-            is_block = tag in BLOCK_TAGS or verdict is not None
+            # an element named by the vocabulary gets its own blocks (so it can be pruned alone), except
+            # inline ones inside a data table row, which would cut the row apart
+            is_block = tag in BLOCK_TAGS or (verdict is not None and not in_data_table)
             if in_data_table and tag in ("td", "th"):
                 parts.append(_CELL_MARK)
                 is_block = False
@@ -356,12 +372,17 @@ def segment(root: etree._Element) -> Segmentation:
                 quote_depth += 1
             elif tag == "br":
                 parts.append(_LINE_BREAK)
-            if element.text:
-                add(element.text)
+            text = element.text
+            if text:
+                parts.append(text)
+                if link_depth:
+                    links_acc[0] += len(text.strip())
         elif element is skipped:
             skipped = None
             if element.tail:
-                add(element.tail)
+                parts.append(element.tail)
+                if link_depth:
+                    links_acc[0] += len(element.tail.strip())
         else:
             if tag == "a":
                 link_depth -= 1
@@ -375,8 +396,11 @@ def segment(root: etree._Element) -> Segmentation:
                 flush()
                 stack.pop()
                 ranges[element] = (starts.pop(element), len(texts))
-            if element.tail:
-                add(element.tail)
+            tail = element.tail
+            if tail:
+                parts.append(tail)
+                if link_depth:
+                    links_acc[0] += len(tail.strip())
     flush()
 
     total = 0
@@ -397,6 +421,25 @@ def count_commas(text: str) -> int:
     if not text.isascii():
         count += sum(text.count(c) for c in COMMA_CHARS[1:])
     return count
+
+
+def find_image_holders(root: etree._Element) -> list[etree._Element]:
+    """The nearest block-level element around every real image (icons and emoji left out): where its
+    text is short, that text is a caption or a photo credit (see PageStats)."""
+    holders = []
+    for image in root.iter("img"):
+        cls = image.get("class")
+        if cls and ICON_CLASS_RE.search(cls):
+            continue
+        width = image.get("width")
+        if width and width.isdigit() and int(width) <= ICON_MAX_PX:
+            continue
+        element = image.getparent()
+        while element is not None and element.tag not in BLOCK_TAGS:
+            element = element.getparent()
+        if element is not None and element.tag not in ("body", "html"):
+            holders.append(element)
+    return holders
 
 
 def blocks_from(seg: Segmentation, indices: Sequence[int]) -> tuple[Block, ...]:

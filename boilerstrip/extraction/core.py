@@ -21,7 +21,7 @@ from ._vocab import (
     NEVER_CONTENT_TAGS,
     SURROGATE_RE,
 )
-from .blocks import Block, blocks_from, render_markdown, render_text, segment
+from .blocks import Block, blocks_from, find_image_holders, render_markdown, render_text, segment
 from .bodytext import extract_bodytext
 from .density import extract_density
 from .metadata import Metadata, extract_metadata
@@ -224,10 +224,11 @@ def extract(html: str | bytes, url: str | None = None, params: ExtractionParams 
     except Exception:  # noqa: BLE001 - metadata is best effort; content must still come out
         logger.debug("metadata extraction failed for %s", url, exc_info=True)
         metadata = Metadata()
-    etree.strip_elements(document, *NEVER_CONTENT_TAGS, with_tail=False)
     body = document.find("body")
     if body is None:
         body = document
+    image_holders = find_image_holders(body) if not params.keep_captions else []
+    etree.strip_elements(document, *NEVER_CONTENT_TAGS, with_tail=False)
 
     attempts: list[Attempt] = []
     page = None
@@ -236,13 +237,18 @@ def extract(html: str | bytes, url: str | None = None, params: ExtractionParams 
         if not enabled:
             attempts.append(Attempt(name, False, 0, "disabled"))
             continue
-        if name == "bodytext":
-            blocks, selection = _run_bodytext(document, params)
-        else:
-            if page is None:
-                page = PageStats(segment(body), params, headline=metadata.title)
-            selection = (extract_semantic if name == "semantic" else extract_density)(page, params)
-            blocks = blocks_from(page.seg, selection.indices)
+        try:
+            if name == "bodytext":
+                blocks, selection = _run_bodytext(document, params)
+            else:
+                if page is None:
+                    page = PageStats(segment(body), params, headline=metadata.title, image_holders=image_holders)
+                selection = (extract_semantic if name == "semantic" else extract_density)(page, params)
+                blocks = blocks_from(page.seg, selection.indices)
+        except Exception as exc:  # noqa: BLE001 - a bug in one rung must not lose the page: next rung
+            logger.warning("extraction rung %s failed on %s", name, url, exc_info=True)
+            attempts.append(Attempt(name, False, 0, f"error_{type(exc).__name__}"))
+            continue
         accepted = selection.reason == "accepted"
         attempts.append(Attempt(name, accepted, selection.chars, selection.reason))
         logger.debug("extraction %s: %s (%d chars) for %s", name, selection.reason, selection.chars, url)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from lxml import etree
 
 from ._page import PageStats, Selection, select_blocks
-from ._vocab import ARTICLE_BODY_ITEMPROPS_STRONG, MAIN_ROLES, SEMANTIC_TAGS
+from ._vocab import ARTICLE_BODY_ITEMPROPS, MAIN_ROLES, SEMANTIC_TAGS
 from .blocks import CONTENT, classify_attributes
 from .params import ExtractionParams
 
@@ -23,7 +23,7 @@ def _is_semantic(element: etree._Element) -> bool:
     if element.tag in SEMANTIC_TAGS:
         return True
     itemprop = element.get("itemprop")
-    if itemprop and itemprop.strip().lower() in ARTICLE_BODY_ITEMPROPS_STRONG:
+    if itemprop and itemprop.strip().lower() in ARTICLE_BODY_ITEMPROPS:
         return True
     role = element.get("role")
     if role and role.strip().lower() in MAIN_ROLES:

@@ -23,7 +23,6 @@ from scrapy.utils.asyncio import sleep
 from boilerstrip.boilerplate import (
     BoilerplateParams,
     MemoryTemplateStore,
-    SqliteTemplateStore,
     TemplateModel,
     TemplateStore,
     blocks_of_record,
@@ -32,6 +31,8 @@ from boilerstrip.boilerplate import (
     cluster_of_url,
     load_site,
     merge_flags,
+    open_store,
+    resolve_state_dir,
     site_of_url,
 )
 from boilerstrip.boilerplate.finish import model_hashes
@@ -48,7 +49,10 @@ def engine_stalled(crawler: Any, held: int) -> bool:
     """True when no more pages can arrive unless held items go: nothing downloading, nothing waiting to
     be scraped, every item in the pipelines is one we hold, and the scheduler is empty or the engine is
     backing out (held responses count against the scraper's memory budget)."""
-    engine = getattr(crawler, "engine", None)
+    try:
+        engine = crawler.engine
+    except (AttributeError, RuntimeError):  # Scrapy 2.19 raises until the crawl has started
+        engine = None
     if engine is None or not getattr(engine, "running", False):
         return True
     slot = getattr(engine.scraper, "slot", None)
@@ -96,8 +100,11 @@ class CrossPageBoilerplatePipeline:
         store: TemplateStore | None = None,
         stats: Any = None,
         stalled: Any = None,
+        state_dir: Path | None = None,
     ) -> None:
         self.params = params
+        #: where the SQLite store lives (None: in memory), resolved from ``params.state_dir``
+        self.state_dir = state_dir
         self.stats = stats
         self._store_arg = store
         self.store: TemplateStore | None = None
@@ -113,18 +120,15 @@ class CrossPageBoilerplatePipeline:
         if not component_enabled(crawler.settings, "boilerplate"):
             raise NotConfigured("BOILERSTRIP_BOILERPLATE_ENABLED is false")
         params = params_from_settings(crawler.settings, "boilerplate", BoilerplateParams)
-        pipeline = cls(params, stats=crawler.stats)
+        feeds = crawler.settings.getdict("FEEDS") or {}
+        state_dir = resolve_state_dir(params.state_dir, next(iter(feeds), None))
+        pipeline = cls(params, stats=crawler.stats, state_dir=state_dir)
         pipeline._stalled = lambda: engine_stalled(crawler, pipeline.held)
         return pipeline
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def open_spider(self) -> None:
-        if self._store_arg is not None:
-            self.store = self._store_arg
-        elif self.params.state_dir:
-            self.store = SqliteTemplateStore(Path(self.params.state_dir))
-        else:
-            self.store = MemoryTemplateStore()
+        self.store = self._store_arg if self._store_arg is not None else open_store(self.state_dir)
 
     def close_spider(self) -> None:
         self._inc("model/distinct_blocks", self.model.distinct_blocks())

@@ -114,8 +114,9 @@ class BrowserParams:
     #: Upper bound of the wait for content after DOM ready (never an unbounded network-idle wait).
     #: 5 s covers the benchmark site's 1.5 s delayed injections with room for a loaded machine.
     max_wait_ms: int = 5_000
-    #: The body text must grow by at least this many characters over the static page's before the
-    #: content counts as arrived (a cookie banner or a "Loading..." swap is smaller than a paragraph).
+    #: The content text (body text minus nav/header/footer/aside/cookie banners) must exceed the static
+    #: page's by at least this many characters before the content counts as arrived (a "Loading..." swap
+    #: is smaller than a paragraph); a page sent straight to the browser waits for this many in all.
     min_text_growth_chars: int = 100
     #: ...and then stay unchanged this long (content that streams in pieces is taken whole).
     settle_quiet_ms: int = 300

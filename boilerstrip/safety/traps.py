@@ -50,8 +50,9 @@ _DATE_KEYS = frozenset(
 @dataclass(frozen=True)
 class TrapParams:
     # Links deeper than this many hops from a start URL are filtered (reason ``max_depth``). 0 = no limit.
-    # 20 reaches every page of sites whose navigation is sane; deeper chains are pagination loops or traps.
-    max_depth: int = 20
+    # A backstop, not the crawl's shape (that is BOILERSTRIP_CRAWL_MAX_DEPTH): 100 lets a long "next page"
+    # chain of a real archive through and still ends a link chain that a trap grows forever.
+    max_depth: int = 100
     # Requests admitted per host:port (reason ``host_budget``). 0 = no limit. A polite default of 10 000
     # pages (about 3 h at the polite 1 req/s) keeps one runaway site from eating a crawl.
     max_pages_per_host: int = 10_000

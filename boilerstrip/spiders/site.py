@@ -24,14 +24,15 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse, Response
-from scrapy.linkextractors import LinkExtractor
+from scrapy.linkextractors import IGNORED_EXTENSIONS
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.gz import gunzip
+from scrapy.utils.response import get_base_url
 from scrapy.utils.sitemap import Sitemap
 
 from boilerstrip.config import params_from_settings, setting_name
@@ -46,6 +47,14 @@ __all__ = ["SiteSpider", "CrawlParams", "parse_start_urls"]
 logger = logging.getLogger(__name__)
 
 _GZIP_MAGIC = b"\x1f\x8b"
+#: links to these file types are not followed (images, archives, media, office files: Scrapy's list)
+_SKIPPED_EXTENSIONS = frozenset("." + ext for ext in IGNORED_EXTENSIONS)
+
+
+def _ignored_extension(url: str) -> bool:
+    path = urlsplit(url).path.lower()
+    dot = path.rfind(".")
+    return dot > path.rfind("/") and path[dot:] in _SKIPPED_EXTENSIONS
 
 
 @dataclass(frozen=True)
@@ -123,7 +132,6 @@ class SiteSpider(Spider):
         self.seen: set[str] = set()  # every normalised URL we decided about (admitted or refused)
         self.admitted: set[str] = set()  # page URLs admitted as requests
         self.sitemaps_seen: set[str] = set()
-        self.links = LinkExtractor(tags=("a", "area"), attrs=("href",), canonicalize=False, unique=True)
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "SiteSpider":
@@ -244,18 +252,15 @@ class SiteSpider(Spider):
 
     def _follow(self, response: HtmlResponse, depth: int) -> Iterator[Request]:
         try:
-            links = self.links.extract_links(response)
+            hrefs = response.xpath("//a/@href | //area/@href").getall()
+            base = get_base_url(response)
         except Exception as exc:  # noqa: BLE001 - a hostile page must not stop the crawl
             self.crawler.stats.inc_value(f"boilerstrip/crawl/link_extraction_error/{type(exc).__name__}")
             return
-        for link in links:
-            normal = normalize_url(link.url, base=response.url)
-            if normal is None:
-                scheme = link.url.split(":", 1)[0].lower() if ":" in link.url else ""
-                if scheme and scheme not in ("http", "https") and link.url not in self.seen:
-                    # file://, ftp://... never fetched; recorded once per URL (safety: scheme_not_allowed)
-                    self.seen.add(link.url)
-                    report_filtered(self.crawler, link.url, "scheme_not_allowed", scheme)
+        for href in hrefs:
+            # browsers read "\\" as "/" in http(s) URLs (WHATWG URL); w3lib would turn it into "%5C" or "//"
+            normal = normalize_url(href.strip().replace("\\", "/"), base=base)
+            if normal is None or _ignored_extension(normal):
                 continue
             request = self._admit(normal, depth + 1)
             if request is not None:

@@ -1,0 +1,169 @@
+"""Glue: the boilerplate and duplicate pipelines built from a real crawler's settings."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.test import get_crawler
+
+from boilerstrip.boilerplate import BoilerplateParams, SqliteTemplateStore
+from boilerstrip.config import ConfigError
+from boilerstrip.items import PageItem
+from boilerstrip.outcomes import FilteredItem
+from boilerstrip.pipelines.boilerplate import CrossPageBoilerplatePipeline, PageBlocksPipeline
+from boilerstrip.pipelines.duplicates import DuplicatePagesPipeline
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _unique(i: int) -> str:
+    return " ".join(f"{LETTERS[i % 26]}{LETTERS[k]}{LETTERS[(i * 7 + k) % 26]}w" for k in range(12))
+
+
+def _item(i: int) -> PageItem:
+    return PageItem(
+        url=f"http://site.test/posts/{LETTERS[i]}.html",
+        blocks=[{"kind": "p", "text": "We use cookies. Accept all cookies"},
+                {"kind": "p", "text": f"Article {_unique(i)}"},
+                {"kind": "h2", "text": "Related posts"}],
+    )
+
+
+def _stats(crawler, name: str):
+    return crawler.stats.get_value(f"boilerstrip/boilerplate/{name}")
+
+
+def test_disabled_components_raise_not_configured() -> None:
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_ENABLED": "false",
+                                         "BOILERSTRIP_DUPLICATES_ENABLED": False})
+    for cls in (PageBlocksPipeline, CrossPageBoilerplatePipeline, DuplicatePagesPipeline):
+        with pytest.raises(NotConfigured):
+            cls.from_crawler(crawler)
+
+
+def test_bad_setting_names_the_setting() -> None:
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_MIN_SHARE_OF_PAGES": "most"})
+    with pytest.raises(ConfigError, match="BOILERSTRIP_BOILERPLATE_MIN_SHARE_OF_PAGES"):
+        CrossPageBoilerplatePipeline.from_crawler(crawler)
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_DUPLICATES_MODE": "sometimes"})
+    with pytest.raises(ConfigError, match="BOILERSTRIP_DUPLICATES_"):
+        DuplicatePagesPipeline.from_crawler(crawler)
+
+
+def test_page_blocks_pipeline_hashes_the_whole_page() -> None:
+    crawler = get_crawler()
+    pipeline = PageBlocksPipeline.from_crawler(crawler)
+    item = PageItem(url="http://s/", html="<html><body><div class=menu><li>Home</li></div><p>Text here</p></body></html>")
+    pipeline.process_item(item)
+    assert len(item.page_block_hashes) == 2
+    empty = PageItem(url="http://s/2")
+    pipeline.process_item(empty)
+    assert empty.page_block_hashes == []
+    assert _stats(crawler, "page_blocks/no_html") == 1
+
+
+def test_items_are_held_until_the_site_is_warm_then_released_cleaned(tmp_path) -> None:
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_WARMUP_PAGES": 6,
+                                         "BOILERSTRIP_BOILERPLATE_MIN_PAGES": 5,
+                                         "BOILERSTRIP_BOILERPLATE_STATE_DIR": str(tmp_path / "state")})
+    pipeline = CrossPageBoilerplatePipeline.from_crawler(crawler)
+    pipeline._stalled = lambda: False  # the crawl is busy: only the warm-up can release
+    pipeline.open_spider()
+    events: list[tuple[str, int]] = []
+
+    async def feed() -> list[PageItem]:
+        async def one(i: int) -> PageItem:
+            await asyncio.sleep(0.05 * i)
+            events.append(("in", i))
+            item = await pipeline.process_item(_item(i))
+            events.append(("out", i))
+            return item
+
+        return await asyncio.gather(*(one(i) for i in range(8)))
+
+    items = asyncio.run(feed())
+    pipeline.close_spider()
+    # the first five waited for the sixth page; none came out before the model was warm
+    for i in range(5):
+        assert events.index(("out", i)) > events.index(("in", 5))
+    assert _stats(crawler, "held") == 5
+    assert _stats(crawler, "released/warm") == 5
+    for item in items:
+        assert "cookies" not in item.text and "Related posts" not in item.text
+        assert item.text.startswith("Article ")
+        assert item.boilerplate_removed_blocks == 2
+        assert [b["removed"] for b in item.blocks] == ["template:site", None, "template:site"]
+        assert item.template_cluster == "posts:2"
+    # the model was persisted: a later crawl of the same site starts warm and holds nothing
+    store = SqliteTemplateStore(tmp_path / "state")
+    assert len(list(store.iter_pages("site.test"))) == 8
+    store.close()
+    crawler2 = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_WARMUP_PAGES": 6,
+                                          "BOILERSTRIP_BOILERPLATE_STATE_DIR": str(tmp_path / "state")})
+    pipeline2 = CrossPageBoilerplatePipeline.from_crawler(crawler2)
+    pipeline2._stalled = lambda: False
+    pipeline2.open_spider()
+    item = asyncio.run(pipeline2.process_item(_item(20)))
+    pipeline2.close_spider()
+    assert crawler2.stats.get_value("boilerstrip/boilerplate/held") is None
+    assert crawler2.stats.get_value("boilerstrip/boilerplate/stored_pages_loaded") == 8
+    assert item.text.startswith("Article ") and "cookies" not in item.text
+
+
+@pytest.mark.parametrize(("stalled", "max_hold_s", "reason"), [(True, 300.0, "idle"), (False, 0.0, "timeout")])
+def test_a_small_site_is_released_when_the_crawl_stalls(stalled: bool, max_hold_s: float, reason: str) -> None:
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_STATE_DIR": "",
+                                         "BOILERSTRIP_BOILERPLATE_MAX_HOLD_S": max_hold_s})
+    pipeline = CrossPageBoilerplatePipeline.from_crawler(crawler)
+    pipeline._stalled = lambda: stalled
+    pipeline.open_spider()
+
+    async def feed():
+        return await asyncio.wait_for(asyncio.gather(*(pipeline.process_item(_item(i)) for i in range(3))), 10)
+
+    items = asyncio.run(feed())
+    pipeline.close_spider()
+    assert len(items) == 3
+    assert _stats(crawler, f"released/{reason}") == 3
+
+
+def test_from_crawler_stall_probe_without_engine_releases() -> None:
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_STATE_DIR": ""})
+    pipeline = CrossPageBoilerplatePipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    item = asyncio.run(asyncio.wait_for(pipeline.process_item(_item(0)), 10))
+    pipeline.close_spider()
+    assert item.text.startswith("We use cookies")  # one page: nothing is template yet, nothing removed
+    assert _stats(crawler, "released/idle") == 1
+
+
+ARTICLE = " ".join(f"alpha{i % 50} beta{i % 37} gamma{i % 23}" for i in range(200))
+
+
+@pytest.mark.parametrize("mode", ["mark", "drop"])
+def test_duplicate_pages(mode: str) -> None:
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_DUPLICATES_MODE": mode})
+    pipeline = DuplicatePagesPipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    first = pipeline.process_item(PageItem(url="http://s/a", text=ARTICLE, flags=["boilerplate_removed_most"]))
+    assert first.duplicate_of is None
+    exact = PageItem(url="http://s/b", text=ARTICLE.upper(), flags=["boilerplate_removed_most"])
+    near = PageItem(url="http://s/c", text=ARTICLE + " plus a short line at the end")
+    other = PageItem(url="http://s/d", text="Something else altogether " * 20)
+    if mode == "drop":
+        with pytest.raises(FilteredItem) as caught:
+            pipeline.process_item(exact)
+        assert (caught.value.reason, caught.value.detail) == ("exact_duplicate", "http://s/a")
+        with pytest.raises(FilteredItem) as caught:
+            pipeline.process_item(near)
+        assert (caught.value.reason, caught.value.detail) == ("near_duplicate", "http://s/a")
+        assert crawler.stats.get_value("boilerstrip/duplicates/dropped/near_duplicate") == 1
+    else:
+        assert pipeline.process_item(exact).duplicate_of == "http://s/a"
+        assert exact.flags == ["boilerplate_removed_most", "exact_duplicate"]
+        assert pipeline.process_item(near).duplicate_of == "http://s/a"
+        assert near.flags == ["near_duplicate"]
+        assert crawler.stats.get_value("boilerstrip/duplicates/exact_duplicate") == 1
+    assert pipeline.process_item(other).duplicate_of is None

@@ -1,0 +1,176 @@
+"""The crawl command's contract: argument checks, exit codes, profiles, and the Scrapy-native route."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from urllib.parse import urlsplit
+
+import pytest
+from scrapy.settings import Settings
+
+from _crawlsite import page, robots, small_site
+from boilerstrip.addons import ProfileAddon, ProfileError, available_profiles, load_profile
+from boilerstrip.demo.sitegen import SITE_DIR, expected_pages
+from conftest import ROOT, Reply, read_jsonl, run_crawl
+from test_crawl_demo import reasons
+
+FAST = ["--profile", "test"]
+
+
+def cli(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "boilerstrip", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["crawl", "ftp://example.org/", "-o", "{tmp}/o.jsonl"], "not an http(s) URL"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "--max-pages", "0"], "--max-pages must be >= 1"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "--max-depth", "two"], "--max-depth expects a whole number"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "--profile", "turbo"], "unknown profile 'turbo'"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "--scope", "planet"], "--scope expects host or domain"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "nonsense"], "-s expects NAME=VALUE"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "BOILERSTRIP_CRAWL_MAX_PAGES=many"], "BOILERSTRIP_CRAWL_MAX_PAGES"),
+        (["crawl", "http://127.0.0.1:9/"], "no output file"),
+        (["crawl", "-o", "{tmp}/o.jsonl"], "no start URL"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}"], "is a directory"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "/proc/boilerstrip/o.jsonl"], "cannot write to"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(tmp_path, args, message) -> None:
+    proc = cli(*[a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert message in lines[0]
+    assert lines[0].startswith("boilerstrip crawl: ")
+
+
+def test_unwritable_folder_is_refused_before_crawling(serve, tmp_path) -> None:
+    if os.geteuid() == 0:
+        target = "/proc/self/boilerstrip.jsonl"  # root can write anywhere a chmod would forbid
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        target = str(locked / "o.jsonl")
+    server = serve(routes=small_site(n=1))
+    proc = cli("crawl", server.url + "/", "-o", target)
+    assert proc.returncode == 2
+    assert "cannot write" in proc.stderr
+    assert server.log == []  # nothing fetched
+
+
+def test_profiles_are_data_and_documented() -> None:
+    names = available_profiles()
+    assert {"polite", "own-site", "test", "demo"} <= set(names)
+    for name in names:
+        module = __import__(f"settings_profiles.{name.replace('-', '_')}", fromlist=["x"])
+        assert module.__doc__ and len(module.__doc__.split()) > 15, name
+        values = load_profile(name)
+        assert values and all(key.isupper() for key in values)
+        for banned in ("ITEM_PIPELINES", "DOWNLOADER_MIDDLEWARES", "EXTENSIONS", "ROBOTSTXT_OBEY"):
+            assert banned not in values, (name, banned)
+    polite = load_profile("polite")
+    assert polite["AUTOTHROTTLE_ENABLED"] is True
+    assert polite["CONCURRENT_REQUESTS_PER_DOMAIN"] == 1 and polite["DOWNLOAD_DELAY"] == 1.0
+    with pytest.raises(ProfileError):
+        load_profile("../etc/passwd")
+
+
+def test_profile_is_applied_below_project_spider_and_cmdline() -> None:
+    settings = Settings()
+    settings.set("BOILERSTRIP_PROFILE", "polite", priority="project")
+    settings.set("RETRY_TIMES", 7, priority="project")  # project beats profile
+    settings.set("DOWNLOAD_DELAY", 3.0, priority="spider")  # spider beats profile
+    settings.set("CONCURRENT_REQUESTS_PER_DOMAIN", 4, priority="cmdline")  # -s beats profile
+    ProfileAddon().update_settings(settings)
+    assert settings.getint("RETRY_TIMES") == 7
+    assert settings.getfloat("DOWNLOAD_DELAY") == 3.0
+    assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 4
+    assert settings.getbool("AUTOTHROTTLE_ENABLED") is True  # from the profile, over Scrapy's default
+    assert settings.getpriority("AUTOTHROTTLE_ENABLED") == 15
+
+
+def test_project_settings_leave_politeness_to_profiles() -> None:
+    import boilerstrip.settings as project
+
+    for key in load_profile("polite"):
+        assert not hasattr(project, key), f"{key} in settings.py would override every profile"
+
+
+def test_contact_goes_into_the_user_agent(serve, tmp_path) -> None:
+    server = serve(routes=small_site(n=1))
+    run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST,
+              settings={"BOILERSTRIP_CONTACT": "mailto:ops@example.org"})
+    agents = {e.headers.get("user-agent") for e in server.log}
+    assert len(agents) == 1
+    agent = agents.pop()
+    assert agent.startswith("boilerstrip/") and agent.endswith("; mailto:ops@example.org)")
+
+
+def test_scrapy_crawl_route_writes_the_same_schema(tmp_path) -> None:
+    from boilerstrip.demo.server import SiteServer
+
+    out = tmp_path / "native.jsonl"
+    with SiteServer(root=SITE_DIR) as server:
+        proc = subprocess.run(
+            [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"url={server.url}/", "-O", str(out),
+             "-s", "BOILERSTRIP_PROFILE=test", "-s", "LOG_LEVEL=WARNING"],
+            cwd=ROOT, capture_output=True, text=True, timeout=120,
+        )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    records = read_jsonl(out)
+    assert {urlsplit(r["url"]).path for r in records} == expected_pages()
+    from boilerstrip.items import EXPORT_FIELDS
+
+    assert list(records[0]) == [f for f in EXPORT_FIELDS if f in records[0]]
+    assert "html" not in records[0]
+
+
+def test_non_html_skipped_by_content_type(serve, tmp_path) -> None:
+    routes = small_site(n=1, extra={
+        "/": page("home", ["/p1", "/download?id=3", "/feed"]),
+        "/download": Reply(200, b"%PDF-1.4 " + b"x" * 200_000, (("Content-Type", "application/pdf"),)),
+        "/feed": Reply(200, b"<rss></rss>", (("Content-Type", "application/rss+xml"),)),
+    })
+    server = serve(routes=routes)
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST)
+    assert {urlsplit(r["url"]).path for r in records} == {"/", "/p1"}
+    assert reasons(proc.stderr)["not_html"] == 2
+
+
+def test_max_pages_and_max_depth(serve, tmp_path) -> None:
+    chain = {"/": page("home", ["/a"]), "/a": page("a", ["/b"]), "/b": page("b", ["/c"]), "/c": page("c", [])}
+    server = serve(routes=chain)
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "d.jsonl", args=[*FAST, "--max-depth", "1"])
+    assert {urlsplit(r["url"]).path for r in records} == {"/", "/a"}
+    assert not server.hits("/b")
+    assert reasons(proc.stderr)["max_depth"] == 1
+    site = serve(routes=small_site(n=6))
+    proc, records = run_crawl(site.url + "/", out=tmp_path / "p.jsonl", args=[*FAST, "--max-pages", "3"])
+    assert len(records) == 3
+    assert reasons(proc.stderr)["max_pages"] == 4
+    assert len([e for e in site.log if e.path.startswith("/p")]) == 2
+
+
+def test_offsite_links_not_followed(serve, tmp_path) -> None:
+    other = serve(routes=small_site(n=1))
+    server = serve(routes={"/": page("home", [other.url + "/", "/a"]), "/a": page("a", [])})
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST)
+    assert len(records) == 2
+    assert other.log == []  # another port is another site
+    assert reasons(proc.stderr)["offsite"] == 1
+
+
+def test_demo_command_writes_jsonl(tmp_path) -> None:
+    out = tmp_path / "demo.jsonl"
+    proc = cli("demo", "-o", str(out), "--profile", "test")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"wrote {out}" in proc.stdout
+    records = read_jsonl(out)
+    assert {urlsplit(r["url"]).path for r in records} == expected_pages()
+    json.dumps(records)

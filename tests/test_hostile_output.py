@@ -1,0 +1,278 @@
+"""Nothing lost, nothing doubled: crash-safe feed storage, the ledger, dead letters, kill -9 and resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from scrapy import Request
+from scrapy.http import HtmlResponse
+from scrapy.utils.test import get_crawler
+
+from boilerstrip.extensions.ledger import LEDGER_KEY, LedgerExtension, LedgerParams, reconcile_output
+from boilerstrip.feeds import (
+    CrashSafeFeedStorage,
+    FeedParams,
+    SafeJsonLinesExporter,
+    atomic_write_lines,
+    output_paths,
+    read_whole_lines,
+)
+from boilerstrip.items import EXPORT_FIELDS, PageItem
+from boilerstrip.outcomes import FilteredItem, report_failed, report_filtered
+from boilerstrip.safety.text import repair_value
+from conftest import ROOT, Reply, read_jsonl, run_crawl
+from hostile_faults import assert_reconciled, html_page, read_ledger, read_manifest
+
+# -- pure text repair --------------------------------------------------------------------------------------------
+
+
+def test_repair_value_replaces_lone_surrogates_everywhere() -> None:
+    value = {"text": "a\ud800b", "blocks": [{"text": "\udfff"}], "ok": "😀", "n": 3, "k\ud801": None}
+    fixed, count = repair_value(value)
+    assert count == 3
+    json.dumps(fixed, ensure_ascii=False).encode("utf-8")  # encodes now
+    assert fixed["text"] == "a\ufffdb" and fixed["ok"] == "😀" and "k\ufffd" in fixed
+
+
+# -- storage + exporter -----------------------------------------------------------------------------------------
+def _export(tmp_path: Path, items: list, resume: bool = False) -> tuple[Path, CrashSafeFeedStorage]:
+    out = tmp_path / "out.jsonl"
+    storage = CrashSafeFeedStorage(str(out), params=FeedParams(resume=resume, fsync_every_items=2))
+    handle = storage.open(None)
+    exporter = SafeJsonLinesExporter(handle, fields_to_export=list(EXPORT_FIELDS))
+    exporter.start_exporting()
+    for item in items:
+        exporter.export_item(item)
+    exporter.finish_exporting()
+    assert output_paths(out).part.exists() and not out.exists() or resume
+    storage.store(handle)
+    return out, storage
+
+
+def test_part_file_is_renamed_whole_and_bad_text_is_repaired_and_flagged(tmp_path: Path) -> None:
+    items = [PageItem(url="http://a/1", text="fine"), PageItem(url="http://a/2", text="bad \ud800 text", title="\udc00")]
+    out, _ = _export(tmp_path, items)
+    assert not output_paths(out).part.exists()
+    records = read_jsonl(out)
+    assert [r["url"] for r in records] == ["http://a/1", "http://a/2"]
+    assert records[1]["text"] == "bad \ufffd text" and records[1]["flags"] == ["replacement_chars"]
+    assert records[0]["flags"] == []
+
+
+def test_unencodable_record_is_dead_lettered_not_lost(tmp_path: Path) -> None:
+    class Weird:
+        pass
+
+    items = [PageItem(url="http://a/1"), PageItem(url="http://a/2", attempts=[{"obj": Weird()}]), PageItem(url="http://a/3")]
+    out, _ = _export(tmp_path, items)
+    assert [r["url"] for r in read_jsonl(out)] == ["http://a/1", "http://a/3"]
+    dead = read_jsonl(output_paths(out).deadletter)
+    assert dead[0]["url"] == "http://a/2" and dead[0]["reason"].startswith("export_error:")
+
+
+def test_torn_last_line_is_cut_and_resume_skips_written_urls(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    part = output_paths(out).part
+    part.write_bytes(b'{"url": "http://a/1"}\n{"url": "http://a/2"}\n{"url": "http://a/3", "te')  # a kill mid-line
+    items = [PageItem(url=f"http://a/{i}") for i in (1, 2, 3, 4)]
+    _export(tmp_path, items, resume=True)
+    urls = [r["url"] for r in read_jsonl(out)]
+    assert urls == ["http://a/1", "http://a/2", "http://a/3", "http://a/4"]
+
+
+def test_atomic_write_lines_replaces_whole(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_text("old\n")
+    assert atomic_write_lines(path, ["a", b"b\n"]) == 2
+    assert path.read_bytes() == b"a\nb\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.jsonl"]  # no temp file left behind
+
+
+# -- ledger glue --------------------------------------------------------------------------------------------------
+def _ledger(tmp_path: Path) -> tuple[LedgerExtension, object]:
+    crawler = get_crawler(settings_dict={"FEEDS": {str(tmp_path / "out.jsonl"): {"format": "jsonl"}}})
+    ext = LedgerExtension.from_crawler(crawler)
+    ext.spider_opened(None)
+    return ext, crawler
+
+
+def _scheduled(ext: LedgerExtension, url: str, **meta) -> Request:
+    request = Request(url, meta=meta)
+    ext.request_scheduled(request)
+    return request
+
+
+def _response(request: Request) -> HtmlResponse:
+    return HtmlResponse(request.url, body=b"<html></html>", request=request)
+
+
+def test_ledger_reconciles_items_filters_failures_and_hops(tmp_path: Path) -> None:
+    ext, crawler = _ledger(tmp_path)
+    a = _scheduled(ext, "http://s/a")
+    b = _scheduled(ext, "http://s/b")
+    c = _scheduled(ext, "http://s/c")
+    d = _scheduled(ext, "http://s/d")
+    # a redirect hop of a inherits its key: the same URL, not a new one
+    hop = a.replace(url="http://s/a2", meta={**a.meta, "redirect_urls": ["http://s/a"]})
+    ext.request_scheduled(hop)
+    # a duplicate the dupefilter drops was never admitted
+    dup = _scheduled(ext, "http://s/a?dup")
+    ext.request_dropped(dup)
+    _scheduled(ext, "http://s/sitemap.xml", boilerstrip_kind="sitemap")  # infrastructure
+    report_filtered(crawler, "http://s/trap/1", "pattern_budget")  # filtered before admission
+    report_filtered(crawler, "http://s/trap/1", "pattern_budget")  # ... counted once
+    ext.item_scraped(PageItem(url="http://s/a"), _response(hop))
+    ext.item_dropped(PageItem(url="http://s/b"), _response(b), FilteredItem("near_duplicate"))
+    report_failed(crawler, c, "http_503")
+    ext.item_error(PageItem(url="http://s/d"), _response(d), None, _failure(ValueError("boom")))
+    ext.spider_closed(None, "finished")
+    assert ext.reconciled is True
+    ledger = read_ledger(tmp_path / "out.jsonl")
+    assert {u: f"{e['outcome']}:{e['reason']}" for u, e in ledger.items()} == {
+        "http://s/a": "item:",
+        "http://s/b": "filtered:near_duplicate",
+        "http://s/c": "failed:http_503",
+        "http://s/d": "failed:pipeline_error:ValueError",
+        "http://s/trap/1": "filtered:pattern_budget",
+    }
+    dead = read_jsonl(output_paths(tmp_path / "out.jsonl").deadletter)
+    assert dead[0]["url"] == "http://s/d" and dead[0]["reason"] == "pipeline_error:ValueError"
+    manifest = read_manifest(tmp_path / "out.jsonl")
+    assert manifest["counts"]["urls"] == 5 and manifest["reconciled"] is True
+    assert crawler.stats.get_value("boilerstrip/ledger/mismatch") == 0
+
+
+def _failure(exc: Exception):
+    from twisted.python.failure import Failure
+
+    try:
+        raise exc
+    except Exception:
+        return Failure()
+
+
+def test_ledger_mismatch_is_an_error_for_unsettled_and_double_settled(tmp_path: Path) -> None:
+    ext, crawler = _ledger(tmp_path)
+    a = _scheduled(ext, "http://s/a")
+    _scheduled(ext, "http://s/never-settled")
+    ext.item_scraped(PageItem(url="http://s/a"), _response(a))
+    ext.item_scraped(PageItem(url="http://s/a"), _response(a))  # the same URL a second time
+    ext.spider_closed(None, "finished")
+    assert ext.reconciled is False
+    manifest = read_manifest(tmp_path / "out.jsonl")
+    assert manifest["reconciled"] is False
+    assert manifest["unsettled"] == ["http://s/never-settled"]
+    assert manifest["settled_twice"][0]["url"] == "http://s/a"
+    assert crawler.stats.get_value("boilerstrip/ledger/mismatch") == 1
+
+
+def test_reconcile_output_follows_a_pass_that_drops_records(tmp_path: Path) -> None:
+    ext, _ = _ledger(tmp_path)
+    out = tmp_path / "out.jsonl"
+    for url in ("http://s/a", "http://s/b"):
+        request = _scheduled(ext, url)
+        ext.item_scraped(PageItem(url=url), _response(request))
+    ext.spider_closed(None, "finished")
+    atomic_write_lines(out, [json.dumps({"url": "http://s/a"})])  # a dedup pass kept one of the two
+    assert reconcile_output(out, {"http://s/b": "exact_duplicate"}) is True
+    assert read_ledger(out)["http://s/b"]["reason"] == "exact_duplicate"
+    assert read_manifest(out)["counts"]["item"] == 1
+    atomic_write_lines(out, [json.dumps({"url": "http://s/a"}), json.dumps({"url": "http://s/zzz"})])
+    assert reconcile_output(out) is False  # a record the ledger never saw
+
+
+# -- end to end: a failing pipeline stage, kill -9 and resume ----------------------------------------------------
+HTML = (("Content-Type", "text/html; charset=utf-8"),)
+
+
+def _words(n: int) -> str:
+    vocab = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar".split()
+    return " ".join(f"{vocab[(n * 7 + i) % len(vocab)]}{(n * 31 + i * 17) % 997}" for i in range(120))
+
+
+def _site_routes(pages: int, delay_s: float = 0.0) -> dict:
+    routes = {}
+    for i in range(pages):
+        links = " ".join(f'<a href="/p{j}">p{j}</a>' for j in (i + 1, i + 2) if j < pages)
+        body = f"<h1>Page {i}</h1><p>{_words(i)}</p>{links}"
+        routes[f"/p{i}"] = Reply(200, html_page(body, f"Page {i}"), HTML, delay_s=delay_s)
+    routes["/"] = Reply(200, html_page(f"<p>{_words(10_000)}</p><a href='/p0'>start</a>", "Home"), HTML, delay_s=delay_s)
+    return routes
+
+
+def test_failing_pipeline_stage_dead_letters_one_item_and_goes_on(serve, tmp_path: Path) -> None:
+    site = serve(routes=_site_routes(6))
+    out = tmp_path / "dead.jsonl"
+    pipelines = json.dumps({"boilerstrip.pipelines.finalize.FinalizePipeline": 900, "hostile_pipeline.FailOnPage3": 100})
+    env_path = str(Path(__file__).parent)
+    proc, records = _crawl_with_path(site.url + "/", out, env_path, ["-s", f"ITEM_PIPELINES={pipelines}"])
+    assert_reconciled(out, proc)
+    ledger = read_ledger(out)
+    assert ledger[site.url + "/p3"]["outcome"] == "failed"
+    assert ledger[site.url + "/p3"]["reason"] == "pipeline_error:RuntimeError"
+    assert len(records) == 6  # home + p0..p5 except p3
+    dead = read_jsonl(output_paths(out).deadletter)
+    assert [d["url"] for d in dead] == [site.url + "/p3"] and "RuntimeError" in json.dumps(dead)
+
+
+def _crawl_with_path(url: str, out: Path, path: str, extra: list[str], **popen) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "boilerstrip", "crawl", url, "-o", str(out), "--profile", "test", "--no-sitemaps", *extra]
+    env = dict(os.environ, PYTHONPATH=path + os.pathsep + os.environ.get("PYTHONPATH", ""), PYTHONUNBUFFERED="1")
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    return proc, read_jsonl(out)
+
+
+@pytest.mark.slow
+def test_kill_9_mid_crawl_then_resume_completes_the_set_exactly_once(serve, tmp_path: Path) -> None:
+    pages = 60
+    site = serve(routes=_site_routes(pages, delay_s=0.12))
+    out = tmp_path / "killed.jsonl"
+    part = output_paths(out).part
+    cmd = [sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(out), "--profile", "test",
+           "--no-sitemaps", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1"]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if part.exists() and part.read_bytes().count(b"\n") >= 25:
+                break
+            assert proc.poll() is None, "the crawl ended before it could be killed"
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    assert not out.exists()  # never renamed: the run did not finish
+    raw = part.read_bytes()
+    lines = read_whole_lines(part)
+    assert len(lines) >= 25 and all(json.loads(line)["url"] for line in lines)  # whole JSON lines only
+    assert raw.endswith(b"\n") or raw.count(b"\n") == len(lines)
+    killed_urls = {json.loads(line)["url"] for line in lines}
+
+    proc2, records = run_crawl(site.url + "/", out=out, args=["--profile", "test", "--no-sitemaps", "--resume"])
+    manifest = assert_reconciled(out, proc2)
+    urls = [r["url"] for r in records]
+    expected = {site.url + "/"} | {f"{site.url}/p{i}" for i in range(pages)}
+    assert sorted(urls) == sorted(expected), proc2.stderr[-3000:]  # every page, each exactly once
+    assert killed_urls <= set(urls)
+    assert manifest["resumed"] is True and manifest["counts"]["item"] == pages + 1
+
+
+def test_a_ledger_mismatch_fails_the_crawl(serve, tmp_path: Path) -> None:
+    site = serve(routes=_site_routes(4))
+    out = tmp_path / "mismatch.jsonl"
+    extensions = json.dumps({"boilerstrip.extensions.ledger.LedgerExtension": 600, "hostile_pipeline.SettleTwice": 700})
+    proc, _ = _crawl_with_path(site.url + "/", out, str(Path(__file__).parent), ["-s", f"EXTENSIONS={extensions}"])
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    assert "ledger mismatch" in proc.stderr
+    manifest = read_manifest(out)
+    assert manifest["reconciled"] is False
+    assert manifest["settled_twice"][0]["url"] == site.url + "/p2"

@@ -1,0 +1,89 @@
+"""Crawl-delay, Retry-After and per-host back-off, measured on the server's request timestamps."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+from _crawlsite import page, page_hits, robots, small_site
+from conftest import Reply, run_crawl
+from test_crawl_demo import reasons
+
+FAST = ["--profile", "test"]
+
+
+def gaps(entries) -> list[float]:
+    times = sorted(entry.at for entry in entries)
+    return [b - a for a, b in zip(times, times[1:])]
+
+
+def test_crawl_delay_is_respected_even_with_autothrottle(serve, tmp_path) -> None:
+    server = serve(routes=small_site(n=4, robots_reply=robots("User-agent: *\nCrawl-delay: 1\n")))
+    # AutoThrottle on with tiny delays and 8 connections: only Crawl-delay keeps requests 1 s apart
+    proc, records = run_crawl(
+        server.url + "/", out=tmp_path / "o.jsonl", args=FAST,
+        settings={"AUTOTHROTTLE_ENABLED": "true", "AUTOTHROTTLE_START_DELAY": "0", "DOWNLOAD_DELAY": "0"},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(records) == 5
+    hits = page_hits(server, exclude=("/robots.txt",))
+    assert len(hits) == 6  # 5 pages + /sitemap.xml, all through the same host slot
+    assert min(gaps(hits)) >= 0.95, gaps(hits)
+
+
+def test_crawl_delay_over_the_cap_skips_the_host(serve, tmp_path) -> None:
+    server = serve(routes=small_site(n=2, robots_reply=robots("User-agent: *\nCrawl-delay: 120\n")))
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST,
+                              settings={"BOILERSTRIP_POLITENESS_MAX_CRAWL_DELAY_S": 30})
+    assert records == []
+    assert page_hits(server) == []
+    assert reasons(proc.stderr)["crawl_delay_too_long"] == 1
+
+
+def test_retry_after_pauses_the_host(serve, tmp_path) -> None:
+    answers = itertools.chain(
+        [Reply(429, b"slow down", (("Retry-After", "2"), ("Content-Type", "text/plain")))],
+        itertools.repeat(page("p1", ["/"])),
+    )
+    lock = threading.Lock()
+
+    def p1(path, headers):
+        with lock:
+            return next(answers)
+
+    server = serve(routes=small_site(n=3, robots_reply=None, extra={"/p1": p1}))
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST,
+                              settings={"CONCURRENT_REQUESTS_PER_DOMAIN": 1})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(records) == 4
+    first_429 = server.hits("/p1")[0].at
+    later = [e.at for e in server.log if e.at > first_429]
+    assert later, "nothing after the 429"
+    # the whole host waited: no request at all in the 2 s after the 429
+    assert min(later) - first_429 >= 1.9, [round(t - first_429, 2) for t in later]
+    assert len(server.hits("/p1")) == 2
+
+
+def test_retry_after_http_date_and_give_up_recorded(serve, tmp_path) -> None:
+    unavailable = Reply(503, b"maintenance", (("Retry-After", "Thu, 01 Jan 1970 00:00:00 GMT"),))
+    server = serve(routes=small_site(n=2, robots_reply=None, extra={"/p2": unavailable}))
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST,
+                              settings={"BOILERSTRIP_POLITENESS_MAX_RETRIES": 2})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert {r["url"].rsplit("/", 1)[1] for r in records} == {"", "p1"}
+    assert len(server.hits("/p2")) == 3  # first try + 2 retries, then the give-up
+    assert reasons(proc.stderr, "failed") == {"http_503": 1}
+
+
+def test_backoff_without_retry_after_grows(serve, tmp_path) -> None:
+    server = serve(routes=small_site(n=1, robots_reply=None, extra={"/p1": Reply(429, b"no")}))
+    proc, records = run_crawl(
+        server.url + "/", out=tmp_path / "o.jsonl", args=FAST,
+        settings={"BOILERSTRIP_POLITENESS_RETRY_BACKOFF_BASE_S": 0.4, "BOILERSTRIP_POLITENESS_MAX_RETRIES": 3,
+                  "BOILERSTRIP_POLITENESS_MAX_BACKOFF_S": 10},
+    )
+    hits = server.hits("/p1")
+    assert len(hits) == 4
+    waits = gaps(hits)  # 0.4, 0.8, 1.6 s (consecutive 429s on the host)
+    assert waits[0] >= 0.35 and waits[1] >= 0.75 and waits[2] >= 1.5, waits
+    assert reasons(proc.stderr, "failed") == {"http_429": 1}
