@@ -1,8 +1,9 @@
 """Configure scrapy-playwright, only when some page may be rendered.
 
 Registered in ``ADDONS``. When ``BOILERSTRIP_RENDER_ENABLED`` is true and ``BOILERSTRIP_RENDER_MODE`` (or a
-``BOILERSTRIP_RENDER_PATTERNS`` entry) is not ``never``, it makes scrapy-playwright the http(s) download
-handler (non-browser requests still go through Scrapy's own HTTP client) and sets the browser's
+``BOILERSTRIP_RENDER_PATTERNS`` entry) is not ``never``, it makes scrapy-playwright (wrapped by
+:class:`boilerstrip.downloadhandlers.browser.BrowserDownloadHandler`: started on first use, renders bounded
+in time) the http(s) download handler (non-browser requests still go through Scrapy's own HTTP client) and sets the browser's
 ``PLAYWRIGHT_*`` settings at ``addon`` priority, so a project, spider or ``-s`` value wins. A crawl with
 ``BOILERSTRIP_RENDER_MODE=never`` never starts Playwright at all.
 """
@@ -41,7 +42,7 @@ class RenderAddon:
         browser = params_from_settings(settings, "render", BrowserParams)
         if not browser.may_render:
             return
-        handler = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+        handler = "boilerstrip.downloadhandlers.browser.BrowserDownloadHandler"
         handlers = settings["DOWNLOAD_HANDLERS"]
         if hasattr(handlers, "set"):  # a BaseSettings: set per scheme, so a user's own http handler wins
             for scheme in ("http", "https"):

@@ -35,3 +35,8 @@ def small_site(n: int = 4, robots_reply: Reply | None = None, extra: dict | None
 
 def page_hits(server, exclude=("/robots.txt", "/sitemap.xml")) -> list:
     return [entry for entry in server.log if entry.path not in exclude]
+
+
+#: fast crawl arguments for these scripted sites: the test profile, and no browser (these tests measure
+#: crawling and politeness; rendering has its own tests, and skipping the browser saves seconds per run)
+FAST = ["--profile", "test", "-s", "BOILERSTRIP_RENDER_MODE=never"]

@@ -77,7 +77,7 @@ def test_site_and_cluster_of_url() -> None:
     assert cluster_of_url("http://h/blog/2024/05/post") == "blog:4"
     assert cluster_of_url("http://h/c3ref/open.html") == "c0ref:2"  # digits in the folder name count as 0
     assert cluster_of_url("http://h/about.html") == "-:1"
-    assert cluster_of_url("http://h/") == "-:0"
+    assert cluster_of_url("http://h/") == "-:1"  # the home page goes with the top-level pages
     assert site_of_url("http://[::1") == ""  # a broken URL is a site name, not an exception
 
 

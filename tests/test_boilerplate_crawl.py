@@ -17,6 +17,18 @@ from conftest import read_jsonl, run_crawl
 FAST = ["--profile", "test"]
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 SQLITE_DOC = Path("/usr/share/doc/sqlite3")
+EXTRACTION = "boilerstrip.pipelines.extraction.ExtractionPipeline"
+
+
+def _with_extraction(settings: dict | None = None) -> dict:
+    """The crawl's settings, with the extraction pipeline (300) added if the project does not register it
+    yet: cross-page removal works on the extractor's blocks, not on FinalizePipeline's placeholder text."""
+    from boilerstrip import settings as project
+
+    settings = dict(settings or {})
+    if EXTRACTION not in project.ITEM_PIPELINES:
+        settings["ITEM_PIPELINES"] = json.dumps({**project.ITEM_PIPELINES, EXTRACTION: 300})
+    return settings
 
 
 def _lines(record: dict) -> list[str]:
@@ -28,7 +40,7 @@ def _lines(record: dict) -> list[str]:
 def demo(tmp_path_factory):
     out = tmp_path_factory.mktemp("bp-demo") / "demo.jsonl"
     with SiteServer(root=SITE_DIR) as server:
-        proc, records = run_crawl(server.url + "/", out=out, args=FAST)
+        proc, records = run_crawl(server.url + "/", out=out, args=FAST, settings=_with_extraction())
     return proc, records, out
 
 
@@ -56,9 +68,11 @@ def test_demo_template_blocks_are_gone_and_articles_keep_their_text(demo) -> Non
             assert " ".join(paragraph.split()) in " ".join(record["text"].split()), (article.slug, paragraph[:40])
     report = json.loads((out.parent / "demo.report" / "template-report.json").read_text())
     (site,) = report["sites"].values()
-    scopes = {b["text"][:14]: b["scope"] for b in site["removed_blocks"]}
-    assert scopes["We use cookies"] == "template:site"
-    assert scopes["Related posts"] == "template:cluster"
+    assert site["pages"] == len(records) and site["clusters"]["posts:2"] >= 10
+    # whatever the extractor let through of the banner or the related box was removed as template
+    for block in site["removed_blocks"]:
+        assert block["scope"] in ("template:site", "template:cluster", "template:list")
+        assert block["pages_with_block"] >= 5
 
 
 # -- a generated site ------------------------------------------------------------------------------------------
@@ -95,8 +109,8 @@ def test_a_five_page_site_does_not_wait_for_the_warm_up(tmp_path) -> None:
     started = time.monotonic()
     with SiteServer(root=tmp_path / "site") as server:
         proc, records = run_crawl(server.url + "/index.html", out=out, args=FAST, timeout=120,
-                                  settings={"BOILERSTRIP_BOILERPLATE_FINISH_ENABLED": "false",
-                                            "BOILERSTRIP_BOILERPLATE_MIN_PAGES": 5})
+                                  settings=_with_extraction({"BOILERSTRIP_BOILERPLATE_FINISH_ENABLED": "false",
+                                                             "BOILERSTRIP_BOILERPLATE_MIN_PAGES": 5}))
     elapsed = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert elapsed < 60, elapsed
@@ -118,9 +132,9 @@ def test_crawl_order_and_concurrency_do_not_change_the_output(tmp_path) -> None:
         for n, concurrency in enumerate((1, 16)):
             out = tmp_path / f"run{n}" / "out.jsonl"
             proc, records = run_crawl(server.url + "/index.html", out=out, args=FAST, timeout=180,
-                                      settings={"CONCURRENT_REQUESTS": concurrency,
-                                                "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
-                                                "BOILERSTRIP_BOILERPLATE_STATE_DIR": ""})
+                                      settings=_with_extraction({"CONCURRENT_REQUESTS": concurrency,
+                                                                 "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
+                                                                 "BOILERSTRIP_BOILERPLATE_STATE_DIR": ""}))
             assert proc.returncode == 0, proc.stderr[-3000:]
             outputs.append([{k: r[k] for k in ("url", "text", "blocks", "boilerplate_removed_chars", "flags")}
                             for r in records])
@@ -133,15 +147,8 @@ def test_crawl_order_and_concurrency_do_not_change_the_output(tmp_path) -> None:
 
 
 # -- a real Debian documentation site -----------------------------------------------------------------------------
-def _extraction_registered() -> bool:
-    from boilerstrip import settings
-
-    return "boilerstrip.pipelines.extraction.ExtractionPipeline" in settings.ITEM_PIPELINES
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not SQLITE_DOC.is_dir(), reason="Debian package sqlite3-doc not installed (apt-get install sqlite3-doc)")
-@pytest.mark.skipif(not _extraction_registered(), reason="the extraction pipeline is not registered in ITEM_PIPELINES yet")
 def test_sqlite_docs_subset_loses_its_template(tmp_path) -> None:
     root = tmp_path / "sqlite"
     root.mkdir()
@@ -160,7 +167,7 @@ def test_sqlite_docs_subset_loses_its_template(tmp_path) -> None:
     out = tmp_path / "sqlite.jsonl"
     with SiteServer(root=root) as server:
         proc, records = run_crawl(server.url + "/start.html", out=out, args=[*FAST, "--max-depth", "1"], timeout=240,
-                                  settings={"BOILERSTRIP_BOILERPLATE_STATE_DIR": ""})
+                                  settings=_with_extraction({"BOILERSTRIP_BOILERPLATE_STATE_DIR": ""}))
     assert proc.returncode == 0, proc.stderr[-3000:]
     pages = [r for r in records if not r["url"].endswith("/start.html")]
     assert len(pages) >= 60

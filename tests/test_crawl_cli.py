@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from urllib.parse import urlsplit
@@ -11,13 +12,11 @@ from urllib.parse import urlsplit
 import pytest
 from scrapy.settings import Settings
 
-from _crawlsite import page, robots, small_site
+from _crawlsite import FAST, page, robots, small_site
 from boilerstrip.addons import ProfileAddon, ProfileError, available_profiles, load_profile
 from boilerstrip.demo.sitegen import SITE_DIR, expected_pages
 from conftest import ROOT, Reply, read_jsonl, run_crawl
 from test_crawl_demo import reasons
-
-FAST = ["--profile", "test"]
 
 
 def cli(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
@@ -134,13 +133,16 @@ def test_scrapy_crawl_route_writes_the_same_schema(tmp_path) -> None:
 def test_non_html_skipped_by_content_type(serve, tmp_path) -> None:
     routes = small_site(n=1, extra={
         "/": page("home", ["/p1", "/download?id=3", "/feed"]),
-        "/download": Reply(200, b"%PDF-1.4 " + b"x" * 200_000, (("Content-Type", "application/pdf"),)),
+        "/download": Reply(200, b"%PDF-1.4 " + b"x" * 4_000_000, (("Content-Type", "application/pdf"),)),
         "/feed": Reply(200, b"<rss></rss>", (("Content-Type", "application/rss+xml"),)),
     })
     server = serve(routes=routes)
-    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST)
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=[*FAST, "--log-level", "INFO"])
     assert {urlsplit(r["url"]).path for r in records} == {"/", "/p1"}
     assert reasons(proc.stderr)["not_html"] == 2
+    # the 4 MB PDF was stopped after its headers, not downloaded
+    received = int(re.search(r"'downloader/response_bytes': (\d+)", proc.stderr).group(1))
+    assert received < 100_000, received
 
 
 def test_max_pages_and_max_depth(serve, tmp_path) -> None:
@@ -174,3 +176,19 @@ def test_demo_command_writes_jsonl(tmp_path) -> None:
     records = read_jsonl(out)
     assert {urlsplit(r["url"]).path for r in records} == expected_pages()
     json.dumps(records)
+
+
+def test_variants_sharing_a_canonical_make_one_record(serve, tmp_path) -> None:
+    def variant(path, headers):
+        html = ("<html lang='en'><head><title>A</title><link rel='canonical' href='/a'></head><body><main>"
+                "<p>The same article whatever the query string says, with enough words to be a page.</p></main></body></html>")
+        return Reply(200, html.encode(), (("Content-Type", "text/html"),))
+
+    server = serve(routes={"/": page("home", ["/a?sort=new", "/a?sort=old"]), "/a": variant})
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST)
+    paths = sorted(urlsplit(r["url"]).path + ("?" + urlsplit(r["url"]).query if urlsplit(r["url"]).query else "") for r in records)
+    assert len(records) == 2, paths  # home + one of the variants
+    variants = [r for r in records if urlsplit(r["url"]).path == "/a"]
+    assert variants[0]["canonical_url"] == server.url + "/a"
+    assert reasons(proc.stderr)["duplicate_canonical"] == 1
+    assert len(server.hits("/a")) == 2 and not [e for e in server.log if e.path == "/a"]

@@ -296,3 +296,64 @@ def test_a_failing_rung_is_recorded_and_the_next_one_runs(monkeypatch) -> None:
     assert attempt(result, "semantic") == Attempt("semantic", False, 0, "error_RuntimeError")
     assert result.method == "density"
     assert result.text == "\n\n".join(STORY)
+
+
+def test_markdown_keeps_text_that_looks_like_markup_as_text() -> None:
+    blocks = (Block("p", "# not a heading"), Block("p", "2019. A year"), Block("li", "- dash"), Block("pre", "# code"))
+    assert render_markdown(blocks) == "\\# not a heading\n\n2019\\. A year\n\n- \\- dash\n\n```\n# code\n```"
+    assert render_text(blocks) == "# not a heading\n\n2019. A year\n\n- dash\n\n# code"
+
+
+@pytest.mark.parametrize("container", ["<article>{}</article>", "<div class='x'><div class='y'>{}</div></div>"])
+def test_a_comment_thread_longer_than_the_story_stays_out(container: str) -> None:
+    thread = "".join(
+        f"<p>Comment {i}: I have lived in the valley for thirty years and the river floods every spring.</p>"
+        for i in range(15)
+    )
+    result = extract(page(container.format(paragraphs()) + f"<div id='comments'>{thread}</div>"))
+    assert result.text == "\n\n".join(STORY)
+
+
+def test_layout_state_classes_are_not_furniture() -> None:
+    body = f"<div class='page has-sidebar comments-open no-ads'><div>{paragraphs()}</div></div>"
+    result = extract(page(body).replace("<body>", "<body class='sidebar-open'>"))
+    assert result.method == "density"
+    assert result.text == "\n\n".join(STORY)
+
+
+def test_figure_credits_without_an_image_are_dropped() -> None:
+    figure = "<figure class='media no-caption'><span>Image copyright</span> <span>Getty Images</span></figure>"
+    result = extract(page(f"<article>{figure}{paragraphs()}</article>"))
+    assert result.text == "\n\n".join(STORY)
+
+
+def test_bodytext_keeps_code_whitespace() -> None:
+    params = ExtractionParams(method="bodytext", min_text_chars=10)
+    result = extract(page("<div><p>" + STORY[0] + "</p><pre>def f():\n    return 1</pre></div>"), params=params)
+    assert "def f():\n    return 1" in result.text
+
+
+def test_an_article_of_article_cards_is_a_list_not_the_story() -> None:
+    cards = "".join(
+        f"<article><h3>Card {i}</h3><p>{STORY[i % 3][:90]} and more teaser text here.</p></article>" for i in range(6)
+    )
+    body = f"<article class='story'>{paragraphs()}</article><article class='more'><h2>You may like</h2>{cards}</article>"
+    result = extract(page(body))
+    assert result.method == "semantic"
+    assert result.text == "\n\n".join(STORY)
+
+
+def test_density_joins_chunks_wrapped_separately() -> None:
+    chunks = "".join(f"<div class='grid'><div class='chunk'><p>{text}</p><p>{text}</p></div></div>" for text in STORY)
+    body = "<div id='menu'>" + "".join(f"<a href='/{i}'>Section {i}</a> " for i in range(20)) + f"</div><div>{chunks}</div>"
+    result = extract(page(body))
+    assert result.method == "density"
+    for text in STORY:
+        assert text in result.text
+
+
+def test_density_winner_is_not_a_small_box_with_a_content_class() -> None:
+    box = "<div class='content-wrapper title'><p>" + "Short summary line of the story, with, commas, here." + "</p></div>"
+    body = box + "<div class='x'><div class='y'>" + paragraphs() + "</div></div>"
+    result = extract(page(body), params=ExtractionParams(method="density"))
+    assert result.text == "\n\n".join(STORY)

@@ -96,6 +96,8 @@ def test_disabled_and_bad_settings() -> None:
         pipeline({"BOILERSTRIP_EXTRACTION_ENABLED": False})
     with pytest.raises(ConfigError, match="BOILERSTRIP_EXTRACTION_MAX_LINK_DENSITY"):
         pipeline({"BOILERSTRIP_EXTRACTION_MAX_LINK_DENSITY": "lots"})
+    with pytest.raises(ConfigError, match="BOILERSTRIP_EXTRACTION_MARKDOWN"):
+        pipeline({"BOILERSTRIP_EXTRACTION_MARKDOWN": "sometimes"})
     with pytest.raises(ConfigError, match="method"):
         pipeline({"BOILERSTRIP_EXTRACTION_METHOD": "magic"})
     with pytest.raises(ConfigError):

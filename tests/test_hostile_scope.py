@@ -102,16 +102,15 @@ def _mw(**settings) -> ScopeMiddleware:
 
 
 def _decide(mw: ScopeMiddleware, request: Request) -> str | None:
-    """Run the (async) hook for a request that needs no DNS; the Filtered reason, or None."""
-    coro = mw.process_request(request)
+    """Run the hook for a request that needs no DNS; the Filtered reason, or None."""
     try:
-        coro.send(None)
-    except StopIteration:
-        return None
+        result = mw.process_request(request)
     except Filtered as exc:
         return exc.reason
-    coro.close()
-    raise AssertionError("the hook awaited DNS for an IP literal")
+    if result is not None:
+        result.close()
+        raise AssertionError("the hook awaited DNS for an IP literal")
+    return None
 
 
 @pytest.mark.parametrize(
@@ -239,11 +238,17 @@ def test_resolver_refuses_a_name_that_rebinds_to_loopback() -> None:
     assert failure_reason(refused) == "private_address"
 
 
-def test_resolver_allows_the_start_hosts_and_literal_spellings() -> None:
-    resolver = _RebindingDNS(["127.0.0.1", "127.0.0.1", "10.0.0.1"], allowed={"localhost", "127.0.0.1"})
+def test_resolver_allows_the_start_hosts_and_leaves_literals_to_the_middleware() -> None:
+    resolver = _RebindingDNS(["127.0.0.1", "127.0.0.1", "10.0.0.1"], allowed={"localhost"})
     assert _resolve(resolver, "localhost") == "127.0.0.1"
-    assert _resolve(resolver, "0x7f.1") == "127.0.0.1"  # same address as an allowed literal
+    assert _resolve(resolver, "0x7f.1") == "127.0.0.1"  # a literal: ScopeMiddleware already decided on it
     assert isinstance(_resolve(resolver, "intranet.example"), PrivateAddressRefused)
+
+
+def test_resolver_checks_nothing_when_scope_is_off() -> None:
+    resolver = _RebindingDNS(["127.0.0.1"])
+    resolver.enabled = False
+    assert _resolve(resolver, "intranet.example") == "127.0.0.1"
 
 
 def test_resolver_is_the_installed_one() -> None:

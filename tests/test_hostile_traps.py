@@ -103,3 +103,25 @@ def test_middleware_filters_reports_once_and_strips_session_ids() -> None:
     assert stats.get_value("boilerstrip/traps/filtered/outlink_cap") == 3  # "four" and "five", then "five" again
     exempt = Request("http://a/cal/2026/3", meta={"boilerstrip_traps_exempt": True})
     assert _run(mw, page, [exempt]) == [exempt]
+
+
+def test_links_to_other_schemes_are_recorded_once_never_requested() -> None:
+    crawler = get_crawler()
+    settled: list[tuple[str, str]] = []
+
+    def on_settled(url, outcome, reason, **kw):
+        settled.append((url, reason))
+
+    crawler.signals.connect(on_settled, signal=url_settled)
+    mw = TrapFilterMiddleware.from_crawler(crawler)
+    body = (
+        b'<a href="file:///etc/hostname">a</a><a href=" FTP://x/y">b</a><a href="data:text/html,hi">c</a>'
+        b'<a href="mailto:me@x">d</a><a href="javascript:void(0)">e</a><a href="/ok">f</a><a href="file:///etc/hostname">g</a>'
+    )
+    page = HtmlResponse("http://a/", body=body, request=Request("http://a/"))
+    assert _run(mw, page, []) == []
+    assert settled == [
+        ("file:///etc/hostname", "scheme_not_allowed"),
+        ("FTP://x/y", "scheme_not_allowed"),
+        ("data:text/html,hi", "scheme_not_allowed"),
+    ]

@@ -5,11 +5,9 @@ from __future__ import annotations
 import itertools
 import json
 
-from _crawlsite import page_hits, robots, small_site
+from _crawlsite import FAST, page_hits, robots, small_site
 from conftest import Reply, run_crawl
 from test_crawl_demo import reasons
-
-FAST = ["--profile", "test"]
 
 
 def test_robots_503_means_no_page_requests_and_is_retried(serve, tmp_path) -> None:
@@ -106,3 +104,30 @@ def test_robots_can_be_switched_off_only_explicitly(serve, tmp_path) -> None:
     assert len(records) == 5
     assert not server.hits("/robots.txt")
     json.dumps(records)
+
+
+def test_robots_redirect_to_another_site_does_not_block_the_crawl(serve, tmp_path) -> None:
+    other = serve(routes={"/robots.txt": robots("User-agent: *\nDisallow: /p1\n")})
+    server = serve(routes=small_site(robots_reply=Reply(301, b"", (("Location", other.url + "/robots.txt"),))))
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    skipped = reasons(proc.stderr)
+    assert "robots_unreachable" not in skipped
+    # either the other site's rules were read (scope let the hop through) or the file counts as unavailable
+    if other.hits("/robots.txt"):
+        assert not server.hits("/p1") and len(records) == 4
+    else:
+        assert len(records) == 5
+
+
+def test_robots_connection_refused_means_disallow(tmp_path) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc, records = run_crawl(f"http://127.0.0.1:{port}/", out=tmp_path / "o.jsonl", args=FAST)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert records == []
+    assert reasons(proc.stderr) == {"robots_unreachable": 1}
+    assert reasons(proc.stderr, "failed") == {}

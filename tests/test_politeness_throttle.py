@@ -5,11 +5,9 @@ from __future__ import annotations
 import itertools
 import threading
 
-from _crawlsite import page, page_hits, robots, small_site
+from _crawlsite import FAST, page, page_hits, robots, small_site
 from conftest import Reply, run_crawl
 from test_crawl_demo import reasons
-
-FAST = ["--profile", "test"]
 
 
 def gaps(entries) -> list[float]:
@@ -28,7 +26,11 @@ def test_crawl_delay_is_respected_even_with_autothrottle(serve, tmp_path) -> Non
     assert len(records) == 5
     hits = page_hits(server, exclude=("/robots.txt",))
     assert len(hits) == 6  # 5 pages + /sitemap.xml, all through the same host slot
-    assert min(gaps(hits)) >= 0.95, gaps(hits)
+    # Scrapy spaces the *starts* of requests; the server sees arrivals, and the first request pays for the
+    # TCP connect (later ones reuse the connection), so allow 0.15 s of skew. Without the floor,
+    # AutoThrottle would bring the gaps down to ~0.5 s, then ~0.25 s.
+    assert min(gaps(hits)) >= 0.85, gaps(hits)
+    assert sum(gaps(hits)) >= 0.95 * len(gaps(hits)), gaps(hits)
 
 
 def test_crawl_delay_over_the_cap_skips_the_host(serve, tmp_path) -> None:

@@ -65,7 +65,7 @@ def site_of_url(url: str) -> str:
 def cluster_of_url(url: str) -> str:
     """The template cluster of a page: its first folder (digits as 0) and its path depth.
 
-    ``/blog/2024/05/post`` -> ``blog:4``, ``/c3ref/open.html`` -> ``c3ref:2``, ``/about.html`` -> ``-:1``.
+    ``/blog/2024/05/post`` -> ``blog:4``, ``/c3ref/open.html`` -> ``c0ref:2``, ``/about.html`` and ``/`` -> ``-:1``.
     Pages of one section at one depth share a template on most sites; the rule needs no HTML.
     """
     try:
@@ -73,7 +73,7 @@ def cluster_of_url(url: str) -> str:
     except ValueError:
         path = ""
     segments = [s for s in path.split("/") if s]
-    depth = len(segments)
+    depth = max(1, len(segments))  # the home page "/" goes with the other top-level pages
     first = _DIGITS_RE.sub("0", segments[0].lower()) if depth > 1 else "-"
     return f"{first}:{depth}"
 
@@ -122,7 +122,17 @@ def render_text(blocks: Iterable[tuple[str, str]]) -> str:
             return renderers[0](_as_extraction_blocks(blocks))
         except Exception:  # a renderer that cannot take our blocks: fall back to the contract
             pass
-    return "\n\n".join(text.strip() for _, text in blocks if text.strip())
+    # the extractor's contract: a blank line between blocks, one line between consecutive items/rows
+    out: list[str] = []
+    previous = None
+    for kind, text in blocks:
+        if not text:
+            continue
+        if out:
+            out.append("\n" if kind == previous and kind in ("li", "tr") else "\n\n")
+        out.append(text)
+        previous = kind
+    return "".join(out)
 
 
 _MD_PREFIX = {"h1": "# ", "h2": "## ", "h3": "### ", "h4": "#### ", "h5": "##### ", "h6": "###### ",

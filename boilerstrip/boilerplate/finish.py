@@ -52,13 +52,14 @@ def merge_flags(old: Iterable[str] | None, new: Iterable[str]) -> list[str]:
     return kept + [f for f in new if f not in kept]
 
 
-def cleaned_fields(result: CleanResult) -> dict[str, Any]:
-    """Record fields derived from a clean: blocks with hash/removed, text, markdown, counts."""
+def cleaned_fields(result: CleanResult, markdown: bool = True) -> dict[str, Any]:
+    """Record fields derived from a clean: blocks with hash/removed, text, markdown (None when the record
+    had none: the extractor's Markdown was switched off), counts."""
     text = render_text(result.kept)
     return {
         "blocks": result.blocks,
         "text": text,
-        "markdown": render_markdown(result.kept),
+        "markdown": render_markdown(result.kept) if markdown else None,
         "content_hash": hashlib.sha256(text.encode("utf-8")).hexdigest(),
         "boilerplate_removed_chars": result.removed_chars,
         "boilerplate_removed_blocks": result.removed_blocks,
@@ -159,7 +160,7 @@ def finish_records(
         result = clean_page(blocks, site, cluster, model, params)
         results[url] = result
         record = dict(by_url[url])
-        record.update(cleaned_fields(result))
+        record.update(cleaned_fields(result, markdown=record.get("markdown") is not None))
         record["template_cluster"] = cluster
         record["duplicate_of"] = None
         record["flags"] = merge_flags(record.get("flags"), result.flags)

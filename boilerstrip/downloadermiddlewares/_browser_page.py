@@ -25,6 +25,7 @@ INIT_CALLBACK = "boilerstrip.downloadermiddlewares._browser_page.init_page"
 _CONTEXT_PREFIX = "boilerstrip-render-"
 _GEN_ATTR = "_boilerstrip_generation"
 _RETIRED_ATTR = "_boilerstrip_retired"
+_ROUTED_ATTR = "_boilerstrip_routed"
 
 #: The page's content text length: body text minus page chrome outside <article>/<main> (nav, header,
 #: footer, aside, cookie/consent banners), the same measure as the static decision's ``content_chars``,
@@ -40,8 +41,11 @@ _CONTENT_CHARS_JS = """() => {
   }
   return Math.max(0, n);
 }"""
-#: True once the content text has reached ``target`` characters and stayed unchanged for ``quiet`` ms.
+#: True once the content text has reached ``target`` characters and stayed unchanged for ``quiet`` ms,
+#: or at once on an error page (4xx/5xx: no content is coming).
 _SETTLE_JS = """([target, quiet]) => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  if (nav && nav.responseStatus >= 400) return true;
   const n = (""" + _CONTENT_CHARS_JS + """)();
   const s = window.__boilerstripSettle || (window.__boilerstripSettle = {n: -1, at: 0});
   const now = performance.now();
@@ -73,6 +77,11 @@ async def _close_popup(popup: Any) -> None:
         await popup.close()
 
 
+async def _abort_stray(route: Any, pw_request: Any) -> None:
+    with suppress(PlaywrightError):
+        await route.abort("blockedbyclient")
+
+
 async def _close_if_drained(context: Any) -> None:
     if getattr(context, _RETIRED_ATTR, False) and not [p for p in context.pages if not p.is_closed()]:
         with suppress(PlaywrightError):
@@ -90,8 +99,8 @@ async def _retire_old_contexts(page: Any, own: Any) -> None:
     for ctx, gen in zip(contexts, gens):
         if gen is not None and gen < newest:
             setattr(ctx, _RETIRED_ATTR, True)
-            if ctx is not own:
-                await _close_if_drained(ctx)
+            if ctx is not own:  # in the background: this page's render must not wait on another context
+                asyncio.ensure_future(_close_if_drained(ctx))
 
 
 async def init_page(page: Any, request: Any) -> None:
@@ -103,6 +112,7 @@ async def init_page(page: Any, request: Any) -> None:
     page_url = request.url
     blocked: Counter = Counter()
     meta["boilerstrip_render_blocked"] = blocked
+    meta["_boilerstrip_page"] = page  # lets the download handler close the page of a render that overran
 
     async def _route(route: Any, pw_request: Any) -> None:
         reason = subrequest_block_reason(
@@ -127,6 +137,11 @@ async def init_page(page: Any, request: Any) -> None:
     page.on("popup", _close_popup)
 
     context = page.context
+    if not getattr(context, _ROUTED_ATTR, False):
+        # Page routes win over context routes, so this one only sees requests of pages nobody routed:
+        # popups and window.open() tabs, which are closed at once and must fetch nothing meanwhile.
+        setattr(context, _ROUTED_ATTR, True)
+        await context.route("**", _abort_stray)
     gen = _generation(meta.get("playwright_context"))
     if gen is not None and getattr(context, _GEN_ATTR, None) is None:
         setattr(context, _GEN_ATTR, gen)

@@ -20,6 +20,7 @@ import asyncio
 import logging
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
@@ -68,16 +69,24 @@ class PolitenessMiddleware:
         return mw
 
     # -- Crawl-delay -----------------------------------------------------------------------------------
-    def _slot_key_of_origin(self, origin: str) -> str:
-        return self._downloader().get_slot_key(Request(origin + "/"))
-
     def _downloader(self) -> Any:
-        return self.crawler.engine.downloader
+        """The engine's downloader; None before the crawl starts (a component built by a test)."""
+        try:
+            engine = self.crawler.engine
+        except (AttributeError, RuntimeError):
+            return None
+        return getattr(engine, "downloader", None)
+
+    def _slot_key(self, request: Request) -> str:
+        downloader = self._downloader()
+        if downloader is not None:
+            return downloader.get_slot_key(request)
+        return request.meta.get("download_slot") or urlsplit(request.url).hostname or ""
 
     def _robots_ready(self, origin: str, robots: HostRobots) -> None:
         if robots.crawl_delay_s is None:
             return
-        key = self._slot_key_of_origin(origin)
+        key = self._slot_key(Request(origin + "/"))
         delay = max(robots.crawl_delay_s, self.crawl_delays.get(key, 0.0))
         self.crawl_delays[key] = delay
         refusal = crawl_delay_refusal(delay, self.params)
@@ -85,6 +94,8 @@ class PolitenessMiddleware:
             self.refused[key] = refusal
             return
         downloader = self._downloader()
+        if downloader is None:
+            return
         floor = host_delay_s(self.configured_delay_s, delay)
         # new slots for this key are created with the floor (DOWNLOAD_SLOTS semantics) ...
         downloader.per_slot_settings.setdefault(key, {}).update({"delay": floor, "jitter": 0.0})
@@ -99,7 +110,8 @@ class PolitenessMiddleware:
         floor = self.crawl_delays.get(key) if key is not None else None
         if floor is None:
             return
-        slot = self._downloader().slots.get(key)
+        downloader = self._downloader()
+        slot = downloader.slots.get(key) if downloader is not None else None
         if slot is not None and slot.delay < floor:
             slot.delay = floor
 
@@ -107,7 +119,7 @@ class PolitenessMiddleware:
     async def process_request(self, request: Request, spider: Any = None) -> None:
         if request.meta.get(KIND_META) == "robots":
             return None
-        key = self._downloader().get_slot_key(request)
+        key = self._slot_key(request)
         reason = self.refused.get(key)
         if reason:
             raise Filtered(reason, f"crawl-delay {self.crawl_delays.get(key)} s")
@@ -119,7 +131,7 @@ class PolitenessMiddleware:
     def process_response(self, request: Request, response: Response, spider: Any = None) -> Request | Response:
         if request.meta.get(KIND_META) == "robots":
             return response
-        key = request.meta.get("download_slot") or self._downloader().get_slot_key(request)
+        key = request.meta.get("download_slot") or self._slot_key(request)
         if response.status not in self.params.throttle_statuses:
             self.consecutive.pop(key, None)
             return response
@@ -150,7 +162,7 @@ class PolitenessMiddleware:
             return
         self.paused_until[key] = until
         downloader = self._downloader()
-        slot = downloader.slots.get(key)
+        slot = downloader.slots.get(key) if downloader is not None else None
         if slot is None or seconds <= 0:
             return
         # Downloader._process_queue does nothing while slot.latercall is set: replacing it with our own

@@ -26,11 +26,10 @@ from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, context_name, settle_page
 from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, needs_rendering
 
-__all__ = ["RenderWhenNeededMiddleware", "PLAYWRIGHT_HANDLER"]
+__all__ = ["RenderWhenNeededMiddleware"]
 
 logger = logging.getLogger(__name__)
 
-PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
 _STATS = "boilerstrip/render"
 _HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 #: Substrings of Playwright errors that mean the browser (or its page) died under the request.
@@ -44,6 +43,20 @@ _PLAYWRIGHT_KEYS = (
     "playwright_page_methods",
     "playwright_page_init_callback",
 )
+
+
+def _is_browser_handler(path: Any) -> bool:
+    """The handler (an import path or a class) is scrapy-playwright's or a subclass of it."""
+    if not path:
+        return False
+    try:
+        from scrapy.utils.misc import load_object
+        from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+
+        cls = load_object(path) if isinstance(path, str) else path
+        return isinstance(cls, type) and issubclass(cls, ScrapyPlaywrightDownloadHandler)
+    except (ImportError, ValueError, NameError, AttributeError):
+        return False
 
 
 def _host(url: str) -> str:
@@ -63,6 +76,8 @@ def _browser_died(exc: BaseException) -> bool:
 
 
 def _failure_reason(exc: BaseException) -> str:
+    if type(exc).__name__ == "RenderTimeout":
+        return "render_timeout"
     if _browser_died(exc):
         return "browser_died"
     name = type(exc).__name__
@@ -97,7 +112,7 @@ class RenderWhenNeededMiddleware:
         if not browser.may_render:
             raise NotConfigured("BOILERSTRIP_RENDER_MODE is never (and no pattern renders)")
         handlers = settings.getwithbase("DOWNLOAD_HANDLERS")
-        if handlers.get("http") != PLAYWRIGHT_HANDLER and handlers.get("https") != PLAYWRIGHT_HANDLER:
+        if not any(_is_browser_handler(handlers.get(scheme)) for scheme in ("http", "https")):
             raise NotConfigured(
                 "scrapy-playwright is not the http(s) download handler (is boilerstrip.rendering_addon.RenderAddon in ADDONS?)"
             )

@@ -155,7 +155,13 @@ class Rfc9309RobotsMiddleware:
             try:
                 response = await self.crawler.engine.download_async(request)
             except IgnoreRequest as exc:
-                verdict = RobotsVerdict("disallow_all", "robots_unreachable", detail=failure_reason(exc))
+                if redirects and isinstance(exc, Filtered) and exc.reason == "offsite":
+                    # a redirect hop to another site that the crawl's scope refuses: we cannot read the
+                    # file, as after too many redirects (RFC 9309 2.3.1.2: "unavailable" -> allow)
+                    logger.warning("robots.txt of %s redirects off site (%s): treated as unavailable", host.origin, url)
+                    verdict = RobotsVerdict("allow_all", "robots_redirect_offsite", detail=url[:200])
+                else:
+                    verdict = RobotsVerdict("disallow_all", "robots_unreachable", detail=failure_reason(exc))
                 body = b""
             except Exception as exc:  # noqa: BLE001 - any failure means "unreachable", never allow-all
                 verdict = RobotsVerdict("disallow_all", "robots_unreachable", detail=failure_reason(exc))

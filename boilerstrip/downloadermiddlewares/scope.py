@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import logging
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlsplit
 
 from dataclasses import dataclass
@@ -34,7 +34,7 @@ from scrapy.resolver import CachingThreadedResolver
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.error import DNSLookupError
 
-from boilerstrip.config import ConfigError, component_enabled, params_from_settings
+from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.outcomes import Filtered
 from boilerstrip.safety.addresses import Origin, address_refusal, origin_of, parse_host_port, parse_ip_literal
 
@@ -147,10 +147,7 @@ class ScopeMiddleware:
     def from_crawler(cls, crawler: Crawler) -> ScopeMiddleware:
         if not component_enabled(crawler.settings, "scope"):
             raise NotConfigured("BOILERSTRIP_SCOPE_ENABLED is off")
-        try:
-            params = params_from_settings(crawler.settings, "scope", ScopeParams)
-        except ConfigError:
-            raise
+        params = params_from_settings(crawler.settings, "scope", ScopeParams)  # ConfigError names the setting
         mw = cls(params, stats=crawler.stats)
         mw.maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
         crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
@@ -206,7 +203,12 @@ class ScopeMiddleware:
         return True
 
     # -- the hook --------------------------------------------------------------------------------------
-    async def process_request(self, request: Request) -> None:
+    def process_request(self, request: Request) -> Any:
+        """None (go on), or -- when a host name must be resolved first -- an awaitable of None.
+
+        Plain (not ``async def``) on purpose: most requests need no DNS (start origins, IP literals), and a
+        coroutine hook costs every request a trip through the event loop.
+        """
         url = request.url
         scheme = urlsplit(url).scheme.lower() if "://" in url or ":" in url else ""
         if scheme not in ALLOWED_SCHEMES:
@@ -225,26 +227,28 @@ class ScopeMiddleware:
                 self._refuse(request, "private_address", f"{origin.host} {kind}")
             return None
         if self.params.resolve_early and not request.meta.get("proxy"):
-            address = await self._resolve(request, origin.host)
-            kind = address_refusal(address)
-            if kind:
-                self._refuse(request, "private_address", f"{origin.host}={address} {kind}")
+            return self._check_resolved(request, origin.host)
         return None
 
-    async def _resolve(self, request: Request, host: str) -> str:
+    async def _check_resolved(self, request: Request, host: str) -> None:
         from twisted.internet import reactor
 
         try:
-            return await maybe_deferred_to_future(reactor.resolve(host))
+            address = await maybe_deferred_to_future(reactor.resolve(host))
         except PrivateAddressRefused as exc:
-            self._refuse(request, "private_address", str(exc))
-            raise  # unreachable: _refuse raises
+            raise self._refusal(request, "private_address", str(exc)) from None
+        kind = address_refusal(address)
+        if kind:
+            self._refuse(request, "private_address", f"{host}={address} {kind}")
 
-    def _refuse(self, request: Request, reason: str, detail: str) -> None:
+    def _refuse(self, request: Request, reason: str, detail: str) -> NoReturn:
+        raise self._refusal(request, reason, detail)
+
+    def _refusal(self, request: Request, reason: str, detail: str) -> Filtered:
         if self.stats is not None:
             self.stats.inc_value(f"boilerstrip/scope/filtered/{reason}")
         logger.debug("scope: filtered %s (%s: %s)", request.url, reason, detail)
-        raise Filtered(reason, detail)
+        return Filtered(reason, detail)
 
 
 class CredentialsMiddleware:
@@ -299,9 +303,12 @@ class ScopedResolver(CachingThreadedResolver):
     checked is the address that is connected to: DNS rebinding between check and connect gains nothing.
     """
 
-    def __init__(self, reactor: Any, cache_size: int, timeout: float, allowed_hosts: set[str] | None = None) -> None:
+    def __init__(
+        self, reactor: Any, cache_size: int, timeout: float, allowed_hosts: set[str] | None = None, enabled: bool = True
+    ) -> None:
         super().__init__(reactor, cache_size, timeout)
         self.allowed_hosts: set[str] = set(allowed_hosts or ())
+        self.enabled = enabled
 
     @classmethod
     def from_crawler(cls, crawler: Any, reactor: Any) -> ScopedResolver:
@@ -309,7 +316,8 @@ class ScopedResolver(CachingThreadedResolver):
         cache_size = settings.getint("DNSCACHE_SIZE") if settings.getbool("DNSCACHE_ENABLED") else 0
         params = params_from_settings(settings, "scope", ScopeParams)
         hosts = _Allowlist(params.allow_private).hosts
-        return cls(reactor, cache_size, settings.getfloat("DNS_TIMEOUT"), hosts)
+        enabled = component_enabled(settings, "scope")
+        return cls(reactor, cache_size, settings.getfloat("DNS_TIMEOUT"), hosts, enabled=enabled)
 
     def getHostByName(self, name: str, timeout: Any = ()) -> Any:  # noqa: N802 (Twisted's name)
         deferred = super().getHostByName(name, timeout)
@@ -317,9 +325,10 @@ class ScopedResolver(CachingThreadedResolver):
         return deferred
 
     def _check(self, address: str, name: str) -> str:
+        if not self.enabled or parse_ip_literal(name) is not None:
+            return address  # an IP literal cannot rebind: ScopeMiddleware decided on it before any connect
         kind = address_refusal(address)
-        literal = parse_ip_literal(name)
-        host = str(literal) if literal is not None else name.strip().rstrip(".").lower()
+        host = name.strip().rstrip(".").lower()
         if kind and host not in self.allowed_hosts:
             raise PrivateAddressRefused(f"{name} resolves to {address} ({kind})")
         return address

@@ -28,10 +28,12 @@ class ProgressParams:
     interval_s: float = 1.0
     # Logs and CI output get a plain line every 10 s: enough to see a long crawl move.
     plain_interval_s: float = 10.0
+    # The live line names the most frequent skip reasons, up to this many (the summary names them all).
+    live_reasons: int = 3
 
     def __post_init__(self) -> None:
-        if self.interval_s <= 0 or self.plain_interval_s < 0:
-            raise ValueError("interval_s must be > 0 and plain_interval_s >= 0")
+        if self.interval_s <= 0 or self.plain_interval_s < 0 or self.live_reasons < 0:
+            raise ValueError("interval_s must be > 0, plain_interval_s and live_reasons >= 0")
 
 
 def _by_prefix(stats: dict[str, Any], prefix: str) -> dict[str, int]:
@@ -82,9 +84,11 @@ class ProgressExtension:
         skipped = sum(s["filtered"].values())
         failed = sum(s["failed"].values())
         rate = s["fetched"] / s["elapsed_s"] if s["elapsed_s"] > 0 else 0.0
+        top = dict(list(s["filtered"].items())[: self.params.live_reasons])
+        detail = f" ({format_counts(top)}{', ...' if len(s['filtered']) > len(top) else ''})" if top else ""
         return (
             f"[boilerstrip] {s['elapsed_s']:6.1f}s  fetched {s['fetched']}  written {s['written']}  "
-            f"skipped {skipped}  failed {failed}  ({rate:.1f} pages/s)"
+            f"skipped {skipped}{detail}  failed {failed}  ({rate:.1f} pages/s)"
         )
 
     def tick(self) -> None:

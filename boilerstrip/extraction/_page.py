@@ -7,12 +7,14 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from ._vocab import HEADING_TAGS, TOKEN_RE
-from .blocks import CAPTION, CONTENT, NAVIGATION, PRUNED_VERDICTS, Segmentation
+from ._vocab import HEADING_TAGS, LINK_LIST_TAGS, TOKEN_RE
+from .blocks import CAPTION, CONTENT, PRUNED_VERDICTS, UNGUARDED_VERDICTS, Segmentation
 from .params import ExtractionParams
 
-#: Elements that may hold link lists inside an article (checked for link density when pruning).
-_LINK_LIST_TAGS = frozenset("ul ol dl div section table nav menu aside p header footer figure".split())
+
+
+def _span_order(span: tuple[int, int] | None) -> tuple[int, int]:
+    return (span[0], -span[1]) if span else (-1, 0)
 
 
 class PageStats:
@@ -37,13 +39,15 @@ class PageStats:
         self.verdict_spans: list[tuple[int, int, etree._Element, str]] = []
         page_limit = params.max_pruned_share_of_page * total
         marks = [(element, verdict) for element, verdict, _weight in seg.marked]
-        if image_holders:
-            # short text next to a picture is its caption or credit
-            for holder in image_holders:
+        holders = [*image_holders, *seg.figures] if not params.keep_captions else []
+        if holders:
+            # short text next to a picture (or in a <figure>) is its caption or credit
+            for holder in holders:
                 span = seg.ranges.get(holder)
                 if span and 0 < seg.sum_chars[span[1]] - seg.sum_chars[span[0]] <= params.max_caption_chars:
                     marks.append((holder, CAPTION))
-            marks.sort(key=lambda mark: (seg.ranges[mark[0]][0], -seg.ranges[mark[0]][1]) if mark[0] in seg.ranges else (-1, 0))
+            # document order, outer before inner (caption marks were appended out of order)
+            marks.sort(key=lambda mark: _span_order(seg.ranges.get(mark[0])))
         for element, verdict in marks:
             pruned = verdict in PRUNED_VERDICTS
             if not pruned and verdict != CONTENT:
@@ -57,7 +61,7 @@ class PageStats:
             self.verdict_spans.append((start, end, element, verdict))
             if not pruned:
                 boiler[start:end] = bytes(end - start)
-            elif verdict == NAVIGATION or seg.sum_chars[end] - seg.sum_chars[start] <= page_limit:
+            elif verdict in UNGUARDED_VERDICTS or seg.sum_chars[end] - seg.sum_chars[start] <= page_limit:
                 boiler[start:end] = b"\x01" * (end - start)
         self.boiler = boiler
         good = [0] * (n + 1)
@@ -92,6 +96,34 @@ class Selection:
     reason: str  # "accepted" or why it was refused
 
 
+def _teaser_cards(page: PageStats, containers: list[etree._Element], params: ExtractionParams) -> list[tuple[int, int]]:
+    """Spans of teaser cards inside the containers: runs of at least ``min_teaser_cards`` siblings with the
+    same tag and class, each a short linked title followed by a summary ("most popular", "read next" grids
+    that name themselves with no vocabulary word)."""
+    seg = page.seg
+    ranges, chars, links = seg.ranges, seg.chars, seg.link_chars
+    found: list[tuple[int, int]] = []
+    for container in containers:
+        for parent in container.iter():
+            children = [child for child in parent if child in ranges and child.get("class")]
+            if len(children) < params.min_teaser_cards:
+                continue
+            groups: dict[tuple[str, str], list[tuple[int, int]]] = {}
+            for child in children:
+                groups.setdefault((child.tag, child.get("class")), []).append(ranges[child])
+            for spans in groups.values():
+                if len(spans) < params.min_teaser_cards:
+                    continue
+                if all(
+                    end - start >= 2
+                    and links[start] >= params.max_block_link_density * chars[start]
+                    and seg.text_chars(start, end) <= params.max_teaser_card_chars
+                    for start, end in spans
+                ):
+                    found.extend(spans)
+    return found
+
+
 def select_blocks(page: PageStats, containers: list[etree._Element], params: ExtractionParams) -> Selection:
     """Blocks of ``containers`` (document order) minus boilerplate, link lists, captions and the headline;
     then the sanity checks."""
@@ -121,17 +153,22 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
             for s, e in spans:
                 if s <= start and end <= e:
                     keep[start:end] = b"\x01" * (end - start)
-        elif verdict == NAVIGATION or seg.text_chars(start, end) <= limit:
+        elif verdict in UNGUARDED_VERDICTS or seg.text_chars(start, end) <= limit:
             drop(start, end)
     max_inner = params.max_inner_link_density
     for element, (start, end) in seg.ranges.items():
-        if end - start < 2 or element.tag not in _LINK_LIST_TAGS or element in container_set:
+        if end - start < 2 or element.tag not in LINK_LIST_TAGS or element in container_set:
             continue
         if not inside(start, end):
             continue
         total = seg.text_chars(start, end)
         if total <= limit and seg.link_density(start, end) > max_inner:
             drop(start, end)
+
+    if params.min_teaser_cards:
+        for start, end in _teaser_cards(page, containers, params):
+            if inside(start, end):
+                drop(start, end)
 
     kinds, chars, links = seg.kinds, seg.chars, seg.link_chars
     max_block_ld = params.max_block_link_density
@@ -155,7 +192,8 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
             kind = kinds[i]
             if kind in HEADING_TAGS and (kind != "h1" or not params.keep_h1):
                 words = " ".join(TOKEN_RE.findall(seg.texts[i].lower()))
-                if words and (f" {words} " in padded or (headline in words and len(headline) >= 0.6 * len(words))):
+                shorter_title = headline in words and len(headline) >= params.min_headline_match_share * len(words)
+                if words and (f" {words} " in padded or shorter_title):
                     del indices[position]
                     break
     # headings with nothing after them are section titles of pruned blocks

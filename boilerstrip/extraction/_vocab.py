@@ -35,6 +35,29 @@ HEADING_TAGS = frozenset("h1 h2 h3 h4 h5 h6".split())
 #: A table whose cells hold one of these is a layout table: its cells are containers, not data cells.
 LAYOUT_CELL_CHILD_TAGS = frozenset("p div table ul ol h1 h2 h3 h4 h5 h6 blockquote pre section article".split())
 
+#: The block kind an element gives its text (anything else: "p", or the kind of the enclosing block).
+KIND_BY_TAG = {
+    "li": "li",
+    "dt": "li",
+    "dd": "li",
+    "blockquote": "quote",
+    "pre": "pre",
+    "caption": "caption",
+    "figcaption": "figcaption",
+    "h1": "h1",
+    "h2": "h2",
+    "h3": "h3",
+    "h4": "h4",
+    "h5": "h5",
+    "h6": "h6",
+}
+#: Their classes name the page type ("single-post", "comments-open"), not a part of the page.
+PAGE_TAGS = frozenset(("html", "body"))
+#: Block owners that are paragraphs themselves: their density points go to their parent.
+PARAGRAPH_TAGS = frozenset("p pre li dt dd blockquote h1 h2 h3 h4 h5 h6 tr td th caption figcaption".split())
+#: Containers checked for link density inside a chosen container (link lists, link boxes).
+LINK_LIST_TAGS = frozenset("ul ol dl div section table nav menu aside p header footer figure".split())
+
 #: Semantic containers of the main content, by tag.
 SEMANTIC_TAGS = frozenset(("article", "main"))
 
@@ -79,7 +102,6 @@ HIDDEN_TOKENS = frozenset(
 #: Words that mark a block as page furniture rather than article text.
 BOILERPLATE_WORDS = frozenset(
     """
-    comment comments commentlist commentform disqus discussion respond replies
     share sharing shares sharebar sharer social socials sociallinks
     related recommended recommendations recommend recirc recirculation outbrain taboola zergnet
     newsletter newsletters subscribe subscription subscriptions signup
@@ -106,6 +128,14 @@ BOILERPLATE_WORDS = frozenset(
     toc
     """.split()
 )
+
+#: Words naming a comment thread. A thread can hold most of a page's text, so, unlike other furniture, it
+#: is left out whatever its size.
+COMMENT_WORDS = frozenset("comment comments commentlist commentform disqus discussion respond replies".split())
+
+#: A class token holding one of these words states a page layout or a toggle ("has-sidebar",
+#: "comments-open", "no-ads", "menu-active"), not a widget: it never marks an element as furniture.
+STATE_WORDS = frozenset("has no with without open opened closed enabled disabled active visible shown toggled".split())
 
 #: Word pairs (adjacent words in one token) that are boilerplate although each word alone is not:
 #: "read-more", "more-stories", "also-read", "you-may-like".
@@ -190,7 +220,7 @@ CONTENT_TOKEN_RE = re.compile(
 )
 
 #: Readability-style class weight words for the density rung.
-NEGATIVE_WORDS = BOILERPLATE_WORDS | frozenset(
+NEGATIVE_WORDS = BOILERPLATE_WORDS | COMMENT_WORDS | frozenset(
     """hidden combx contact foot meta outbrain promo scroll shoutbox skyscraper widget teaser card cards
     thumb thumbnail thumbnails list aside header banner""".split()
 )
@@ -230,4 +260,6 @@ FLATTEN_TAGS_RE = re.compile(
 )
 #: Two <br> (written as \x1e while a block is built) with only whitespace between: a paragraph break.
 PARAGRAPH_BREAK_RE = re.compile(r"\x1e\s*\x1e")
+#: Text at a line start that Markdown would read as a heading, quote, list item or rule.
+MARKDOWN_LINE_START_RE = re.compile(r"^(\s*)(?:([#>*+-])|(\d{1,9})([.)]))(?=\s|$)", re.MULTILINE)
 COMMA_CHARS = ",\uff0c\u3001\u060c"

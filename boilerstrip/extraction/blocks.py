@@ -25,6 +25,7 @@ from ._vocab import (
     BOILERPLATE_WORDS,
     CHROME_ROLES,
     CHROME_TAGS,
+    COMMENT_WORDS,
     NAVIGATION_TAGS,
     COMMA_CHARS,
     CONTENT_TOKEN_RE,
@@ -33,12 +34,16 @@ from ._vocab import (
     HEADING_TAGS,
     HIDDEN_STYLE_RE,
     HIDDEN_TOKENS,
+    KIND_BY_TAG,
     ICON_CLASS_RE,
     ICON_MAX_PX,
     LAYOUT_CELL_CHILD_TAGS,
+    MARKDOWN_LINE_START_RE,
     NEGATIVE_WORDS,
+    PAGE_TAGS,
     PARAGRAPH_BREAK_RE,
     SOCIAL_WORDS,
+    STATE_WORDS,
     POSITIVE_WORDS,
     WORD_RE,
 )
@@ -77,6 +82,11 @@ def _markdown_cells(text: str) -> str:
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in text.split(" | ")) + " |"
 
 
+def _escape_line_start(match) -> str:
+    indent, marker, number, delimiter = match.groups()
+    return f"{indent}\\{marker}" if marker else f"{indent}{number}\\{delimiter}"
+
+
 def render_markdown(blocks: Iterable[Block]) -> str:
     """Markdown: ATX headings, "- " list items, "> " quotes, fenced code for <pre>, pipe tables (the first
     row of a run of rows is the header)."""
@@ -86,6 +96,8 @@ def render_markdown(blocks: Iterable[Block]) -> str:
         if not block.text:
             continue
         kind, text = block.kind, block.text
+        if kind != "pre":
+            text = MARKDOWN_LINE_START_RE.sub(_escape_line_start, text)  # "# x", "- x", "1. x" stay text
         if kind in HEADING_TAGS:
             line = "#" * int(kind[1]) + " " + text.replace("\n", " ")
         elif kind == "li":
@@ -113,14 +125,15 @@ def render_markdown(blocks: Iterable[Block]) -> str:
 # --- class / id vocabulary ------------------------------------------------------------------------
 
 HIDDEN, BOILERPLATE, CONTENT, CHROME, NAVIGATION = "hidden", "boilerplate", "content", "chrome", "navigation"
-CAPTION = "caption"
+CAPTION, COMMENTS = "caption", "comments"
 #: Verdicts whose elements are left out of the content (subject to the share guards in params, except
-#: NAVIGATION: <nav>, <aside> and <footer> never are content).
-PRUNED_VERDICTS = frozenset((HIDDEN, BOILERPLATE, CHROME, NAVIGATION, CAPTION))
+#: NAVIGATION and COMMENTS, which never are content whatever their size).
+PRUNED_VERDICTS = frozenset((HIDDEN, BOILERPLATE, CHROME, NAVIGATION, CAPTION, COMMENTS))
+UNGUARDED_VERDICTS = frozenset((NAVIGATION, COMMENTS))
 _NO_ATTRIBUTES: dict = {}
 
 
-_HIDDEN_FLAG, _CONTENT_FLAG, _BOILER_FLAG, _POSITIVE_FLAG, _NEGATIVE_FLAG = 1, 2, 4, 8, 16
+_HIDDEN_FLAG, _CONTENT_FLAG, _BOILER_FLAG, _POSITIVE_FLAG, _NEGATIVE_FLAG, _COMMENT_FLAG = 1, 2, 4, 8, 16, 32
 
 
 @lru_cache(maxsize=16384)
@@ -133,11 +146,15 @@ def _classify_token(token: str) -> int:
     if CONTENT_TOKEN_RE.match(lower):
         flags |= _CONTENT_FLAG
     words = [w.lower() for w in WORD_RE.findall(token)]
+    if STATE_WORDS.intersection(words):
+        return flags  # "has-sidebar", "comments-open": layout state, not furniture
     if EMBED_WORDS.intersection(words):
         words = [w for w in words if w not in SOCIAL_WORDS]
     previous = None
     for word in words:
-        if word in BOILERPLATE_WORDS or (previous, word) in BOILERPLATE_PAIRS or COMPOUND_RE.match(word):
+        if word in COMMENT_WORDS:
+            flags |= _COMMENT_FLAG | _NEGATIVE_FLAG
+        elif word in BOILERPLATE_WORDS or (previous, word) in BOILERPLATE_PAIRS or COMPOUND_RE.match(word):
             flags |= _BOILER_FLAG
         if word in NEGATIVE_WORDS:
             flags |= _NEGATIVE_FLAG
@@ -148,8 +165,8 @@ def _classify_token(token: str) -> int:
 
 
 def classify_attributes(value: str) -> tuple[str | None, int]:
-    """(verdict, weight) for a space-joined class + id string: verdict is "hidden", "boilerplate", "content"
-    or None; weight is +1 / -1 / 0 for Readability-style scoring."""
+    """(verdict, weight) for a space-joined class + id string: verdict is "hidden", "content", "comments",
+    "boilerplate" or None; weight is +1 / -1 / 0 for Readability-style scoring."""
     flags = 0
     for token in value.split():
         flags |= _classify_token(token)
@@ -157,6 +174,8 @@ def classify_attributes(value: str) -> tuple[str | None, int]:
         verdict = HIDDEN
     elif flags & _CONTENT_FLAG:
         verdict = CONTENT
+    elif flags & _COMMENT_FLAG:
+        verdict = COMMENTS
     elif flags & _BOILER_FLAG:
         verdict = BOILERPLATE
     else:
@@ -184,6 +203,8 @@ class Segmentation:
     marked: list = field(default_factory=list)
     #: semantic container elements in document order
     semantic: list = field(default_factory=list)
+    #: <figure> elements (their short text is a caption or credit, with or without an <img> left)
+    figures: list = field(default_factory=list)
     #: prefix sums (len(blocks) + 1 entries)
     sum_chars: list[int] = field(default_factory=list)
     sum_link_chars: list[int] = field(default_factory=list)
@@ -199,21 +220,6 @@ class Segmentation:
         return (self.sum_link_chars[end] - self.sum_link_chars[start]) / total if total else 0.0
 
 
-_KIND_BY_TAG = {
-    "li": "li",
-    "dt": "li",
-    "dd": "li",
-    "blockquote": "quote",
-    "pre": "pre",
-    "caption": "caption",
-    "figcaption": "figcaption",
-    "h1": "h1",
-    "h2": "h2",
-    "h3": "h3",
-    "h4": "h4",
-    "h5": "h5",
-    "h6": "h6",
-}
 _CELL_MARK = "\x1f"
 _LINE_BREAK = "\x1e"  # what <br> becomes while a block is built (PARAGRAPH_BREAK_RE relies on it)
 
@@ -238,11 +244,13 @@ def _finish_text(raw: str, kind: str) -> str:
     return " ".join(raw.split())
 
 
-def segment(root: etree._Element) -> Segmentation:
-    """Cut the tree under ``root`` into blocks (see module docstring)."""
+def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation:
+    """Cut the tree under ``root`` into blocks (see module docstring). With ``skip_navigation``, the
+    subtrees of <nav>, <aside> and <footer> are not read at all (the extractor never keeps them; a caller
+    that wants every block of the page, chrome included, leaves it off)."""
     seg = Segmentation()
     kinds, texts, owners, chars, link_chars = seg.kinds, seg.texts, seg.owners, seg.chars, seg.link_chars
-    ranges, marked, semantic = seg.ranges, seg.marked, seg.semantic
+    ranges, marked, semantic, figures = seg.ranges, seg.marked, seg.semantic, seg.figures
     parts: list[str] = []
     links_acc = [0]  # link characters in the block being built
     # stack of (element, kind) for open block-level elements
@@ -299,7 +307,7 @@ def segment(root: etree._Element) -> Segmentation:
         if event == "start":
             verdict = None
             weight = 0
-            attributes = element.items()
+            attributes = element.items() if tag not in PAGE_TAGS else None  # page-type classes, not verdicts
             if attributes:
                 attrs = dict(attributes)
                 cls = attrs.get("class")
@@ -324,7 +332,7 @@ def segment(root: etree._Element) -> Segmentation:
                 attrs = _NO_ATTRIBUTES
                 if tag in CHROME_TAGS:
                     verdict = NAVIGATION if tag in NAVIGATION_TAGS else CHROME
-            if (verdict == HIDDEN and tag not in BLOCK_TAGS) or verdict == NAVIGATION:
+            if (verdict == HIDDEN and tag not in BLOCK_TAGS) or (verdict == NAVIGATION and skip_navigation):
                 # hidden inline text (icons, screen-reader labels) and <nav>/<aside>/<footer>, which are
                 # never content: not read at all (a hidden inline does not cut its paragraph)
                 walker.skip_subtree()
@@ -350,8 +358,8 @@ def segment(root: etree._Element) -> Segmentation:
                     marked.append((element, verdict, weight))
             if is_block:
                 flush()
-                if tag in _KIND_BY_TAG:
-                    kind = _KIND_BY_TAG[tag]
+                if tag in KIND_BY_TAG:
+                    kind = KIND_BY_TAG[tag]
                 elif stack and stack[-1][1] not in ("p", "tr"):
                     kind = stack[-1][1]  # an inline-ish element (span.byline) inside a heading, li...
                 else:
@@ -362,6 +370,8 @@ def segment(root: etree._Element) -> Segmentation:
                     marked.append((element, verdict, weight))
                 if tag in ("article", "main") or verdict == CONTENT:
                     semantic.append(element)
+                elif tag == "figure":
+                    figures.append(element)
                 elif "itemprop" in attrs or "role" in attrs:
                     semantic.append(element)
             if tag == "a":

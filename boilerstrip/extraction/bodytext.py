@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from lxml import etree
 
-from ._vocab import BLOCK_TAGS, CONTROL_CHARS_RE, WHITESPACE_RE
+from ._vocab import BLOCK_TAGS, CONTROL_CHARS_RE, KIND_BY_TAG, WHITESPACE_RE
 
 DEFAULT_INCLUDE_TAGS: tuple[str, ...] = tuple(
     """a abbr address article b bdi bdo blockquote caption cite code data dd del details dfn div dl dt em
@@ -27,7 +27,6 @@ DEFAULT_EXCLUDE_TAGS: tuple[str, ...] = tuple(
 )
 
 _TAG_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9-]*$")
-_KIND_BY_TAG = {"li": "li", "dt": "li", "dd": "li", "blockquote": "quote", "pre": "pre", "caption": "caption"}
 
 
 def _normalise_tags(tags: Iterable[str] | str, name: str) -> list[str]:
@@ -90,10 +89,10 @@ def extract_bodytext(
 
     def flush() -> None:
         if parts and current_owner is not None:
-            text = WHITESPACE_RE.sub(" ", "".join(parts)).strip()
+            kind = KIND_BY_TAG.get(current_owner.tag, "p")
+            raw = "".join(parts)
+            text = raw.strip("\n").rstrip() if kind == "pre" else WHITESPACE_RE.sub(" ", raw).strip()
             if text:
-                tag = current_owner.tag
-                kind = tag if tag in ("h1", "h2", "h3", "h4", "h5", "h6") else _KIND_BY_TAG.get(tag, "p")
                 blocks.append((kind, CONTROL_CHARS_RE.sub("", text)))
         parts.clear()
 

@@ -193,7 +193,9 @@ def _rungs_to_run(params: ExtractionParams) -> list[tuple[str, bool]]:
     return [(name, enabled[name]) for name in RUNGS]
 
 
-def extract(html: str | bytes, url: str | None = None, params: ExtractionParams = ExtractionParams()) -> ExtractionResult:
+def extract(
+    html: str | bytes, url: str | None = None, params: ExtractionParams = ExtractionParams()
+) -> ExtractionResult:
     """Main content and metadata of one HTML page. See the module docstring."""
     flags: list[str] = []
     if html is None:
@@ -242,7 +244,8 @@ def extract(html: str | bytes, url: str | None = None, params: ExtractionParams 
                 blocks, selection = _run_bodytext(document, params)
             else:
                 if page is None:
-                    page = PageStats(segment(body), params, headline=metadata.title, image_holders=image_holders)
+                    seg = segment(body, skip_navigation=True)
+                    page = PageStats(seg, params, headline=metadata.title, image_holders=image_holders)
                 selection = (extract_semantic if name == "semantic" else extract_density)(page, params)
                 blocks = blocks_from(page.seg, selection.indices)
         except Exception as exc:  # noqa: BLE001 - a bug in one rung must not lose the page: next rung
@@ -254,7 +257,11 @@ def extract(html: str | bytes, url: str | None = None, params: ExtractionParams 
         logger.debug("extraction %s: %s (%d chars) for %s", name, selection.reason, selection.chars, url)
         if accepted:
             return _result(name, blocks, attempts, flags, metadata)
-        if selection.reason == "too_short" and (fallback is None or selection.chars > fallback[2]):
+        if (
+            selection.reason == "too_short"
+            and selection.chars >= params.min_last_resort_chars
+            and (fallback is None or selection.chars > fallback[2])
+        ):
             fallback = (name, blocks, selection.chars)
     if fallback is not None:
         # Every rung refused; the longest result refused only for being short is better than nothing

@@ -4,8 +4,9 @@ Readability's scoring over the page's blocks: every good paragraph (long enough,
 boilerplate-vocabulary element) gives ``1 + commas + min(chars / 100, 3)`` points to its container and a
 decreasing share to the container's ancestors. Containers start from a tag prior and a class/id vocabulary
 weight; the score is scaled by ``1 - link density`` (a block whose text is mostly link text is navigation).
-The winner's siblings join when they score close to it or are long, link-free paragraphs, so an article
-split across sibling containers is kept whole rather than only its longest div.
+The winner's siblings join when they score close to it or are long, link-free paragraphs, and so do its
+cousins with the same tag and class a few levels up, so an article split across sibling (or separately
+wrapped) containers is kept whole rather than only its longest div.
 """
 
 from __future__ import annotations
@@ -13,13 +14,10 @@ from __future__ import annotations
 from lxml import etree
 
 from ._page import PageStats, Selection, select_blocks
-from ._vocab import TAG_PRIOR_SCORE
+from ._vocab import PARAGRAPH_TAGS, TAG_PRIOR_SCORE
 from .blocks import classify_attributes, count_commas
 from .params import ExtractionParams
 
-#: Block owners that are paragraphs themselves: their score goes to their parent.
-_PARAGRAPH_TAGS = frozenset("p pre li dt dd blockquote h1 h2 h3 h4 h5 h6 tr td th caption figcaption".split())
-_ANCESTOR_LEVELS = 5
 
 
 def _class_weight(element: etree._Element, params: ExtractionParams) -> float:
@@ -40,10 +38,10 @@ def score_candidates(page: PageStats, params: ExtractionParams) -> dict[etree._E
         if good[i + 1] == good[i]:
             continue
         owner = owners[i]
-        node = owner.getparent() if owner.tag in _PARAGRAPH_TAGS else owner
+        node = owner.getparent() if owner.tag in PARAGRAPH_TAGS else owner
         points = 1.0 + count_commas(texts[i]) + min(chars[i] / 100.0, 3.0)
         level = 0
-        while node is not None and level < _ANCESTOR_LEVELS:
+        while node is not None and level < params.max_scored_ancestor_levels:
             if node not in scores:
                 scores[node] = TAG_PRIOR_SCORE.get(node.tag, 0.0) + _class_weight(node, params)
             if level == 0:
@@ -67,7 +65,11 @@ def choose_density_containers(page: PageStats, params: ExtractionParams) -> list
     scores = score_candidates(page, params)
     if not scores:
         return []
-    top = max(scores, key=scores.__getitem__)
+    # the best-scoring container that holds a fair share of the page's good text: a small box with a
+    # content-like class name ("content-wrapper title") must not beat the article on its class bonus
+    floor = params.min_density_winner_share * page.page_good_chars
+    ranked = sorted(scores, key=scores.__getitem__, reverse=True)
+    top = next((element for element in ranked if page.good_chars(element) >= floor), ranked[0])
     parent = top.getparent()
     if parent is None:
         return [top]
@@ -94,7 +96,39 @@ def choose_density_containers(page: PageStats, params: ExtractionParams) -> list
             if length > params.min_sibling_paragraph_chars:
                 if seg.link_density(*span) < params.max_sibling_paragraph_link_density:
                     chosen.append(sibling)
-    return chosen
+    return _with_cousins(top, chosen, page, params)
+
+
+def _with_cousins(
+    top: etree._Element, chosen: list[etree._Element], page: PageStats, params: ExtractionParams
+) -> list[etree._Element]:
+    """Add the winner's *cousins*: elements with its tag and class a few levels around it. An article cut
+    into chunks that each sit in their own wrapper (``<div class="grid"><div class="article__body">``
+    per chunk) has its parts side by side only higher up, where sibling merging does not look."""
+    cls = top.get("class")
+    if not cls or params.max_cousin_levels <= 0:
+        return chosen
+    ancestor = top
+    for _ in range(params.max_cousin_levels):
+        parent = ancestor.getparent()
+        if parent is None or parent.tag in ("body", "html"):
+            break
+        ancestor = parent
+    if ancestor is top.getparent():
+        return chosen  # siblings were already considered
+    ranges = page.seg.ranges
+    spans = [ranges[element] for element in chosen if element in ranges]
+    cousins = [
+        element
+        for element in ancestor.iter(top.tag)
+        if element.get("class") == cls
+        and element in ranges
+        and page.good_chars(element) > 0
+        and not any(s <= ranges[element][0] and ranges[element][1] <= e for s, e in spans)
+    ]
+    if not cousins:
+        return chosen
+    return sorted(chosen + cousins, key=lambda element: ranges[element][0])
 
 
 def extract_density(page: PageStats, params: ExtractionParams) -> Selection:

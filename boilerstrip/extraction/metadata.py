@@ -15,6 +15,10 @@ _ARTICLE_TYPES = frozenset(
     "reviewnewsarticle backgroundnewsarticle techarticle scholarlyarticle report webpage review "
     "socialmediaposting liveblogposting medicalwebpage".split()
 )
+#: Bounds on JSON-LD walking (objects visited per script, objects kept per page): a hostile page cannot
+#: make metadata reading slow.
+_MAX_JSONLD_NODES = 1000
+_MAX_JSONLD_ITEMS = 50
 _META_XPATH = etree.XPath(
     "//meta[@content][@name or @property or @itemprop or @http-equiv]"
     "|//link[@rel][@href]|//title|//script[@type='application/ld+json']"
@@ -44,7 +48,7 @@ def _clean(value) -> str | None:
 def _iter_jsonld(data):
     stack = [data]
     seen = 0
-    while stack and seen < 1000:
+    while stack and seen < _MAX_JSONLD_NODES:
         seen += 1
         item = stack.pop()
         if isinstance(item, list):
@@ -91,7 +95,7 @@ def extract_metadata(document: etree._Element, url: str | None = None) -> Metada
         elif tag == "title":
             if title_tag is None:
                 title_tag = _clean("".join(element.itertext()))
-        elif element.text and len(jsonld) < 50:
+        elif element.text and len(jsonld) < _MAX_JSONLD_ITEMS:
             try:
                 jsonld.extend(_iter_jsonld(json.loads(element.text)))
             except (ValueError, RecursionError):

@@ -1,7 +1,7 @@
 """Every threshold of the extractor, in one frozen dataclass.
 
 Names carry unit and direction (``min_text_chars``, ``max_link_density``). Values were set on the public
-article benchmark (``benchmarks/extraction_benchmark.py``, 181 pages, sweeps of 2026-11-30 at F1 0.980);
+article benchmark (``benchmarks/extraction_benchmark.py``, 181 pages, sweeps of 2026-11-30 at F1 0.9824);
 "flat" below means the sweep moved F1 by less than 0.001, so the value rests on the reason given, not on
 the benchmark. The Scrapy pipeline maps ``BOILERSTRIP_EXTRACTION_<FIELD_NAME_UPPER>`` settings onto these
 fields.
@@ -44,11 +44,14 @@ class ExtractionParams:
     #: short result is still returned ("accepted_short"). 250: teasers and cookie notices are shorter;
     #: flat on the benchmark from 150 to 400.
     min_text_chars: int = 250
+    #: ...but no shorter than this: "Loading...", "Page not found" are not a page's content. 30: one
+    #: short sentence.
+    min_last_resort_chars: int = 30
     #: A result whose text is mostly link text is navigation ("link_density_high"). 0.5 as Readability.
     max_link_density: float = 0.5
     #: The semantic container must hold at least this share of the page's good paragraph text, else it is
-    #: a teaser/card ("covers_too_little"). Sweep: 0.2 wins one page, 0.35-0.5 flat; 0.35 keeps a
-    #: teaser <article> from beating the real, unmarked story.
+    #: a teaser/card ("covers_too_little"). Flat from 0.2 to 0.5; 0.35 keeps a teaser <article> from
+    #: beating the real, unmarked story.
     min_semantic_share_of_page: float = 0.35
 
     # --- blocks ----------------------------------------------------------------------------------------
@@ -60,23 +63,34 @@ class ExtractionParams:
 
     # --- semantic rung ------------------------------------------------------------------------------
     #: A nested semantic container (articleBody inside article inside main) replaces its ancestor when it
-    #: holds at least this share of the ancestor's good text. Sweep: 0.6 0.9788, 0.7 0.9798, 0.8 0.9802,
-    #: 0.9 0.9797 (lower loses split bodies, higher keeps headers and related blocks inside <main>).
+    #: holds at least this share of the ancestor's good text. Sweep: 0.6 0.9811, 0.7 0.9820, 0.8 0.9824,
+    #: 0.9 0.9820 (lower loses split bodies, higher keeps headers and related blocks inside <main>).
     min_nested_container_share: float = 0.8
     #: Among several side-by-side <article>s, the largest is the story when it holds this share of the
     #: content area and this many times the text of any other (teaser cards are short). Flat.
     min_dominant_article_share: float = 0.3
     min_dominant_article_ratio: float = 2.0
+    #: An <article> holding this many other <article>s is a list of cards, not a story ("you may like").
+    min_nested_articles_for_list: int = 2
 
     # --- density rung -------------------------------------------------------------------------------
     #: Readability's weights: class/id vocabulary bonus/malus, and the share of a paragraph's score given
     #: to the grandparent (kept as published).
     class_weight_points: float = 25.0
     grandparent_score_share: float = 0.5
+    #: How many ancestors of a paragraph receive its points (Readability's 5; level n >= 2 gets 1/(3n)).
+    max_scored_ancestor_levels: int = 5
+    #: The density winner must hold at least this share of the page's good paragraph text (else the next
+    #: best candidate is taken). Density-only F1: 0 0.9731, 0.1-0.3 0.9779, 0.4 0.9659; 0.2 is mid-plateau.
+    min_density_winner_share: float = 0.2
     #: Sibling merge: a sibling joins when its score reaches this share of the winner's (Readability 0.2)
-    #: or at least ``min_sibling_score_points`` (flat 0.1-0.3; 20 points loses split bodies: 0.9769).
+    #: or at least ``min_sibling_score_points`` (both flat on the benchmark: 0.1-0.3, 5-20 points).
     min_sibling_score_share: float = 0.2
     min_sibling_score_points: float = 10.0
+    #: Elements with the winner's tag and class under its ancestor this many levels up join it (an
+    #: article cut into chunks, each in its own wrapper); 0: off. Density-only F1: 0 0.9702, 2 0.9724,
+    #: 3 0.9731, 5 0.9742 (same precision); 3 keeps the search near the winner.
+    max_cousin_levels: int = 3
     #: A sibling paragraph joins without a score when longer than this and nearly link-free.
     min_sibling_paragraph_chars: int = 80
     max_sibling_paragraph_link_density: float = 0.25
@@ -84,25 +98,33 @@ class ExtractionParams:
     # --- pruning inside the chosen container --------------------------------------------------------------
     #: A boilerplate-vocabulary or chrome element inside the container is kept when it holds more than this
     #: share of the container's text (then it is the article wrapper with an unlucky class name).
-    #: 0.4-0.6 flat, 0.8 drops wrappers (0.9768).
+    #: Flat from 0.4 to 0.8 on the benchmark; 0.6 leaves room for an unlucky wrapper.
     max_pruned_share_of_container: float = 0.6
     #: Same guard when scoring candidates, relative to the whole body (a <form> or <header> around the
-    #: whole page). 0.3-0.5 flat, 0.7: 0.9774. <nav>, <aside> and <footer> have no guard.
+    #: whole page). Sweep: 0.3 0.9804, 0.5 0.9824, 0.7 0.9809. <nav>, <aside>, <footer> and comment
+    #: threads have no guard.
     max_pruned_share_of_page: float = 0.5
     #: A list/div/section/table of two or more blocks inside the container whose text is more than this
-    #: share links is dropped. Sweep: 0.25 0.9783, 0.3 0.9801, 0.35 0.9802, 0.4 0.9795, 0.5 0.9789.
+    #: share links is dropped. Sweep: 0.25 0.9805, 0.3 0.9823, 0.35 0.9824, 0.4 0.9817.
     max_inner_link_density: float = 0.35
+    #: At least this many sibling cards with one tag and class, each a linked title plus a summary of at
+    #: most max_teaser_card_chars, are a teaser grid and are dropped (0: off).
+    min_teaser_cards: int = 4
+    max_teaser_card_chars: int = 400
     #: A single block whose text is at least this share link text is dropped ("Read more: <a>..</a>").
-    #: Sweep: 0.7 0.9803, 0.8 0.9802, 0.9 0.9784, off 0.9729; 0.8 keeps sentences with a long link.
+    #: Sweep: 0.7 0.9826, 0.8 0.9824, 0.9 0.9806; 0.8 keeps sentences with a long link.
     max_block_link_density: float = 0.8
     #: The text of the block around a picture, when this short, is its caption or credit and is dropped
-    #: (with keep_captions False). Sweep: off 0.9792, 150 0.9793, 300 0.9802, 400 0.9803.
+    #: (with keep_captions False). Sweep: off 0.9811, 150 0.9816, 300 0.9824, 400 0.9826.
     max_caption_chars: int = 300
     #: Keep <figcaption> text (the benchmark's reference bodies never hold it).
     keep_captions: bool = False
     #: A heading among the first blocks that repeats the page's title is dropped (the headline is
     #: metadata); only the first this many blocks are searched.
     max_headline_search_blocks: int = 5
+    #: A heading matches the title when it is part of the title ("Title | Site"), or contains the title
+    #: and the title is at least this share of it (a one-word title does not match every heading).
+    min_headline_match_share: float = 0.6
     #: Keep <h1> headings in the body (the headline is metadata: ``title``).
     keep_h1: bool = False
 

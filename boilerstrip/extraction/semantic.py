@@ -4,7 +4,9 @@ Candidates are ``itemprop="articleBody"``, ``<article>``, ``<main>``, ``role="ma
 elements whose class/id names the article body ("entry-content", "article-body", ...). The candidate
 holding the most good paragraph text is the page's content area; inside it, the most specific candidate
 that still holds most of that text wins (articleBody inside article inside main), so sidebars and headers
-in a broad <main> stay out, and a body split across siblings is kept whole.
+in a broad <main> stay out, and a body split across siblings is kept whole. An <article> holding several
+<article>s is a list of cards: neither it nor its cards are candidates, and its text does not count
+against the story's share of the page.
 """
 
 from __future__ import annotations
@@ -32,31 +34,46 @@ def _is_semantic(element: etree._Element) -> bool:
     return classify_attributes(value)[0] == CONTENT
 
 
-def semantic_candidates(page: PageStats) -> list[etree._Element]:
+def semantic_candidates(
+    page: PageStats, params: ExtractionParams
+) -> tuple[list[etree._Element], list[etree._Element]]:
+    """(candidates, card lists): the page's semantic elements, minus <article>s that hold several
+    <article>s (a list of cards, "you may like") and the cards in them; and those lists."""
     candidates = [element for element in page.seg.semantic if _is_semantic(element)]
     ranges = page.seg.ranges
     articles = [ranges[element] for element in candidates if element.tag == "article"]
-    if len(articles) < 3:
-        return candidates
-    # an <article> holding several <article>s is a list of cards, not a story
-    return [
+    if len(articles) <= params.min_nested_articles_for_list:
+        return candidates, []
+
+    def nested_articles(start: int, end: int) -> int:
+        return sum(1 for s, e in articles if start <= s and e <= end) - 1
+
+    lists = [
         element
         for element in candidates
-        if element.tag != "article"
-        or sum(1 for s, e in articles if ranges[element][0] <= s and e <= ranges[element][1]) <= 2
+        if element.tag == "article" and nested_articles(*ranges[element]) >= params.min_nested_articles_for_list
     ]
+    list_spans = [ranges[element] for element in lists]
+
+    def in_list(element: etree._Element) -> bool:
+        start, end = ranges[element]
+        return any(s <= start and end <= e for s, e in list_spans)
+
+    return [element for element in candidates if not in_list(element)], lists
 
 
 def choose_semantic_container(page: PageStats, params: ExtractionParams) -> tuple[etree._Element | None, str]:
     """(container, reason): the container chosen, or None and why not."""
-    candidates = semantic_candidates(page)
+    candidates, card_lists = semantic_candidates(page, params)
     if not candidates:
         return None, "no_semantic_container"
     scored = [(page.good_chars(element), element) for element in candidates]
     best_good, best = max(scored, key=lambda pair: pair[0])
     if best_good <= 0:
         return None, "no_text_in_container"
-    if best_good < params.min_semantic_share_of_page * page.page_good_chars:
+    # card lists are known not to be the story: their text does not compete with it
+    page_good = page.page_good_chars - sum(page.good_chars(element) for element in _outermost(card_lists, page))
+    if best_good < params.min_semantic_share_of_page * page_good:
         return None, "covers_too_little"
     ranges = page.seg.ranges
     best_start, best_end = ranges[best]
@@ -76,17 +93,19 @@ def choose_semantic_container(page: PageStats, params: ExtractionParams) -> tupl
     return chosen, "accepted"
 
 
+def _outermost(elements: list[etree._Element], page: PageStats) -> list[etree._Element]:
+    spans = [(page.seg.ranges[element], element) for element in elements]
+    return [
+        element
+        for (start, end), element in spans
+        if not any(s <= start and end <= e and (s, e) != (start, end) for (s, e), _other in spans)
+    ]
+
+
 def _dominant_article(inner: list, best_good: int, params: ExtractionParams) -> etree._Element | None:
     """Several <article>s side by side (the story, then "you may like" cards): the one holding clearly more
     text than any other, and a fair share of the whole, is the story."""
-    articles = [item for item in inner if item[3].tag == "article"]
-    # an <article> holding several <article>s is a list of cards, not a story
-    articles = [
-        (good, start, end, element)
-        for good, start, end, element in articles
-        if sum(1 for _g, s, e, other in articles if other is not element and start <= s and e <= end) < 2
-    ]
-    articles.sort(key=lambda item: item[0], reverse=True)
+    articles = sorted((item for item in inner if item[3].tag == "article"), key=lambda item: item[0], reverse=True)
     if len(articles) < 2:
         return None
     good, start, end, element = articles[0]

@@ -43,6 +43,10 @@ __all__ = ["PageBlocksPipeline", "CrossPageBoilerplatePipeline", "engine_stalled
 
 logger = logging.getLogger(__name__)
 STATS = "boilerstrip/boilerplate"
+#: commit the state store after this many pages: a crash loses at most that much of the model
+_COMMIT_EVERY_PAGES = 100
+#: consecutive polls that must find the crawl stalled before held items go
+_STALLED_POLLS = 2
 
 
 def engine_stalled(crawler: Any, held: int) -> bool:
@@ -63,6 +67,10 @@ def engine_stalled(crawler: Any, held: int) -> bool:
     if getattr(engine, "_start", None) is not None:  # start requests not all handled yet
         return False
     engine_slot = getattr(engine, "_slot", None)
+    # requests from download start until their items are processed: each must be blocked on a held item
+    inprogress = getattr(engine_slot, "inprogress", None)
+    if inprogress is not None and len(inprogress) > held:
+        return False
     scheduler = getattr(engine_slot, "scheduler", None)
     if scheduler is not None and scheduler.has_pending_requests():
         return bool(engine.needs_backout())
@@ -110,6 +118,7 @@ class CrossPageBoilerplatePipeline:
         self.store: TemplateStore | None = None
         self.model = TemplateModel()
         self._loaded_sites: set[str] = set()
+        self._unsaved = 0
         #: items currently held, all sites; read by the stall probe
         self.held = 0
         #: () -> bool, "the crawl cannot progress unless held items go"; None: never (tests, batch use)
@@ -149,7 +158,7 @@ class CrossPageBoilerplatePipeline:
             self._inc(f"released/{reason}")
             logger.debug("boilerplate: released %s (%s, site has %d pages)", url, reason, self.model.pages(site))
         result = clean_page(blocks, site, cluster, self.model, self.params)
-        adapter.update(cleaned_fields(result))
+        adapter.update(cleaned_fields(result, markdown=adapter.get("markdown") is not None))
         adapter["template_cluster"] = cluster
         adapter["flags"] = merge_flags(adapter.get("flags"), result.flags)
         self._inc("removed_blocks", result.removed_blocks)
@@ -170,16 +179,24 @@ class CrossPageBoilerplatePipeline:
         kept = tuple(h for h in hashes if h)
         self.model.add_page(site, cluster, kept)
         store.put_page(site, url, cluster, kept)
+        self._unsaved += 1
+        if self._unsaved >= _COMMIT_EVERY_PAGES:
+            store.commit()
+            self._unsaved = 0
 
     async def _hold(self, site: str) -> str:
         self.held += 1
         self._inc("held")
         started = time.monotonic()
+        stalled_polls = 0
         try:
             while True:
                 if self.model.pages(site) >= self.params.warmup_pages:
                     return "warm"
-                if self._stalled is None or self._stalled():
+                # idle twice in a row, one poll apart: a callback that yields its page before its links
+                # has had time to schedule them
+                stalled_polls = stalled_polls + 1 if self._stalled is None or self._stalled() else 0
+                if stalled_polls >= _STALLED_POLLS:
                     return "idle"
                 if time.monotonic() - started >= self.params.max_hold_s:
                     return "timeout"

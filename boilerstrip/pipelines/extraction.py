@@ -21,7 +21,7 @@ from typing import Any
 from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
 
-from boilerstrip.config import component_enabled, params_from_settings
+from boilerstrip.config import ConfigError, component_enabled, params_from_settings
 from boilerstrip.extraction import ExtractionParams, ExtractionResult, extract
 
 __all__ = ["ExtractionPipeline"]
@@ -43,7 +43,11 @@ class ExtractionPipeline:
         if not component_enabled(settings, "extraction"):
             raise NotConfigured("BOILERSTRIP_EXTRACTION_ENABLED is false")
         params = params_from_settings(settings, "extraction", ExtractionParams)
-        markdown = settings.getbool("BOILERSTRIP_EXTRACTION_MARKDOWN", True)
+        try:
+            markdown = settings.getbool("BOILERSTRIP_EXTRACTION_MARKDOWN", True)
+        except ValueError:
+            value = settings.get("BOILERSTRIP_EXTRACTION_MARKDOWN")
+            raise ConfigError(f"BOILERSTRIP_EXTRACTION_MARKDOWN: expected a boolean, got {value!r}") from None
         return cls(params=params, markdown=markdown, stats=crawler.stats)
 
     def process_item(self, item: Any, spider: Any = None) -> Any:

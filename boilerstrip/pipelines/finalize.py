@@ -24,6 +24,11 @@ __all__ = ["FinalizePipeline", "placeholder_fields", "content_hash"]
 
 #: elements whose text is never main content, for the placeholder text
 _DROP_TAGS = ("nav", "header", "footer", "aside", "script", "style", "noscript", "template", "svg", "form")
+#: elements that start a new line in the placeholder text
+_BLOCK_TAGS = (
+    "p", "div", "section", "article", "main", "h1", "h2", "h3", "h4", "h5", "h6", "li", "ul", "ol", "dl", "dt",
+    "dd", "pre", "blockquote", "table", "tr", "td", "th", "br", "hr", "figure", "figcaption", "address",
+)  # fmt: skip
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 _BLANKS = re.compile(r"\n\s*\n+")
 
@@ -45,6 +50,9 @@ def placeholder_fields(html: str) -> dict[str, Any]:
     for element in body.xpath(" | ".join(f".//{tag}" for tag in _DROP_TAGS)):
         if element.getparent() is not None:
             element.drop_tree()
+    for element in body.iter(*_BLOCK_TAGS):  # one line per block, not one run-on string
+        element.text = "\n" + (element.text or "")
+        element.tail = "\n" + (element.tail or "")
     raw = lxml.etree.tostring(body, method="text", encoding="unicode", with_tail=False) or ""
     lines = [_SPACES.sub(" ", line).strip() for line in raw.splitlines()]
     text = _BLANKS.sub("\n\n", "\n".join(lines)).strip()

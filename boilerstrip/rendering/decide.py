@@ -9,7 +9,8 @@ cookie banners (chrome a shell often ships server-rendered). Then, in this order
   (``#root``, ``#app``, ``#__next``... with no text), ``noscript_notice`` ("please enable JavaScript"),
   ``hydration_without_text`` (framework markers, no server-rendered text);
 - ``json_only_content``: the prose is in JSON blobs / script strings, not in the HTML;
-- ``little_text_with_scripts``: almost no text, and app scripts (analytics alone do not count);
+- ``little_text_with_scripts``: almost no text, no headline, and app scripts (analytics alone do not
+  count; a short page with its own ``<h1>``, a contact page say, is a real page);
 - else ``static_ok``.
 
 A verdict never raises: empty, binary or broken input gives ``empty_document`` / ``static_ok``.
@@ -58,6 +59,7 @@ class PageSignals:
     loading: bool = False
     hydration_markers: tuple[str, ...] = ()
     script_prose_chars: int = 0
+    headline_chars: int = 0  # text of <h1> outside chrome: a shell has none, a short real page has one
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,7 @@ def page_signals(html: str, *, text_chars: int | None = None, params: RenderPara
     for el in drop_chrome:
         _drop(el)
     content_text = body.text_content()
+    headline_chars = sum(_norm_len(h.text_content()) for h in body.iter("h1"))
     content_chars = _norm_len(content_text) if text_chars is None else int(text_chars)
     short_text = _SPACE_RE.sub(" ", content_text).strip()
     loading = loading_class or bool(short_text and len(short_text) <= 80 and V.LOADING_TEXT_RE.match(short_text))
@@ -215,6 +218,7 @@ def page_signals(html: str, *, text_chars: int | None = None, params: RenderPara
         loading=loading,
         hydration_markers=tuple(sorted(markers)),
         script_prose_chars=_script_prose_chars(script_texts, params),
+        headline_chars=headline_chars,
     )
 
 
@@ -270,6 +274,6 @@ def needs_rendering(
             return RenderVerdict(True, "hydration_without_text", signals)
     if prose_only_in_scripts:
         return RenderVerdict(True, "json_only_content", signals)
-    if content < params.max_little_text_chars:
+    if content < params.max_little_text_chars and not signals.headline_chars:
         return RenderVerdict(True, "little_text_with_scripts", signals)
     return RenderVerdict(False, "static_ok", signals)

@@ -120,6 +120,10 @@ class BrowserParams:
     min_text_growth_chars: int = 100
     #: ...and then stay unchanged this long (content that streams in pieces is taken whole).
     settle_quiet_ms: int = 300
+    #: A whole render (navigation, content wait, load state, reading the DOM) is abandoned after this
+    #: long and the page falls back to its static HTML. 40 s = navigation timeout (15 s) + content wait
+    #: (5 s) + scrapy-playwright's load-state wait (up to the navigation timeout) + margin.
+    max_render_ms: int = 40_000
     #: Rendered HTML larger than this is cut (and flagged): a runaway page must not exhaust memory.
     max_rendered_bytes: int = 5_000_000
     #: Pages open at once per browser context (each is a tab: ~50-100 MB of Chromium memory).
@@ -150,7 +154,7 @@ class BrowserParams:
                 raise ValueError(f"patterns: bad regex {regex!r}: {exc}") from None
         object.__setattr__(self, "patterns", tuple((r, m) for (r, m) in (tuple(e) for e in self.patterns)))
         object.__setattr__(self, "_compiled", tuple(compiled))
-        for name in ("navigation_timeout_ms", "max_wait_ms", "max_rendered_bytes", "max_pages_per_context",
+        for name in ("navigation_timeout_ms", "max_wait_ms", "max_render_ms", "max_rendered_bytes", "max_pages_per_context",
                      "context_max_pages"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be > 0")

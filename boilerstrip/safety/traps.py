@@ -17,6 +17,8 @@ __all__ = [
     "TrapState",
     "SESSION_ID_PARAMS",
     "normalise_session_ids",
+    "non_http_scheme",
+    "FETCHABLE_OTHER_SCHEMES",
     "url_pattern",
     "is_date_like",
 ]
@@ -38,6 +40,14 @@ SESSION_ID_PARAMS = frozenset(
         "osCsid".lower(),
     }
 )
+
+#: schemes some URL handler could fetch (Scrapy's file/data/ftp/s3, curl's, a browser's): a link with one of
+#: these is recorded as filtered:scheme_not_allowed; mailto:, tel:, javascript: are not fetches at all.
+FETCHABLE_OTHER_SCHEMES = frozenset(
+    {"file", "ftp", "ftps", "sftp", "tftp", "s3", "gs", "data", "gopher", "smb", "nfs", "ldap", "ldaps", "dict",
+     "jar", "ws", "wss", "blob", "netdoc", "view-source", "filesystem", "chrome", "resource"}
+)  # fmt: skip
+_SCHEME = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9+.-]*):")
 
 _PATH_PARAM = re.compile(r";(?:jsessionid|phpsessid|sid|sessionid)=[^/?#;]*", re.IGNORECASE)
 _DIGITS = re.compile(r"\d+")
@@ -95,6 +105,15 @@ def normalise_session_ids(url: str) -> str:
     if path == parts.path and query == parts.query:
         return url
     return urlunsplit((parts.scheme, parts.netloc, path, query, parts.fragment))
+
+
+def non_http_scheme(href: str) -> str | None:
+    """The scheme of ``href`` when it is one a handler could fetch but boilerstrip never does (file, ftp...)."""
+    match = _SCHEME.match(href)
+    if match is None:
+        return None
+    scheme = match.group(1).lower()
+    return scheme if scheme in FETCHABLE_OTHER_SCHEMES else None
 
 
 def url_pattern(url: str) -> str:

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
+from scrapy.http import TextResponse
 
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.outcomes import report_filtered
-from boilerstrip.safety.traps import TrapParams, TrapState, normalise_session_ids
+from boilerstrip.safety.traps import TrapParams, TrapState, non_http_scheme, normalise_session_ids
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -47,6 +48,7 @@ class TrapFilterMiddleware:
 
     # -- the hooks (sync and async spider output) ---------------------------------------------------------
     def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterable[Any]:
+        self._report_other_schemes(response)
         outlinks = 0
         for entry in result:
             out, outlinks = self._filter(response, entry, outlinks)
@@ -54,11 +56,33 @@ class TrapFilterMiddleware:
                 yield out
 
     async def process_spider_output_async(self, response: Response, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        self._report_other_schemes(response)
         outlinks = 0
         async for entry in result:
             out, outlinks = self._filter(response, entry, outlinks)
             if out is not None:
                 yield out
+
+    def _report_other_schemes(self, response: Response) -> None:
+        """Links to file://, ftp://, data:... are never requested (the spider skips them, the handlers are
+        off); record each once as filtered:scheme_not_allowed so the user sees why it is missing."""
+        if not isinstance(response, TextResponse):
+            return
+        try:
+            hrefs = response.xpath("//a/@href | //area/@href").getall()
+        except Exception:  # noqa: BLE001 -- not parseable as HTML: no links to report
+            return
+        for href in hrefs[: self.params.max_outlinks_per_page or None]:
+            scheme = non_http_scheme(href)
+            if scheme is None:
+                continue
+            url = href.strip()[:300]
+            if url in self.reported:
+                continue
+            self.reported.add(url)
+            self._inc("filtered/scheme_not_allowed")
+            if self.crawler is not None:
+                report_filtered(self.crawler, url, "scheme_not_allowed", scheme)
 
     # -- the decision ---------------------------------------------------------------------------------------
     def _filter(self, response: Response, entry: Any, outlinks: int) -> tuple[Any, int]:

@@ -47,6 +47,10 @@ __all__ = ["SiteSpider", "CrawlParams", "parse_start_urls"]
 logger = logging.getLogger(__name__)
 
 _GZIP_MAGIC = b"\x1f\x8b"
+#: how far into a sitemap body its root element (urlset / sitemapindex) is looked for
+_SITEMAP_SNIFF_BYTES = 64 * 1024
+#: reasons and details passed to outcomes are cut to this many characters
+_DETAIL_CHARS = 200
 #: links to these file types are not followed (images, archives, media, office files: Scrapy's list)
 _SKIPPED_EXTENSIONS = frozenset("." + ext for ext in IGNORED_EXTENSIONS)
 
@@ -131,6 +135,7 @@ class SiteSpider(Spider):
         self.sites: frozenset[str] = frozenset()
         self.seen: set[str] = set()  # every normalised URL we decided about (admitted or refused)
         self.admitted: set[str] = set()  # page URLs admitted as requests
+        self.claimed: set[str] = set()  # canonical URLs a recorded variant already stands for
         self.sitemaps_seen: set[str] = set()
 
     @classmethod
@@ -216,10 +221,11 @@ class SiteSpider(Spider):
         canonical = self._canonical(response)
         duplicate_of = None
         if canonical and canonical not in (page_url, final):
-            if canonical in self.admitted:
+            if canonical in self.admitted or canonical in self.claimed:
                 duplicate_of = canonical
             else:
-                self.seen.add(canonical)  # the canonical URL itself will not be fetched again
+                self.claimed.add(canonical)  # this page stands for its canonical URL ...
+                self.seen.add(canonical)  # ... which will not be fetched again
         yield from self._follow(response, depth)
         if duplicate_of is not None:
             report_filtered(self.crawler, request or page_url, "duplicate_canonical", duplicate_of)
@@ -240,14 +246,16 @@ class SiteSpider(Spider):
         )
 
     def _canonical(self, response: HtmlResponse) -> str | None:
-        hrefs = response.xpath(
+        """The first ``<link rel=canonical>`` target, normalised, when it is inside the site."""
+        href = response.xpath(
             "//link[contains(concat(' ', normalize-space(translate(@rel, 'CANOICL', 'canoicl')), ' '),"
             " ' canonical ')]/@href"
-        ).getall()
-        for href in hrefs[:1]:
-            canonical = normalize_url(href, base=response.url)
-            if canonical and in_scope(canonical, self.sites, self.params.scope):
-                return canonical
+        ).get()
+        if not href:
+            return None
+        canonical = normalize_url(href, base=get_base_url(response))
+        if canonical and in_scope(canonical, self.sites, self.params.scope):
+            return canonical
         return None
 
     def _follow(self, response: HtmlResponse, depth: int) -> Iterator[Request]:
@@ -272,9 +280,9 @@ class SiteSpider(Spider):
         if isinstance(exc, Filtered):
             report_filtered(self.crawler, request, exc.reason, exc.detail)
         elif isinstance(exc, IgnoreRequest) and not isinstance(exc, HttpError):
-            report_filtered(self.crawler, request, failure_reason(failure), str(exc)[:200])  # too_many_redirects, decompressed_too_large, ignored
+            report_filtered(self.crawler, request, failure_reason(failure), str(exc)[:_DETAIL_CHARS])  # too_many_redirects, decompressed_too_large, ignored
         else:
-            report_failed(self.crawler, request, failure_reason(failure), str(exc)[:200])
+            report_failed(self.crawler, request, failure_reason(failure), str(exc)[:_DETAIL_CHARS])
 
     def _request_dropped(self, request: Request, spider: Any = None) -> None:
         if request.meta.get(KIND_META, "page") == "page" and request.callback == self.parse:
@@ -326,11 +334,10 @@ class SiteSpider(Spider):
             except Exception:  # noqa: BLE001 - corrupt or too large
                 return None
         body = body[:limit]
-        if b"<urlset" not in body[:4096] and b"<sitemapindex" not in body[:4096]:
-            # tolerate a prologue/comments, but not an HTML soft-404 page
-            head = body[:65536]
-            if b"urlset" not in head and b"sitemapindex" not in head:
-                return None
+        # a sitemap names its root element early (after a prologue and comments); an HTML soft-404 does not
+        head = body[:_SITEMAP_SNIFF_BYTES]
+        if b"urlset" not in head and b"sitemapindex" not in head:
+            return None
         return body
 
     def sitemap_errback(self, failure: Any) -> None:

@@ -1,0 +1,1 @@
+"""Download handlers (Scrapy's ``DOWNLOAD_HANDLERS``)."""

@@ -1,0 +1,162 @@
+"""Glue components built with scrapy.utils.test.get_crawler and fed hand-made requests/responses."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+from scrapy import Request
+from scrapy.http import HtmlResponse, Response
+from scrapy.utils.test import get_crawler
+
+from boilerstrip.config import ConfigError
+from boilerstrip.downloadermiddlewares.htmlonly import HtmlOnlyMiddleware, is_html_content_type
+from boilerstrip.downloadermiddlewares.politeness import RETRIES_META, PolitenessMiddleware
+from boilerstrip.extensions.progress import ProgressExtension, ProgressParams, summarize
+from boilerstrip.items import PageItem
+from boilerstrip.outcomes import Filtered
+from boilerstrip.pipelines.finalize import FinalizePipeline, content_hash, placeholder_fields
+
+
+def politeness(**settings) -> tuple[PolitenessMiddleware, object]:
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_POLITENESS_MAX_RETRIES": 2, **settings})
+    crawler.stats.open_spider()
+    return PolitenessMiddleware.from_crawler(crawler), crawler
+
+
+def page_request(url: str = "http://example.org/a", **meta) -> Request:
+    return Request(url, meta={"download_slot": "example.org", "boilerstrip_kind": "page", **meta})
+
+
+def test_429_with_retry_after_pauses_the_host_and_retries() -> None:
+    mw, crawler = politeness(BOILERSTRIP_POLITENESS_MAX_RETRY_AFTER_S=60)
+    request = page_request()
+    response = Response(request.url, status=429, headers={"Retry-After": "7"}, request=request)
+    before = time.monotonic()
+    result = mw.process_response(request, response)
+    assert isinstance(result, Request) and result.url == request.url and result.dont_filter
+    assert result.meta[RETRIES_META] == 1
+    assert mw.paused_until["example.org"] - before == pytest.approx(7, abs=0.5)
+    assert crawler.stats.get_value("boilerstrip/politeness/paused/http_429") == 1
+
+
+def test_retry_after_is_capped_and_backoff_doubles_per_host() -> None:
+    mw, _ = politeness(BOILERSTRIP_POLITENESS_MAX_RETRY_AFTER_S=5, BOILERSTRIP_POLITENESS_RETRY_BACKOFF_BASE_S=1,
+                       BOILERSTRIP_POLITENESS_MAX_RETRIES=10)
+    request = page_request()
+    start = time.monotonic()
+    mw.process_response(request, Response(request.url, status=503, headers={"Retry-After": "86400"}, request=request))
+    assert mw.paused_until["example.org"] - start == pytest.approx(5, abs=0.5)
+    mw.paused_until.clear()
+    mw.process_response(request, Response(request.url, status=503, request=request))  # 2nd in a row: 2 s
+    assert mw.paused_until["example.org"] - start == pytest.approx(2, abs=0.5)
+    ok = Response(request.url, status=200, request=request)
+    assert mw.process_response(request, ok) is ok
+    assert "example.org" not in mw.consecutive  # a success resets the back-off
+
+
+def test_give_up_is_passed_on_with_dont_retry() -> None:
+    mw, crawler = politeness()
+    request = page_request(**{RETRIES_META: 2})
+    response = Response(request.url, status=503, request=request)
+    assert mw.process_response(request, response) is response
+    assert request.meta["dont_retry"] is True  # Scrapy's RetryMiddleware must not retry it again
+    assert crawler.stats.get_value("boilerstrip/politeness/gave_up/http_503") == 1
+
+
+def test_robots_requests_are_left_alone() -> None:
+    mw, _ = politeness()
+    request = page_request("http://example.org/robots.txt", boilerstrip_kind="robots")
+    response = Response(request.url, status=503, request=request)
+    assert mw.process_response(request, response) is response
+    assert mw.paused_until == {}
+
+
+def test_bad_politeness_setting_names_the_setting() -> None:
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_POLITENESS_MAX_RETRIES": "-3"})
+    with pytest.raises(ConfigError, match="BOILERSTRIP_POLITENESS"):
+        PolitenessMiddleware.from_crawler(crawler)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("text/html; charset=utf-8", True), (b"application/xhtml+xml", True), ("TEXT/HTML", True),
+     ("application/pdf", False), ("image/png", False), ("", None), (None, None)],
+)
+def test_is_html_content_type(value, expected) -> None:
+    assert is_html_content_type(value) is expected
+
+
+def test_html_only_refuses_non_html_pages_with_a_reason() -> None:
+    crawler = get_crawler()
+    crawler.stats.open_spider()
+    mw = HtmlOnlyMiddleware.from_crawler(crawler)
+    request = page_request("http://example.org/file")
+    pdf = Response(request.url, status=200, headers={"Content-Type": "application/pdf"}, request=request)
+    with pytest.raises(Filtered) as raised:
+        mw.process_response(request, pdf)
+    assert (raised.value.reason, raised.value.detail) == ("not_html", "application/pdf")
+    html = HtmlResponse(request.url, body=b"<p>x</p>", headers={"Content-Type": "text/html"}, request=request)
+    assert mw.process_response(request, html) is html
+    error = Response(request.url, status=503, headers={"Content-Type": "text/plain"}, request=request)
+    assert mw.process_response(request, error) is error  # a 503 is for the politeness middleware
+    sitemap = Request("http://example.org/sitemap.xml", meta={"boilerstrip_kind": "sitemap"})
+    xml = Response(sitemap.url, status=200, headers={"Content-Type": "application/xml"}, request=sitemap)
+    assert mw.process_response(sitemap, xml) is xml
+
+
+def test_finalize_fills_a_placeholder_and_hashes_the_text() -> None:
+    html = """<html lang="de"><head><title> Der  Titel </title></head><body>
+      <header>Site name</header><nav><a href="/">Home</a></nav>
+      <div><h1>Überschrift</h1><p>Der eigentliche   Text.</p></div>
+      <aside>Sidebar</aside><footer>Impressum</footer><script>var x = 1;</script></body></html>"""
+    item = PageItem(url="http://example.org/", html=html)
+    FinalizePipeline().process_item(item)
+    assert item.html is None
+    assert item.text == "Überschrift\n\nDer eigentliche Text."
+    assert (item.title, item.lang, item.method) == ("Der Titel", "de", "placeholder")
+    assert item.content_hash == content_hash(item.text)
+
+
+def test_finalize_keeps_what_extraction_produced() -> None:
+    item = PageItem(url="http://example.org/", html="<p>raw</p>", text="Extracted text.", method="semantic",
+                    title="T", lang="en")
+    FinalizePipeline().process_item(item)
+    assert (item.text, item.method, item.title, item.html) == ("Extracted text.", "semantic", "T", None)
+    assert item.content_hash == content_hash("Extracted text.")
+
+
+@pytest.mark.parametrize("html", ["", "   ", "<<<>>>", "\x00\x01", "<html><body></body></html>", "a" * 10])
+def test_placeholder_never_raises(html: str) -> None:
+    found = placeholder_fields(html)
+    assert isinstance(found["text"], str)
+
+
+def test_progress_summary_counts_reasons() -> None:
+    crawler = get_crawler()
+    crawler.stats.open_spider()
+    for key, n in {"response_received_count": 7, "item_scraped_count": 5, "boilerstrip/filtered/offsite": 3,
+                   "boilerstrip/filtered/robots_disallowed": 1, "boilerstrip/failed/http_404": 2}.items():
+        crawler.stats.set_value(key, n)
+    s = summarize(crawler.stats.get_stats(), 2.0)
+    assert (s["fetched"], s["written"]) == (7, 5)
+    assert s["filtered"] == {"offsite": 3, "robots_disallowed": 1} and s["failed"] == {"http_404": 2}
+    stream = io.StringIO()
+    ext = ProgressExtension(ProgressParams(), crawler.stats, ["out.jsonl"], stream=stream)
+    ext.spider_closed(reason="finished")
+    text = stream.getvalue()
+    assert "7 pages fetched, 5 items written" in text
+    assert "skipped by reason: offsite=3, robots_disallowed=1" in text
+    assert "failed by reason: http_404=2" in text and "output: out.jsonl" in text
+
+
+def test_progress_live_line_names_top_reasons() -> None:
+    crawler = get_crawler()
+    crawler.stats.open_spider()
+    for key, n in {"response_received_count": 3, "boilerstrip/filtered/offsite": 9, "boilerstrip/filtered/max_pages": 4,
+                   "boilerstrip/filtered/not_html": 2, "boilerstrip/filtered/robots_disallowed": 1}.items():
+        crawler.stats.set_value(key, n)
+    ext = ProgressExtension(ProgressParams(live_reasons=2), crawler.stats, [], stream=io.StringIO())
+    line = ext.line()
+    assert "fetched 3" in line and "skipped 16 (offsite=9, max_pages=4, ...)" in line

@@ -1,0 +1,196 @@
+"""Real crawls through a real Chromium (Debian's /usr/bin/chromium): rendering only where needed.
+
+A small mixed site (benchmarks/mixed_site.py) on loopback, plus pages that misbehave (a dialog, a popup,
+a page whose browser gets killed mid-render) and a second server standing for "another host" that the
+browser must never reach.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from boilerstrip.rendering import RENDER_REASONS, default_browser_path
+from conftest import ROOT, read_jsonl, run_crawl
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from mixed_site import build_mixed_site  # noqa: E402
+
+browser = pytest.mark.skipif(
+    not default_browser_path() and not os.environ.get("BOILERSTRIP_RENDER_BROWSER_PATH"),
+    reason="no chromium installed (./run tests installs Debian's)",
+)
+FAST = ["--profile", "test", "--log-level", "INFO"]
+
+#: a page that opens alert/confirm dialogs, a popup, a beforeunload prompt and starts a download
+DIALOG_SENTENCE = "The dialog page still shows its story about the lighthouse keeper ledger."
+DIALOG_PAGE = f"""<!doctype html><html><head><title>Dialogs</title>
+<script>
+window.addEventListener('DOMContentLoaded', function () {{
+  alert('Subscribe to our newsletter!');
+  if (confirm('Allow notifications?')) {{ document.title = 'confirmed'; }}
+  window.open('/list/1.html', '_blank');
+  window.onbeforeunload = function () {{ return 'Leave?'; }};
+  var a = document.createElement('a'); a.href = '/files/archive.zip'; a.download = 'archive.zip'; a.click();
+  document.getElementById('root').innerHTML = '<article><h1>Dialogs</h1><p>{DIALOG_SENTENCE} '
+    + 'It was kept in a drawer below the lamp room for sixty years and read by every visitor.</p></article>';
+}});
+</script></head><body><div id="root"></div></body></html>"""
+
+SLOW_SENTENCE = "The slow page finally describes the clockwork of the town hall tower in detail."
+SLOW_PAGE = f"""<!doctype html><html><head><title>Slow</title>
+<script>
+window.addEventListener('DOMContentLoaded', function () {{
+  fetch('/api/slow-marker.json').catch(function () {{}});
+  setTimeout(function () {{
+    document.getElementById('root').innerHTML = '<article><p>{SLOW_SENTENCE} '
+      + 'Every gear was cleaned and the pendulum was rehung by the railway historians.</p></article>';
+  }}, 3000);
+}});
+</script></head><body><div id="root"></div></body></html>"""
+
+
+def _by_path(records: list[dict]) -> dict[str, dict]:
+    return {urlsplit(r["url"]).path: r for r in records}
+
+
+def _stats(log: str) -> dict[str, int]:
+    return {k: int(v) for k, v in re.findall(r"'(boilerstrip/render/[^']+|playwright/[^']+)': (\d+)", log)}
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@browser
+def test_mixed_site_renders_exactly_the_js_pages(tmp_path: Path, serve) -> None:
+    offsite = serve()  # "another host": the browser must never reach it
+    site = build_mixed_site(
+        tmp_path / "site", pages=10, delayed_share=0.5, offsite_script=offsite.url + "/track.js",
+        extra_pages={"/extras/dialogs.html": DIALOG_PAGE},
+    )
+    server = serve(root=site.root)
+    started = time.monotonic()
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=FAST, timeout=120)
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    by_path = _by_path(records)
+
+    for page in site.js_pages:
+        record = by_path[page.path]
+        assert record["fetch"] == "browser", page
+        assert record["render_reason"] in RENDER_REASONS
+        assert page.sentence in record["text"], (page, record["text"][:300])
+    for page in site.static_pages:
+        record = by_path[page.path]
+        assert record["fetch"] == "http" and record["render_reason"] is None, page
+        assert page.sentence in record["text"]
+    assert {by_path[p.path]["render_reason"] for p in site.js_pages} >= {"empty_app_root", "loading_shell"}
+
+    dialogs = by_path["/extras/dialogs.html"]
+    assert dialogs["fetch"] == "browser" and DIALOG_SENTENCE in dialogs["text"]
+    assert elapsed < 60, f"a dialog or popup stalled the crawl ({elapsed:.0f} s)"
+
+    paths = server.requested_paths()
+    assert not [p for p in paths if p.startswith("/img/")], "the browser downloaded images"
+    assert any(p.startswith("/api/posts/") for p in paths), "the browser did not run the pages' fetch()"
+    assert offsite.log == [], "the browser reached another host"
+    # each JS page: one static fetch, one browser navigation (robots.txt and scope applied to both)
+    for page in site.js_pages:
+        assert len(server.hits(page.path)) == 2, page
+    for page in site.static_pages:
+        assert len(server.hits(page.path)) == 1, page
+
+    stats = _stats(proc.stderr)
+    assert stats["boilerstrip/render/rendered"] == len(site.js_pages) + 1
+    assert stats["boilerstrip/render/subrequests_blocked/offsite"] >= len(site.js_pages)
+    assert stats["boilerstrip/render/subrequests_blocked/resource_type"] >= 1
+    assert stats.get("boilerstrip/render/time_ms/total", 0) > 0
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@browser
+def test_robots_disallow_applies_to_the_page_before_any_browser(tmp_path: Path, serve) -> None:
+    site = build_mixed_site(tmp_path / "site", pages=4)
+    js = site.js_pages[0]
+    (site.root / "robots.txt").write_text(f"User-agent: *\nDisallow: {js.path}\n", encoding="utf-8")
+    server = serve(root=site.root)
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=FAST, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert js.path not in _by_path(records)
+    assert server.hits(js.path) == []
+
+
+def _descendants(pid: int) -> list[tuple[int, str]]:
+    out = subprocess.run(["ps", "-eo", "pid=,ppid=,args="], capture_output=True, text=True).stdout
+    rows = [line.split(None, 2) for line in out.splitlines() if line.strip()]
+    children: dict[int, list[tuple[int, str]]] = {}
+    for row in rows:
+        if len(row) == 3:
+            children.setdefault(int(row[1]), []).append((int(row[0]), row[2]))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child[0])
+    return found
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@browser
+def test_browser_killed_mid_render_is_restarted_and_the_page_recovered(tmp_path: Path, serve) -> None:
+    site = build_mixed_site(tmp_path / "site", pages=2, extra_pages={"/extras/slow.html": SLOW_PAGE})
+    server = serve(root=site.root)
+    out = tmp_path / "out.jsonl"
+    cmd = [sys.executable, "-m", "boilerstrip", "crawl", server.url + "/extras/slow.html", "-o", str(out), *FAST,
+           "-s", "BOILERSTRIP_RENDER_MAX_WAIT_MS=8000"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed: list[int] = []
+
+    def kill_browser_once_rendering() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if server.hits("/api/slow-marker.json"):  # the browser is running the page's script
+                for pid, args in _descendants(proc.pid):
+                    if "chromium" in args and "--type=" not in args:  # the browser process itself
+                        os.kill(pid, signal.SIGKILL)
+                        killed.append(pid)
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_browser_once_rendering, daemon=True)
+    killer.start()
+    try:
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    killer.join(timeout=5)
+    assert killed, "the browser was never seen rendering"
+    assert proc.returncode == 0, stderr[-3000:]
+    record = _by_path(read_jsonl(out))["/extras/slow.html"]
+    assert record["fetch"] == "browser" and SLOW_SENTENCE in record["text"], record
+    stats = _stats(stderr)
+    assert stats.get("boilerstrip/render/browser_restarts", 0) >= 1, stats
+    assert len(server.hits("/api/slow-marker.json")) >= 2  # rendered again on the new browser
+
+
+def test_static_site_in_auto_mode_never_starts_playwright(tmp_path: Path, serve) -> None:
+    site = build_mixed_site(tmp_path / "site", pages=6, js_share=0.0)
+    server = serve(root=site.root)
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=FAST, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len([r for r in records if r["url"].endswith(".html")]) >= 6
+    assert all(r["fetch"] == "http" for r in records)
+    assert "Starting download handler" not in proc.stderr  # scrapy-playwright's driver never started
+    assert _stats(proc.stderr).get("boilerstrip/render/checked", 0) >= 6

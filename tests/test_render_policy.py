@@ -1,0 +1,131 @@
+"""Pure parts of rendering besides the decision: per-host learning, sub-request scope, modes and patterns."""
+
+from __future__ import annotations
+
+import pytest
+
+from boilerstrip.config import ConfigError, params_from_settings
+from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, render_flags, subrequest_block_reason
+
+# -- per-host learning ---------------------------------------------------------------------------------
+
+
+def test_host_is_learned_after_enough_pages_mostly_needing_the_browser() -> None:
+    learner = HostRenderLearner(HostLearnParams(learn_min_pages=5, learn_min_share=0.8, learn_recheck_every=4))
+    for _ in range(4):
+        assert learner.route("spa.test") == "static"
+        learner.record("spa.test", True)
+    assert learner.route("spa.test") == "static"  # 4 verdicts < learn_min_pages
+    learner.record("spa.test", True)
+    routes = [learner.route("spa.test") for _ in range(8)]
+    assert routes == ["browser", "browser", "browser", "recheck"] * 2
+    assert learner.route("other.test") == "static"  # learning is per host
+
+
+def test_half_js_host_is_never_learned() -> None:
+    learner = HostRenderLearner(HostLearnParams(learn_min_pages=4))
+    for i in range(40):
+        learner.record("mixed.test", i % 2 == 0)
+        assert learner.route("mixed.test") == "static"
+
+
+def test_rechecks_unlearn_a_host_whose_pages_became_static() -> None:
+    params = HostLearnParams(learn_min_pages=5, learn_window_pages=5, learn_min_share=0.8, learn_recheck_every=2)
+    learner = HostRenderLearner(params)
+    for _ in range(5):
+        learner.record("h.test", True)
+    assert learner.is_learned("h.test")
+    for _ in range(10):
+        if learner.route("h.test") == "recheck":
+            learner.record("h.test", False)  # the static re-check found the page fine
+    assert not learner.is_learned("h.test")
+
+
+def test_learning_can_be_switched_off_and_memory_is_bounded() -> None:
+    off = HostRenderLearner(HostLearnParams(learn_enabled=False, learn_min_pages=1))
+    off.record("a.test", True)
+    assert off.route("a.test") == "static"
+    small = HostRenderLearner(HostLearnParams(learn_max_hosts=3))
+    for i in range(10):
+        small.record(f"h{i}.test", True)
+    assert len(small.snapshot()) == 3
+
+
+def test_learn_params_are_validated() -> None:
+    with pytest.raises(ConfigError, match="BOILERSTRIP_RENDER_"):
+        params_from_settings({"BOILERSTRIP_RENDER_LEARN_MIN_SHARE": "1.5"}, "render", HostLearnParams)
+
+
+# -- the browser's sub-requests ------------------------------------------------------------------------
+
+PAGE = "http://127.0.0.1:8000/posts/p1.html"
+
+
+@pytest.mark.parametrize(
+    "url,rtype,reason",
+    [
+        ("http://127.0.0.1:8000/js/app.js", "script", None),
+        ("http://127.0.0.1:8000/api/posts/1.json", "fetch", None),
+        ("http://127.0.0.1:8000/img/hero.jpg", "image", "resource_type"),
+        ("http://127.0.0.1:8000/fonts/a.woff2", "font", "resource_type"),
+        ("http://127.0.0.1:8000/v.mp4", "media", "resource_type"),
+        ("http://127.0.0.1:9000/track.js", "script", "offsite"),  # same host, other port
+        ("http://10.0.0.5/internal", "fetch", "offsite"),  # a private address the page is not on
+        ("https://www.googletagmanager.com/gtag/js", "script", "offsite"),
+        ("ftp://127.0.0.1:8000/x", "other", "scheme"),
+        ("ws://127.0.0.1:8000/socket", "websocket", "scheme"),
+        ("data:text/plain,hello", "fetch", None),
+        ("https://127.0.0.1/js/app.js", "script", "offsite"),  # https: default port 443, not 8000
+    ],
+)
+def test_subrequest_scope(url: str, rtype: str, reason: str | None) -> None:
+    assert subrequest_block_reason(url, resource_type=rtype, page_url=PAGE) == reason
+
+
+def test_subrequest_extra_hosts_allow_a_cdn_and_its_subdomains() -> None:
+    extra = frozenset({"cdn.example"})
+    assert subrequest_block_reason("https://cdn.example/a.js", resource_type="script", page_url=PAGE, extra_hosts=extra) is None
+    assert subrequest_block_reason("https://eu.cdn.example/a.js", resource_type="script", page_url=PAGE, extra_hosts=extra) is None
+    assert subrequest_block_reason("https://evilcdn.example/a.js", resource_type="script", page_url=PAGE, extra_hosts=extra) == "offsite"
+
+
+# -- modes, patterns, settings -------------------------------------------------------------------------
+
+
+def test_patterns_override_the_mode_first_match_wins() -> None:
+    params = params_from_settings(
+        {"BOILERSTRIP_RENDER_MODE": "auto",
+         "BOILERSTRIP_RENDER_PATTERNS": '[["/app/", "always"], ["\\\\.pdf$", "never"], ["/app/static", "never"]]'},
+        "render", BrowserParams)
+    assert params.mode_for("https://s.test/app/static/x") == "always"
+    assert params.mode_for("https://s.test/docs/a.pdf") == "never"
+    assert params.mode_for("https://s.test/blog/") == "auto"
+
+
+@pytest.mark.parametrize(
+    "settings,match",
+    [
+        ({"BOILERSTRIP_RENDER_MODE": "sometimes"}, "mode must be one of"),
+        ({"BOILERSTRIP_RENDER_PATTERNS": '[["(", "always"]]'}, "bad regex"),
+        ({"BOILERSTRIP_RENDER_PATTERNS": '[["/a/", "maybe"]]'}, "mode must be one of"),
+        ({"BOILERSTRIP_RENDER_PATTERNS": '["/a/"]'}, r"\[regex, mode\]"),
+        ({"BOILERSTRIP_RENDER_PATTERNS": "[not json"}, "BOILERSTRIP_RENDER_PATTERNS"),
+        ({"BOILERSTRIP_RENDER_MAX_WAIT_MS": "soon"}, "BOILERSTRIP_RENDER_MAX_WAIT_MS"),
+    ],
+)
+def test_bad_settings_fail_with_the_setting_named(settings: dict, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        params_from_settings(settings, "render", BrowserParams)
+
+
+def test_never_mode_without_rendering_patterns_may_not_render() -> None:
+    assert not BrowserParams(mode="never").may_render
+    assert BrowserParams(mode="never", patterns=(("/app/", "always"),)).may_render
+    assert BrowserParams().may_render
+
+
+def test_render_flags_from_meta() -> None:
+    assert render_flags({}) == []
+    meta = {"boilerstrip_render_failed": "render_timeout", "boilerstrip_render_truncated": True,
+            "boilerstrip_render_settle": {"outcome": "timeout"}}
+    assert render_flags(meta) == ["render_failed:render_timeout", "render_truncated", "render_settle_timeout"]
