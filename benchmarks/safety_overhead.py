@@ -57,12 +57,12 @@ def main() -> int:
             out = Path(tmp) / f"on{run}.jsonl"
             on.append(crawl(server.url + "/", out, []))
             manifest = json.loads((Path(tmp) / f"on{run}.manifest.json").read_text())
-            verdicts.append((manifest["reconciled"], manifest["counts"]["urls"], manifest["counts"]["item"]))
+            verdicts.append((manifest["reconciled"], manifest["counts"]["urls"], manifest["counts"]["item"], manifest["reasons"]))
             off.append(crawl(server.url + "/", Path(tmp) / f"off{run}.jsonl", OFF))
     print(f"pages={args.pages} runs={args.runs}")
     print(f"safety on : median {statistics.median(on):.2f} s  {[round(t, 2) for t in on]}")
     print(f"safety off: median {statistics.median(off):.2f} s  {[round(t, 2) for t in off]}")
-    print(f"ledger (reconciled, urls, items) per run: {verdicts}")
+    print(f"ledger (reconciled, urls, items, reasons) per run: {verdicts}")
     return 0
 
 

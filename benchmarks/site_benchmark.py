@@ -247,7 +247,10 @@ def direct_records(base_url: str, site: Site, extra_settings: dict[str, str], li
     from boilerstrip.config import params_from_settings
     from boilerstrip.extraction import ExtractionParams, extract
 
+    from boilerstrip.boilerplate import BoilerplateParams, page_blocks
+
     params = params_from_settings(extra_settings, "extraction", ExtractionParams)
+    page_source = params_from_settings(extra_settings, "boilerplate", BoilerplateParams).source == "page"
     files = sorted(p for p in site.root.rglob("*.html"))
     if limit:
         files = files[:limit]
@@ -256,8 +259,9 @@ def direct_records(base_url: str, site: Site, extra_settings: dict[str, str], li
         url = f"{base_url}/{path.relative_to(site.root).as_posix()}"
         html = path.read_bytes().decode("utf-8", errors="replace")
         result = extract(html, url=url, params=params)
+        blocks = page_blocks(html) if page_source else [(b.kind, b.text) for b in result.blocks]
         records.append({"url": url, "text": result.text, "page_block_hashes": page_block_hashes(html),
-                        "blocks": [{"kind": b.kind, "text": b.text} for b in result.blocks]})
+                        "blocks": [{"kind": kind, "text": text} for kind, text in blocks]})
     if extra_settings.get("BOILERSTRIP_BOILERPLATE_ENABLED") == "false":
         return records
     return finish_records(records).records
@@ -330,6 +334,10 @@ def run_site(site: Site, args: argparse.Namespace) -> list[Row]:
             ("boilerstrip -semantic", {"BOILERSTRIP_EXTRACTION_SEMANTIC_ENABLED": "false"}),
             # the same extraction without the cross-page model: what this component adds
             ("boilerstrip -crosspage", {"BOILERSTRIP_BOILERPLATE_ENABLED": "false"}),
+            # every block of the page minus the template: the cross-page model alone decides
+            ("boilerstrip source=page", {"BOILERSTRIP_BOILERPLATE_SOURCE": "page"}),
+            ("boilerstrip source=page -semantic", {"BOILERSTRIP_BOILERPLATE_SOURCE": "page",
+                                                   "BOILERSTRIP_EXTRACTION_SEMANTIC_ENABLED": "false"}),
         ]
         site_pages = None
         for system, extra in variants:
@@ -374,10 +382,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"skip {name}: not installed (apt-get install {name})", file=sys.stderr)
             continue
         rows.extend(run_site(site, args))
-    print(f"{'site':<17}{'system':<23}{'pages':>6}{'scored':>7}{'P':>7}{'R':>7}{'F1':>7}{'leakage':>9}{'shuffled':>10}{'secs':>7}")
+    print(f"{'site':<17}{'system':<35}{'pages':>6}{'scored':>7}{'P':>7}{'R':>7}{'F1':>7}{'leakage':>9}{'shuffled':>10}{'secs':>7}")
     for row in rows:
         shuffled = "-" if row.shuffled_identical is None else ("same" if row.shuffled_identical else "DIFFERS")
-        print(f"{row.site:<17}{row.system:<23}{row.pages:>6}{row.scored:>7}{row.precision:>7.3f}{row.recall:>7.3f}"
+        print(f"{row.site:<17}{row.system:<35}{row.pages:>6}{row.scored:>7}{row.precision:>7.3f}{row.recall:>7.3f}"
               f"{row.f1:>7.3f}{row.leakage:>9.2%}{shuffled:>10}{row.seconds:>7.1f}")
     for row in rows:
         for url, lines in row.leaking_pages[: args.leaks]:

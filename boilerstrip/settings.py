@@ -67,7 +67,12 @@ METAREFRESH_MAXDELAY = 10  # seconds; a longer refresh is a page to read, not a 
 # Depth is limited by TrapFilterMiddleware with a recorded reason (BOILERSTRIP_TRAPS_MAX_DEPTH).
 DEPTH_LIMIT = 0
 
-# -- cross-page boilerplate and duplicates (README section "boilerplate") -----------------------------
+# -- extraction (README section "extraction") ----------------------------------------------------------
+# The ladder (semantic -> density -> body-text XPath) turns item.html into text, blocks and metadata, then
+# clears the HTML; after PageBlocksPipeline (250), before cross-page removal (500).
+ITEM_PIPELINES["boilerstrip.pipelines.extraction.ExtractionPipeline"] = 300
+
+# -- cross-page boilerplate (README section "boilerplate") -----------------------------
 # Page block hashes before extraction clears the HTML (250); after extraction (~300): template blocks out (500), then duplicate pages over the cleaned text (600).
 ITEM_PIPELINES["boilerstrip.pipelines.boilerplate.PageBlocksPipeline"] = 250  # reads item.html first
 ITEM_PIPELINES["boilerstrip.pipelines.boilerplate.CrossPageBoilerplatePipeline"] = 500

@@ -146,6 +146,24 @@ def test_crawl_order_and_concurrency_do_not_change_the_output(tmp_path) -> None:
             assert line not in _lines(record)
 
 
+def test_page_source_keeps_the_whole_article_and_drops_the_template(tmp_path) -> None:
+    _write_site(tmp_path / "site", pages=8)
+    out = tmp_path / "out.jsonl"
+    with SiteServer(root=tmp_path / "site") as server:
+        proc, records = run_crawl(server.url + "/index.html", out=out, args=FAST, timeout=120,
+                                  settings=_with_extraction({"BOILERSTRIP_BOILERPLATE_SOURCE": "page",
+                                                             "BOILERSTRIP_BOILERPLATE_STATE_DIR": ""}))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    notes = [r for r in records if "/notes/" in r["url"]]
+    assert len(notes) == 8
+    for record in notes:
+        i = int(record["url"].rsplit("/", 1)[1].split(".")[0])
+        assert record["method"] == "crosspage"
+        assert _lines(record) == [f"Note {_words(i, 2)}"] + [f"{_words(i * 5 + k, 30)}." for k in range(4)]
+    index = next(r for r in records if r["url"].endswith("/index.html"))
+    assert f"Note {_words(7, 2)}" in _lines(index) and not set(_lines(index)) & set(TEMPLATE_LINES)
+
+
 # -- a real Debian documentation site -----------------------------------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.skipif(not SQLITE_DOC.is_dir(), reason="Debian package sqlite3-doc not installed (apt-get install sqlite3-doc)")

@@ -167,3 +167,30 @@ def test_duplicate_pages(mode: str) -> None:
         assert near.flags == ["near_duplicate"]
         assert crawler.stats.get_value("boilerstrip/duplicates/exact_duplicate") == 1
     assert pipeline.process_item(other).duplicate_of is None
+
+
+def test_page_source_cleans_every_block_of_the_page() -> None:
+    """BOILERSTRIP_BOILERPLATE_SOURCE=page: the page's own blocks replace the extractor's, minus template."""
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_SOURCE": "page",
+                                         "BOILERSTRIP_BOILERPLATE_STATE_DIR": "",
+                                         "BOILERSTRIP_BOILERPLATE_WARMUP_PAGES": 1})
+    blocks_stage = PageBlocksPipeline.from_crawler(crawler)
+    pipeline = CrossPageBoilerplatePipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    items = []
+    for i in range(6):
+        html = (f"<html><body><div class=top><p>Workshop menu: tools, notes, hours</p></div>"
+                f"<div class=main><h1>Note {_unique(i)[:8]}</h1><p>{_unique(i)}</p><p>{_unique(i + 30)}</p></div>"
+                f"<div class=legal><p>All rights reserved by the workshop</p></div></body></html>")
+        # the extractor kept only the first paragraph (a recall miss the page source repairs)
+        item = PageItem(url=f"http://site.test/n/{i}.html", html=html, blocks=[{"kind": "p", "text": _unique(i)}],
+                        method="density")
+        blocks_stage.process_item(item)
+        assert item.page_blocks and len(item.page_blocks) == 5
+        items.append(asyncio.run(pipeline.process_item(item)))
+    pipeline.close_spider()
+    last = items[-1]
+    assert last.method == "crosspage" and last.page_blocks is None
+    assert last.text.split("\n\n") == [f"Note {_unique(5)[:8]}", _unique(5), _unique(35)]
+    assert [b["removed"] for b in last.blocks] == ["template:site", None, None, None, "template:site"]
+    assert crawler.stats.get_value("boilerstrip/boilerplate/source/page") == 6

@@ -34,6 +34,8 @@ def cli(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "--scope", "planet"], "--scope expects host or domain"),
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "nonsense"], "-s expects NAME=VALUE"),
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "BOILERSTRIP_CRAWL_MAX_PAGES=many"], "BOILERSTRIP_CRAWL_MAX_PAGES"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "BOILERSTRIP_ROBOTS_MAX_BYTES=lots"], "BOILERSTRIP_ROBOTS_MAX_BYTES"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "BOILERSTRIP_POLITENESS_MAX_RETRIES=-3"], "max_retries must be >= 0"),
         (["crawl", "http://127.0.0.1:9/"], "no output file"),
         (["crawl", "-o", "{tmp}/o.jsonl"], "no start URL"),
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}"], "is a directory"),
@@ -192,3 +194,15 @@ def test_variants_sharing_a_canonical_make_one_record(serve, tmp_path) -> None:
     assert variants[0]["canonical_url"] == server.url + "/a"
     assert reasons(proc.stderr)["duplicate_canonical"] == 1
     assert len(server.hits("/a")) == 2 and not [e for e in server.log if e.path == "/a"]
+
+
+def test_tracking_parameters_are_configurable(serve, tmp_path) -> None:
+    routes = {"/": page("home", ["/a?ref=home&utm_source=x", "/a"]), "/a": page("a", [])}
+    server = serve(routes=routes)
+    run_crawl(server.url + "/", out=tmp_path / "default.jsonl", args=FAST)
+    assert sorted(e.path for e in server.hits("/a")) == ["/a", "/a?ref=home"]  # utm_ dropped, ref kept
+    server = serve(routes=routes)
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "ref.jsonl", args=FAST,
+                              settings={"BOILERSTRIP_URLS_TRACKING_PARAMS": "ref,fbclid"})
+    assert [e.path for e in server.hits("/a")] == ["/a"]
+    assert len(records) == 2

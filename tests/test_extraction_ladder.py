@@ -357,3 +357,13 @@ def test_density_winner_is_not_a_small_box_with_a_content_class() -> None:
     body = box + "<div class='x'><div class='y'>" + paragraphs() + "</div></div>"
     result = extract(page(body), params=ExtractionParams(method="density"))
     assert result.text == "\n\n".join(STORY)
+
+
+def test_teaser_grid_without_vocabulary_is_dropped() -> None:
+    cards = "".join(
+        f"<div class='tumb'><div class='t'><a href='/d{i}'>Diet number {i}</a></div>"
+        f"<div class='b'>A short summary of diet {i}, lose weight in a week.</div></div>"
+        for i in range(6)
+    )
+    result = extract(page(f"<article>{paragraphs()}<div id='more'><h2>Most popular</h2>{cards}</div></article>"))
+    assert result.text == "\n\n".join(STORY)

@@ -111,7 +111,8 @@ def test_mixed_site_renders_exactly_the_js_pages(tmp_path: Path, serve) -> None:
 
     stats = _stats(proc.stderr)
     assert stats["boilerstrip/render/rendered"] == len(site.js_pages) + 1
-    assert stats["boilerstrip/render/subrequests_blocked/offsite"] >= len(site.js_pages)
+    # the "other host" is another port on 127.0.0.1: a private address the page is not on
+    assert stats["boilerstrip/render/subrequests_blocked/private_address"] >= len(site.js_pages)
     assert stats["boilerstrip/render/subrequests_blocked/resource_type"] >= 1
     assert stats.get("boilerstrip/render/time_ms/total", 0) > 0
 
@@ -194,3 +195,52 @@ def test_static_site_in_auto_mode_never_starts_playwright(tmp_path: Path, serve)
     assert all(r["fetch"] == "http" for r in records)
     assert "Starting download handler" not in proc.stderr  # scrapy-playwright's driver never started
     assert _stats(proc.stderr).get("boilerstrip/render/checked", 0) >= 6
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@browser
+def test_all_js_host_is_learned_and_its_pages_skip_the_static_fetch(tmp_path: Path, serve) -> None:
+    site = build_mixed_site(tmp_path / "site", pages=24, js_share=1.0, delayed_share=0.0)
+    server = serve(root=site.root)
+    args = [*FAST, "-s", "BOILERSTRIP_RENDER_LEARN_MIN_PAGES=4", "-s", "BOILERSTRIP_RENDER_LEARN_RECHECK_EVERY=5",
+            "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2"]
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=args, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    by_path = _by_path(records)
+    learned = [p for p in site.js_pages if by_path[p.path]["render_reason"] == "host_learned"]
+    judged = [p for p in site.js_pages if by_path[p.path]["render_reason"] not in (None, "host_learned")]
+    assert len(learned) >= 8 and len(judged) >= 4, {p.path: by_path[p.path]["render_reason"] for p in site.js_pages}
+    for page in site.js_pages:
+        assert by_path[page.path]["fetch"] == "browser" and page.sentence in by_path[page.path]["text"]
+    for page in learned:  # straight to the browser: one request, the browser's
+        assert len(server.hits(page.path)) == 1, page
+    for page in judged:  # static first, then the browser
+        assert len(server.hits(page.path)) == 2, page
+    stats = _stats(proc.stderr)
+    assert stats["boilerstrip/render/learn/rechecks"] >= 1 and stats["boilerstrip/render/learned_hosts"] == 1
+
+
+HUNG_PAGE = """<!doctype html><html><head><title>Hung</title>
+<script>window.addEventListener('DOMContentLoaded', function () { while (true) {} });</script>
+</head><body><div id="root"></div></body></html>"""
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@browser
+def test_a_page_that_hangs_the_browser_falls_back_to_static_with_the_reason(tmp_path: Path, serve) -> None:
+    site = build_mixed_site(tmp_path / "site", pages=2, extra_pages={"/extras/hung.html": HUNG_PAGE})
+    server = serve(root=site.root)
+    args = [*FAST, "-s", "BOILERSTRIP_RENDER_MAX_RENDER_MS=3000"]
+    started = time.monotonic()
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=args, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert time.monotonic() - started < 45
+    by_path = _by_path(records)
+    hung = by_path["/extras/hung.html"]
+    assert hung["fetch"] == "http" and "render_failed:render_timeout" in hung["flags"], hung
+    assert len(server.hits("/extras/hung.html")) == 3  # static, browser, static fallback
+    for page in site.js_pages:  # the other pages rendered normally on the same browser
+        assert by_path[page.path]["fetch"] == "browser" and page.sentence in by_path[page.path]["text"]
+    assert _stats(proc.stderr)["boilerstrip/render/failed/render_timeout"] == 1

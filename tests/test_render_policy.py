@@ -69,13 +69,15 @@ PAGE = "http://127.0.0.1:8000/posts/p1.html"
         ("http://127.0.0.1:8000/img/hero.jpg", "image", "resource_type"),
         ("http://127.0.0.1:8000/fonts/a.woff2", "font", "resource_type"),
         ("http://127.0.0.1:8000/v.mp4", "media", "resource_type"),
-        ("http://127.0.0.1:9000/track.js", "script", "offsite"),  # same host, other port
-        ("http://10.0.0.5/internal", "fetch", "offsite"),  # a private address the page is not on
+        ("http://127.0.0.1:9000/track.js", "script", "private_address"),  # same host, other port
+        ("http://10.0.0.5/internal", "fetch", "private_address"),  # a private address the page is not on
+        ("http://[::1]:8000/x", "fetch", "private_address"),
+        ("http://93.184.215.14/x", "fetch", "offsite"),
         ("https://www.googletagmanager.com/gtag/js", "script", "offsite"),
         ("ftp://127.0.0.1:8000/x", "other", "scheme"),
         ("ws://127.0.0.1:8000/socket", "websocket", "scheme"),
         ("data:text/plain,hello", "fetch", None),
-        ("https://127.0.0.1/js/app.js", "script", "offsite"),  # https: default port 443, not 8000
+        ("https://127.0.0.1/js/app.js", "script", "private_address"),  # https: default port 443, not 8000
     ],
 )
 def test_subrequest_scope(url: str, rtype: str, reason: str | None) -> None:
@@ -87,6 +89,20 @@ def test_subrequest_extra_hosts_allow_a_cdn_and_its_subdomains() -> None:
     assert subrequest_block_reason("https://cdn.example/a.js", resource_type="script", page_url=PAGE, extra_hosts=extra) is None
     assert subrequest_block_reason("https://eu.cdn.example/a.js", resource_type="script", page_url=PAGE, extra_hosts=extra) is None
     assert subrequest_block_reason("https://evilcdn.example/a.js", resource_type="script", page_url=PAGE, extra_hosts=extra) == "offsite"
+
+
+def test_subrequests_may_reach_the_crawls_own_sites_but_no_other_private_address() -> None:
+    page = "https://www.example.org/post"
+    crawl = lambda url: url.split("/")[2].endswith("example.org")  # noqa: E731 - the crawl's scope test
+    assert subrequest_block_reason("https://api.example.org/v1", resource_type="fetch", page_url=page,
+                                   in_crawl_scope=crawl) is None
+    assert subrequest_block_reason("https://tracker.example.net/t.js", resource_type="script", page_url=page,
+                                   in_crawl_scope=crawl) == "offsite"
+    assert subrequest_block_reason("http://192.168.1.1/", resource_type="fetch", page_url=page,
+                                   in_crawl_scope=crawl) == "private_address"
+    # a loopback start URL is one of the crawl's sites: its pages' browser may reach it
+    assert subrequest_block_reason("http://127.0.0.1:9000/api", resource_type="fetch", page_url=page,
+                                   in_crawl_scope=lambda url: "127.0.0.1:9000" in url) is None
 
 
 # -- modes, patterns, settings -------------------------------------------------------------------------

@@ -51,20 +51,24 @@ def hash_blocks(blocks: Iterable[tuple[str, str]], params: BoilerplateParams) ->
 
 
 def _template_lists(hashed, decisions: list[TemplateDecision], params: BoilerplateParams) -> list[TemplateDecision]:
-    """Mark the remaining short items of a mostly-template run of list items / table rows."""
+    """In runs of list items / table rows, a short item inside a window of ``list_min_items`` consecutive
+    items that is mostly template goes too: the "Prev <title>" slot of a Prev | Up | Home | Next bar."""
     out = list(decisions)
+    size = params.list_min_items
     i = 0
     while i < len(hashed):
         kind = hashed[i][0]
         j = i
         while j < len(hashed) and hashed[j][0] == kind:
             j += 1
-        if kind in _LIST_KINDS and j - i >= params.list_min_items:
-            template = sum(1 for d in decisions[i:j] if d.reason)
-            if template >= 2 and template / (j - i) >= params.list_min_template_share:
-                for k in range(i, j):
-                    if not out[k].reason and hashed[k][3] < params.protect_min_chars:
-                        out[k] = TemplateDecision(SCOPE_LIST, template, round(template / (j - i), 4))
+        if kind in _LIST_KINDS and j - i >= size:
+            for start in range(i, j - size + 1):
+                window = decisions[start : start + size]
+                template = sum(1 for d in window if d.reason)
+                if template >= 2 and template / size >= params.list_min_template_share:
+                    for k in range(start, start + size):
+                        if not out[k].reason and hashed[k][3] < params.protect_min_chars:
+                            out[k] = TemplateDecision(SCOPE_LIST, template, round(template / size, 4))
         i = j
     return out
 

@@ -74,9 +74,12 @@ def page_blocks(html: str, *, max_chars: int = 10_000_000) -> list[tuple[str, st
         return []
 
 
-def page_block_hashes(html: str, *, digits: bool = True, max_chars: int = 10_000_000) -> list[str]:
-    """Sorted distinct hashes of the page's blocks."""
-    hashes = {block_hash(normalise_block(text, digits=digits_insensitive(kind, digits)))
-              for kind, text in page_blocks(html, max_chars=max_chars)}
+def page_block_hashes(
+    html: str, *, digits: bool = True, max_chars: int = 10_000_000, blocks: list[tuple[str, str]] | None = None
+) -> list[str]:
+    """Sorted distinct hashes of the page's blocks (of ``blocks`` when given, else of ``page_blocks(html)``)."""
+    if blocks is None:
+        blocks = page_blocks(html, max_chars=max_chars)
+    hashes = {block_hash(normalise_block(text, digits=digits_insensitive(kind, digits))) for kind, text in blocks}
     hashes.discard(None)
     return sorted(hashes)  # type: ignore[arg-type]

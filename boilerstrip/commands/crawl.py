@@ -168,7 +168,7 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
     return settings, spider_kwargs
 
 
-def run_spider(settings: Any, spider_kwargs: dict[str, Any], before_start: Any = None) -> int:
+def run_spider(settings: Any, spider_kwargs: dict[str, Any]) -> int:
     """Run the ``site`` spider to completion; 0 when it finished, 1 otherwise."""
     from scrapy.crawler import CrawlerProcess
 
@@ -191,8 +191,6 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any], before_start: Any =
         outcome["error"] = failure.value
 
     deferred.addErrback(failed)
-    if before_start is not None:
-        before_start()
     process.start()
     error = outcome.get("error")
     if error is not None:

@@ -17,8 +17,9 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from boilerstrip.rendering import subrequest_block_reason
+from boilerstrip.urls import in_scope
 
-__all__ = ["init_page", "settle_page", "context_name", "INIT_CALLBACK"]
+__all__ = ["init_page", "settle_page", "context_name", "INIT_CALLBACK", "PAGE_META"]
 
 #: import path given to scrapy-playwright as ``playwright_page_init_callback``
 INIT_CALLBACK = "boilerstrip.downloadermiddlewares._browser_page.init_page"
@@ -26,6 +27,8 @@ _CONTEXT_PREFIX = "boilerstrip-render-"
 _GEN_ATTR = "_boilerstrip_generation"
 _RETIRED_ATTR = "_boilerstrip_retired"
 _ROUTED_ATTR = "_boilerstrip_routed"
+#: transient meta key: the page being rendered (read and removed by the download handler)
+PAGE_META = "_boilerstrip_page"
 
 #: The page's content text length: body text minus page chrome outside <article>/<main> (nav, header,
 #: footer, aside, cookie/consent banners), the same measure as the static decision's ``content_chars``,
@@ -109,10 +112,18 @@ async def init_page(page: Any, request: Any) -> None:
     scope = meta.get("boilerstrip_render_scope") or {}
     blocked_types = frozenset(scope.get("blocked_resource_types", ("image", "media", "font")))
     extra_hosts = frozenset(scope.get("extra_hosts", ()))
+    sites = frozenset(scope.get("sites", ()))
+    site_scope = scope.get("scope", "host")
+
+    def in_crawl_scope(url: str) -> bool:
+        try:
+            return bool(sites) and in_scope(url, sites, site_scope)
+        except ValueError:
+            return False
+
     page_url = request.url
     blocked: Counter = Counter()
-    meta["boilerstrip_render_blocked"] = blocked
-    meta["_boilerstrip_page"] = page  # lets the download handler close the page of a render that overran
+    meta[PAGE_META] = page  # lets the download handler close the page of a render that overran
 
     async def _route(route: Any, pw_request: Any) -> None:
         reason = subrequest_block_reason(
@@ -121,6 +132,7 @@ async def init_page(page: Any, request: Any) -> None:
             page_url=page_url,
             blocked_resource_types=blocked_types,
             extra_hosts=extra_hosts,
+            in_crawl_scope=in_crawl_scope,
         )
         try:
             if reason is None:
@@ -133,6 +145,7 @@ async def init_page(page: Any, request: Any) -> None:
 
     # Routes run newest first: this one sees every request before scrapy-playwright's.
     await page.route("**", _route)
+    meta["boilerstrip_render_blocked"] = blocked  # present = the scope route is in place
     page.on("dialog", _dismiss)
     page.on("popup", _close_popup)
 

@@ -59,6 +59,13 @@ def _is_browser_handler(path: Any) -> bool:
         return False
 
 
+def _spider_scope(spider: Any) -> tuple[list[str], str]:
+    """The crawl's sites and scope mode, as the site spider keeps them (none for another spider)."""
+    sites = getattr(spider, "sites", None) or ()
+    scope = getattr(getattr(spider, "params", None), "scope", "host")
+    return sorted(str(s) for s in sites), str(scope)
+
+
 def _host(url: str) -> str:
     try:
         return (urlsplit(url).hostname or "").lower()
@@ -96,8 +103,12 @@ class RenderWhenNeededMiddleware:
         learn: HostLearnParams | None = None,
         browser: BrowserParams | None = None,
         stats: Any = None,
+        crawl_scope: Any = None,
     ) -> None:
+        """``crawl_scope``: a function returning the crawl's (sites, scope) pair (site keys of
+        :func:`boilerstrip.urls.site_key`), the other hosts a page's browser sub-requests may reach."""
         self.decision = decision or RenderParams()
+        self.crawl_scope = crawl_scope
         self.browser = browser or BrowserParams()
         self.learner = HostRenderLearner(learn or HostLearnParams())
         self.stats = stats
@@ -121,6 +132,7 @@ class RenderWhenNeededMiddleware:
             learn=params_from_settings(settings, "render", HostLearnParams),
             browser=browser,
             stats=crawler.stats,
+            crawl_scope=lambda: _spider_scope(crawler.spider),
         )
         crawler.signals.connect(mw._spider_closed, signal=signals.spider_closed)
         return mw
@@ -153,6 +165,7 @@ class RenderWhenNeededMiddleware:
 
     def _render_meta(self, request: Request, reason: str, target_chars: int) -> dict[str, Any]:
         b = self.browser
+        sites, scope = self.crawl_scope() if self.crawl_scope is not None else ([], "host")
         self.renders_started += 1
         generation = (self.renders_started - 1) // b.context_max_pages
         return {
@@ -177,6 +190,8 @@ class RenderWhenNeededMiddleware:
             "boilerstrip_render_scope": {
                 "blocked_resource_types": sorted(b.blocked_resource_types),
                 "extra_hosts": sorted(b.subrequest_hosts),
+                "sites": sites,
+                "scope": scope,
             },
             "boilerstrip_render_reason": reason,
         }

@@ -22,14 +22,12 @@ from typing import Any
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
 from boilerstrip.config import params_from_settings
+from boilerstrip.downloadermiddlewares._browser_page import PAGE_META
 from boilerstrip.rendering import BrowserParams
 
-__all__ = ["BrowserDownloadHandler", "RenderTimeout", "PAGE_META"]
+__all__ = ["BrowserDownloadHandler", "RenderTimeout"]
 
 logger = logging.getLogger(__name__)
-
-#: transient meta key: the page being rendered (set by the page init callback, removed here)
-PAGE_META = "_boilerstrip_page"
 
 
 class RenderTimeout(TimeoutError):

@@ -19,10 +19,7 @@ _ARTICLE_TYPES = frozenset(
 #: make metadata reading slow.
 _MAX_JSONLD_NODES = 1000
 _MAX_JSONLD_ITEMS = 50
-_META_XPATH = etree.XPath(
-    "//meta[@content][@name or @property or @itemprop or @http-equiv]"
-    "|//link[@rel][@href]|//title|//script[@type='application/ld+json']"
-)
+_METADATA_TAGS = ("meta", "link", "title", "script")
 
 
 @dataclass(frozen=True)
@@ -60,6 +57,10 @@ def _iter_jsonld(data):
                 stack.extend(reversed(graph))
 
 
+def _is_jsonld(script: etree._Element) -> bool:
+    return (script.get("type") or "").strip().lower() == "application/ld+json"
+
+
 def _types(item: dict) -> set[str]:
     kind = item.get("@type")
     kinds = kind if isinstance(kind, list) else [kind]
@@ -80,22 +81,20 @@ def extract_metadata(document: etree._Element, url: str | None = None) -> Metada
     meta: dict[str, str] = {}
     title_tag = canonical = None
     jsonld: list[dict] = []
-    for element in _META_XPATH(document):
+    for element in document.iter(*_METADATA_TAGS):  # one pass, tags filtered in C
         tag = element.tag
         if tag == "meta":
-            key = (
-                element.get("property") or element.get("name") or element.get("itemprop") or element.get("http-equiv")
-            ).strip().lower()
+            key = element.get("property") or element.get("name") or element.get("itemprop") or element.get("http-equiv")
             value = _clean(element.get("content"))
-            if value and key not in meta:
-                meta[key] = value
+            if key and value:
+                meta.setdefault(key.strip().lower(), value)
         elif tag == "link":
-            if canonical is None and "canonical" in element.get("rel", "").lower().split():
+            if canonical is None and element.get("href") and "canonical" in element.get("rel", "").lower().split():
                 canonical = _clean(element.get("href"))
         elif tag == "title":
             if title_tag is None:
                 title_tag = _clean("".join(element.itertext()))
-        elif element.text and len(jsonld) < _MAX_JSONLD_ITEMS:
+        elif element.text and len(jsonld) < _MAX_JSONLD_ITEMS and _is_jsonld(element):
             try:
                 jsonld.extend(_iter_jsonld(json.loads(element.text)))
             except (ValueError, RecursionError):

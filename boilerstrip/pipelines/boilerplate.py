@@ -36,7 +36,7 @@ from boilerstrip.boilerplate import (
     site_of_url,
 )
 from boilerstrip.boilerplate.finish import model_hashes
-from boilerstrip.boilerplate.page import page_block_hashes
+from boilerstrip.boilerplate.page import page_block_hashes, page_blocks
 from boilerstrip.config import component_enabled, params_from_settings
 
 __all__ = ["PageBlocksPipeline", "CrossPageBoilerplatePipeline", "engine_stalled"]
@@ -95,7 +95,10 @@ class PageBlocksPipeline:
         adapter = ItemAdapter(item)
         html = adapter.get("html")
         if isinstance(html, str) and html:
-            adapter["page_block_hashes"] = page_block_hashes(html, digits=self.params.normalise_digits)
+            blocks = page_blocks(html)
+            adapter["page_block_hashes"] = page_block_hashes(html, digits=self.params.normalise_digits, blocks=blocks)
+            if self.params.source == "page":
+                adapter["page_blocks"] = [{"kind": kind, "text": text} for kind, text in blocks]
         elif self.stats is not None:
             self.stats.inc_value(f"{STATS}/page_blocks/no_html")
         return item
@@ -150,6 +153,14 @@ class CrossPageBoilerplatePipeline:
         adapter = ItemAdapter(item)
         url = adapter.get("url") or ""
         site, cluster = site_of_url(url), cluster_of_url(url)
+        page = adapter.get("page_blocks")
+        if self.params.source == "page" and page:
+            # the cross-page model decides alone: every block of the page, minus template
+            adapter["blocks"] = page
+            adapter["method"] = "crosspage"
+            self._inc("source/page")
+        if page is not None:
+            adapter["page_blocks"] = None
         blocks = blocks_of_record(adapter)
         self._learn(site, cluster, url, model_hashes(adapter, blocks, self.params))
         self._inc("pages")

@@ -1,13 +1,15 @@
 """Which of the browser's own sub-requests may go out: a pure function of URLs and a resource type.
 
-The browser must not wander where the crawl would not: it stays on the page's own host and port (plus
-explicitly allowed hosts), speaks only http(s), and skips images, media and fonts (the text does not
-need them). Private addresses are covered by the host rule: a sub-request reaches 10.0.0.1 only when the
-page itself is on 10.0.0.1, which the crawl's scope checks already admitted.
+The browser must not wander where the crawl would not: it stays on the page's own host and port, the
+crawl's own sites (the caller passes the crawl's scope test) and explicitly allowed hosts; it speaks only
+http(s), and skips images, media and fonts (the text does not need them). A private or loopback address
+literal is reached only when the page itself is on it or it is one of the crawl's own sites.
 """
 
 from __future__ import annotations
 
+import ipaddress
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 __all__ = ["subrequest_block_reason", "origin_key"]
@@ -34,6 +36,14 @@ def _host_allowed(host: str, allowed: frozenset[str] | set[str]) -> bool:
     return any(host == h or host.endswith("." + h) for h in allowed)
 
 
+def _private_literal(host: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return not ip.is_global
+
+
 def subrequest_block_reason(
     url: str,
     *,
@@ -41,10 +51,12 @@ def subrequest_block_reason(
     page_url: str,
     blocked_resource_types: frozenset[str] | set[str] = frozenset(("image", "media", "font")),
     extra_hosts: frozenset[str] | set[str] = frozenset(),
+    in_crawl_scope: Callable[[str], bool] | None = None,
 ) -> str | None:
     """None when the browser may fetch ``url`` for the page at ``page_url``, else a short reason:
-    ``resource_type`` (an image, media or font), ``scheme`` (not http(s)), ``offsite`` (another host or
-    port than the page's, not in ``extra_hosts``)."""
+    ``resource_type`` (an image, media or font), ``scheme`` (not http(s)), ``private_address`` (a private
+    or loopback IP literal the page is not on), ``offsite`` (another host or port than the page's, not in
+    the crawl's scope, not in ``extra_hosts``)."""
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if scheme in _NETWORK_FREE_SCHEMES:
         return None
@@ -58,4 +70,8 @@ def subrequest_block_reason(
         return None
     if _host_allowed(target[0], extra_hosts):
         return None
+    if in_crawl_scope is not None and in_crawl_scope(url):
+        return None  # one of the crawl's own sites (a loopback start URL included: the user chose it)
+    if _private_literal(target[0]):
+        return "private_address"
     return "offsite"

@@ -39,7 +39,7 @@ from boilerstrip.config import params_from_settings, setting_name
 from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robots_ready
 from boilerstrip.items import PageItem
 from boilerstrip.outcomes import Filtered, failure_reason, report_failed, report_filtered
-from boilerstrip.urls import in_scope, normalize_url, origin, site_key
+from boilerstrip.urls import UrlParams, in_scope, normalize_url, origin, site_key
 from boilerstrip.rendering.flags import render_flags
 
 __all__ = ["SiteSpider", "CrawlParams", "parse_start_urls"]
@@ -137,6 +137,7 @@ class SiteSpider(Spider):
         self.admitted: set[str] = set()  # page URLs admitted as requests
         self.claimed: set[str] = set()  # canonical URLs a recorded variant already stands for
         self.sitemaps_seen: set[str] = set()
+        self.url_params = UrlParams()
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "SiteSpider":
@@ -145,6 +146,8 @@ class SiteSpider(Spider):
         for key, value in spider._arg_overrides.items():
             settings_view[f"BOILERSTRIP_CRAWL_{key.upper()}"] = value
         spider.params = params_from_settings(settings_view, "crawl", CrawlParams)
+        spider.url_params = params_from_settings(crawler.settings, "urls", UrlParams)
+        spider.start_urls = [spider._normal(u) or u for u in spider.start_urls]
         spider.sites = frozenset(k for k in (site_key(u, spider.params.scope) for u in spider.start_urls) if k)
         crawler.signals.connect(spider._request_dropped, signal=signals.request_dropped)
         crawler.signals.connect(spider._robots_ready, signal=robots_ready)
@@ -161,6 +164,9 @@ class SiteSpider(Spider):
                 request = self._sitemap_request(origin(url) + "/sitemap.xml", nesting=0)
                 if request is not None:
                     yield request
+
+    def _normal(self, url: str, base: str | None = None) -> str | None:
+        return normalize_url(url, base=base, params=self.url_params)
 
     # -- admission -------------------------------------------------------------------------------------
     def _admit(self, url: str, depth: int) -> Request | None:
@@ -188,7 +194,7 @@ class SiteSpider(Spider):
         )
 
     def _sitemap_request(self, url: str, nesting: int) -> Request | None:
-        normal = normalize_url(url)
+        normal = self._normal(url)
         if normal is None or normal in self.sitemaps_seen:
             return None
         self.sitemaps_seen.add(normal)
@@ -216,7 +222,7 @@ class SiteSpider(Spider):
             report_filtered(self.crawler, request or page_url, "not_html", ctype.split(";")[0].strip())
             return
         depth = int(response.meta.get("depth", 0))
-        final = normalize_url(response.url) or response.url
+        final = self._normal(response.url) or response.url
         self.seen.add(final)  # a redirect target is fetched once, whoever links to it later
         canonical = self._canonical(response)
         duplicate_of = None
@@ -253,7 +259,7 @@ class SiteSpider(Spider):
         ).get()
         if not href:
             return None
-        canonical = normalize_url(href, base=get_base_url(response))
+        canonical = self._normal(href, base=get_base_url(response))
         if canonical and in_scope(canonical, self.sites, self.params.scope):
             return canonical
         return None
@@ -267,7 +273,7 @@ class SiteSpider(Spider):
             return
         for href in hrefs:
             # browsers read "\\" as "/" in http(s) URLs (WHATWG URL); w3lib would turn it into "%5C" or "//"
-            normal = normalize_url(href.strip().replace("\\", "/"), base=base)
+            normal = self._normal(href.strip().replace("\\", "/"), base=base)
             if normal is None or _ignored_extension(normal):
                 continue
             request = self._admit(normal, depth + 1)
@@ -318,9 +324,9 @@ class SiteSpider(Spider):
             if not loc:
                 continue
             if sitemap.type == "sitemapindex":
-                request = self._sitemap_request(normalize_url(loc, base=response.url) or "", nesting + 1)
+                request = self._sitemap_request(self._normal(loc, base=response.url) or "", nesting + 1)
             else:
-                normal = normalize_url(loc, base=response.url)
+                normal = self._normal(loc, base=response.url)
                 request = self._admit(normal, depth + 1) if normal else None
             if request is not None:
                 yield request
