@@ -5,6 +5,8 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/crawl_benchmark.py                       # sqlite3-doc, own-site profile
     .venv/bin/python benchmarks/crawl_benchmark.py --root /usr/share/doc/sqlite3 --disallow /releaselog/
     .venv/bin/python benchmarks/crawl_benchmark.py --compare-scrapy-defaults
+    .venv/bin/python benchmarks/crawl_benchmark.py -s BOILERSTRIP_EXTRACTION_ENABLED=false \
+        -s BOILERSTRIP_BOILERPLATE_ENABLED=false -s BOILERSTRIP_RENDER_MODE=never   # the crawl alone
 
 The site (by default Debian's ``sqlite3-doc``, ``/usr/share/doc/sqlite3``: 766 HTML files) is served by
 SiteServer with a ``robots.txt`` that disallows a folder. The expected set is computed independently of
@@ -90,7 +92,9 @@ def crawl(root: Path, disallow: tuple[str, ...], profile: str, settings: dict[st
     robots = "User-agent: *\n" + "".join(f"Disallow: {p}\n" for p in disallow)
     routes = {"/robots.txt": Reply(200, robots.encode(), (("Content-Type", "text/plain"),))}
     with SiteServer(root=root, routes=routes) as server:
-        cmd = [sys.executable, "-m", "boilerstrip", "crawl", server.url + "/", "-o", str(out), "--profile", profile]
+        # links only (no sitemaps): the check is "every page that is linked and allowed"
+        cmd = [sys.executable, "-m", "boilerstrip", "crawl", server.url + "/", "-o", str(out), "--profile", profile,
+               "--no-sitemaps"]
         for key, value in settings.items():
             cmd += ["-s", f"{key}={value}"]
         started = time.monotonic()
@@ -117,16 +121,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default="own-site")
     parser.add_argument("--compare-scrapy-defaults", action="store_true",
                         help="also crawl with Scrapy's stock concurrency (8 per domain, no delay, no AutoThrottle)")
+    parser.add_argument("-s", "--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
+                        help="extra settings for every run, e.g. -s BOILERSTRIP_EXTRACTION_ENABLED=false")
     args = parser.parse_args(argv)
-    if not (args.root / "index.html").is_file():
-        print(f"no HTML site at {args.root} (apt-get install sqlite3-doc)", file=sys.stderr)
-        return 2
     disallow = tuple(args.disallow or DEFAULT_DISALLOW)
+    if not (args.root / "index.html").is_file():
+        if args.root != DEFAULT_ROOT:
+            print(f"no HTML site at {args.root}", file=sys.stderr)
+            return 2
+        from boilerstrip.demo.sitegen import DISALLOWED_PREFIX, SITE_DIR
+
+        print(f"{DEFAULT_ROOT} is missing (apt-get install sqlite3-doc): using the bundled demo site instead")
+        args.root, disallow = SITE_DIR, tuple(args.disallow or (DISALLOWED_PREFIX,))
     expected = independent_pages(args.root, disallow)
     # Identical files (sqlite3-doc ships fileformat.html twice; / and /index.html are the same page) are
     # found by the crawl but dropped by the duplicate-pages pipeline: it is off here so the set compares
     # what the crawl found, not what dedup kept.
     base = {"BOILERSTRIP_DUPLICATES_ENABLED": "false"}
+    base.update(item.split("=", 1) for item in args.settings if "=" in item)
     runs = [(args.profile, dict(base))]
     if args.compare_scrapy_defaults:
         runs.append(("scrapy-defaults", {**base, "CONCURRENT_REQUESTS": "16", "CONCURRENT_REQUESTS_PER_DOMAIN": "8"}))

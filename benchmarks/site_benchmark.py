@@ -10,8 +10,10 @@ Usage (from the repository root)::
 Sites (Debian packages; a missing one is skipped with a message): ``sqlite3-doc`` (the SQLite docs, one
 template for the whole site plus a C-API section with its own) and ``debian-handbook`` (DocBook HTML, en-US).
 Each site is served on loopback with ``SiteServer`` and crawled with ``boilerstrip crawl`` (fast settings,
-no politeness delay: it is our own loopback server), twice: with the extractor's semantic rung on and off
-(``BOILERSTRIP_EXTRACTION_SEMANTIC_ENABLED=false``: density plus cross-page alone).
+no politeness delay: it is our own loopback server), once per variant: the default; the extractor's
+semantic rung off (``BOILERSTRIP_EXTRACTION_SEMANTIC_ENABLED=false``: density plus cross-page alone); the
+cross-page model off (``BOILERSTRIP_BOILERPLATE_ENABLED=false``: what this component adds); and
+``BOILERSTRIP_BOILERPLATE_SOURCE=page`` (every block of the page minus the template), semantic on and off.
 
 Ground truth comes from each site's own markup: the page body minus the site's chrome elements (listed
 per site below as XPaths: header/menu, navigation bars, banners, generated footers) and minus non-content

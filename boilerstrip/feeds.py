@@ -39,6 +39,7 @@ __all__ = [
     "OutputPaths",
     "output_paths",
     "feed_settings",
+    "resume_requested",
     "CrashSafeFeedStorage",
     "SafeJsonLinesExporter",
     "atomic_write_lines",
@@ -113,6 +114,15 @@ def feed_settings(out: str | Path, resume: bool = False) -> dict[str, Any]:
         "FEED_EXPORTERS": {"jsonl": "boilerstrip.feeds.SafeJsonLinesExporter"},
         "BOILERSTRIP_FEEDS_RESUME": resume,
     }
+
+
+def resume_requested(settings: Any) -> bool:
+    """``BOILERSTRIP_FEEDS_RESUME``, or a Scrapy ``JOBDIR`` that holds a job to resume (its dupefilter file):
+    Scrapy then skips the pages already fetched, so the output must keep their records."""
+    if params_from_settings(settings, "feeds", FeedParams).resume:
+        return True
+    jobdir = settings.get("JOBDIR")
+    return bool(jobdir) and (Path(str(jobdir)) / "requests.seen").exists()
 
 
 # -- whole lines ----------------------------------------------------------------------------------------------
@@ -274,7 +284,10 @@ class CrashSafeFeedStorage:
 
     @classmethod
     def from_crawler(cls, crawler: Any, uri: str, *, feed_options: dict[str, Any] | None = None) -> CrashSafeFeedStorage:
-        return cls(uri, feed_options=feed_options, params=params_from_settings(crawler.settings, "feeds", FeedParams))
+        params = params_from_settings(crawler.settings, "feeds", FeedParams)
+        if not params.resume and resume_requested(crawler.settings):
+            params = dataclasses.replace(params, resume=True)
+        return cls(uri, feed_options=feed_options, params=params)
 
     def open(self, spider: Any) -> _PartFile:
         paths = self.paths

@@ -355,3 +355,41 @@ def test_finish_records_tolerates_odd_records() -> None:
     assert "http://site/failed" in urls and None in urls
     textonly = next(r for r in result.records if r.get("url") == "http://site/textonly.html")
     assert textonly["text"] == "First paragraph\n\nSecond paragraph"
+
+
+def test_finish_records_never_raises_on_junk() -> None:
+    rng = random.Random(7)
+    values = [None, 0, 1.5, "", "x", "http://j/a", [], {}, ["a", 1], {"kind": "p"}, [{"text": None}],
+              [{"kind": "li", "text": "Home"}] * 3, "\udc80 lone", "a" * 5000, True]
+    records = []
+    for i in range(300):
+        record = {key: rng.choice(values) for key in ("text", "blocks", "flags", "page_block_hashes", "markdown")
+                  if rng.random() < 0.7}
+        record["url"] = rng.choice([f"http://j/{i}", f"http://j/{i % 7}", None, 5, "", "not a url", "http://[::1"])
+        records.append(record)
+    result = finish_records(records)
+    assert len(result.records) + len(result.dropped) <= len(records)
+    for record in result.records:
+        dump_record(record).encode("utf-8")  # lone surrogates repaired: the line encodes
+        if isinstance(record.get("url"), str) and record["url"]:  # a page (others pass through untouched)
+            assert isinstance(record["flags"], list) and isinstance(record["text"], str)
+
+
+def test_streaming_finish_crawl_matches_finish_records(tmp_path) -> None:
+    from boilerstrip.boilerplate import finish_crawl
+
+    pages = _site(n_articles=25, n_listings=10)
+    pages["http://site/posts/copy.html"] = pages["http://site/posts/1.html"]
+    records = _records(pages) + [{"url": "http://site/failed", "outcome": "failed"}, {"url": "http://site/posts/1.html",
+                                  "blocks": [{"kind": "p", "text": "an older version of the page"}]}]
+    random.Random(3).shuffle(records)
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in records) + "not json\n", encoding="utf-8")
+    summary = finish_crawl(src, src, report_dir=tmp_path / "report")  # in place
+    in_memory = finish_records(records)
+    expected = "".join(dump_record(r) + "\n" for r in in_memory.records)
+    assert src.read_text(encoding="utf-8") == expected
+    # the URL seen twice kept its record that sorts last (the "older version"), so the copy is not a duplicate
+    assert "an older version of the page" in expected
+    assert summary["invalid_lines"] == 1 and summary["dropped"] == in_memory.dropped
+    assert summary["records_out"] == len(expected.splitlines())

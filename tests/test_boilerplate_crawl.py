@@ -72,7 +72,8 @@ def test_demo_template_blocks_are_gone_and_articles_keep_their_text(demo) -> Non
     # whatever the extractor let through of the banner or the related box was removed as template
     for block in site["removed_blocks"]:
         assert block["scope"] in ("template:site", "template:cluster", "template:list")
-        assert block["pages_with_block"] >= 5
+        if block["scope"] != "template:list":
+            assert block["pages_with_block"] >= 5
 
 
 # -- a generated site ------------------------------------------------------------------------------------------

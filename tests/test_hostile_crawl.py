@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Reply, SiteServer, run_crawl
+from conftest import Reply, run_crawl
 from hostile_faults import RawServer, assert_reconciled, html_page, read_ledger
 
 FAST = ["--profile", "test", "--no-sitemaps", "--log-level", "INFO"]
@@ -207,7 +207,7 @@ def test_bad_bytes_give_valid_utf8_records_never_a_dropped_item(serve, tmp_path:
     assert len(records) == 1, proc.stderr[-2000:]
     if needle:
         assert needle in records[0]["text"]
-    if name in ("invalid-utf8", "lone-surrogate-ncr"):
+    if name in ("wrong-charset", "invalid-utf8", "lone-surrogate-ncr"):
         assert "\ufffd" in records[0]["text"]
         assert "replacement_chars" in records[0]["flags"]
 
@@ -275,3 +275,17 @@ def test_calendar_trap_ends_within_budget(serve, tmp_path: Path) -> None:
     assert len(calendar_pages) <= 8
     assert sum(1 for v in outcomes.values() if v == "filtered:pattern_budget") >= 1
     assert len(records) <= 1 + 8 + 8  # home + calendar pages + day pages within their own budget
+
+
+def test_the_connection_itself_is_checked_when_the_middleware_does_not_resolve(serve, counting, tmp_path: Path) -> None:
+    """With the early lookup off, the only guard left is ScopedResolver at connect time (what stops
+    DNS rebinding): a name resolving to loopback is still never connected to."""
+    site = serve(routes={"/": _page('<a href="/go">go</a>'), "/go": Reply(302, b"", (("Location", f"http://localhost:{counting.port}/"),))})
+    out = tmp_path / "connect.jsonl"
+    proc, _ = run_crawl(
+        site.url + "/", out=out, args=FAST,
+        settings={"BOILERSTRIP_SCOPE_OFFSITE": "off", "BOILERSTRIP_SCOPE_RESOLVE_EARLY": "false", "ROBOTSTXT_OBEY": "false"},
+    )  # fmt: skip
+    assert_reconciled(out, proc)
+    assert counting.requested_paths() == []
+    assert _outcomes(out)[site.url + "/go"] == "failed:private_address"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ from scrapy import Request
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
-from boilerstrip.extensions.ledger import LEDGER_KEY, LedgerExtension, LedgerParams, reconcile_output
+from boilerstrip.extensions.ledger import LedgerExtension, reconcile_output
 from boilerstrip.feeds import (
     CrashSafeFeedStorage,
     FeedParams,
@@ -147,6 +147,7 @@ def test_ledger_reconciles_items_filters_failures_and_hops(tmp_path: Path) -> No
     assert dead[0]["url"] == "http://s/d" and dead[0]["reason"] == "pipeline_error:ValueError"
     manifest = read_manifest(tmp_path / "out.jsonl")
     assert manifest["counts"]["urls"] == 5 and manifest["reconciled"] is True
+    assert manifest["counts"]["item"] == 1 and manifest["counts"]["filtered"] == 2 and manifest["counts"]["failed"] == 2
     assert crawler.stats.get_value("boilerstrip/ledger/mismatch") == 0
 
 
@@ -261,6 +262,8 @@ def test_kill_9_mid_crawl_then_resume_completes_the_set_exactly_once(serve, tmp_
     manifest = assert_reconciled(out, proc2)
     urls = [r["url"] for r in records]
     expected = {site.url + "/"} | {f"{site.url}/p{i}" for i in range(pages)}
+    assert manifest["parts"][0]["path"] == str(out) and manifest["parts"][0]["lines"] == len(records)
+    assert manifest["parts"][0]["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
     assert sorted(urls) == sorted(expected), proc2.stderr[-3000:]  # every page, each exactly once
     assert killed_urls <= set(urls)
     assert manifest["resumed"] is True and manifest["counts"]["item"] == pages + 1
@@ -276,3 +279,30 @@ def test_a_ledger_mismatch_fails_the_crawl(serve, tmp_path: Path) -> None:
     manifest = read_manifest(out)
     assert manifest["reconciled"] is False
     assert manifest["settled_twice"][0]["url"] == site.url + "/p2"
+
+
+@pytest.mark.slow
+def test_scrapy_jobdir_pause_and_resume_keeps_the_first_runs_records(serve, tmp_path: Path) -> None:
+    pages = 40
+    site = serve(routes=_site_routes(pages, delay_s=0.1))
+    out = tmp_path / "job.jsonl"
+    jobdir = tmp_path / "job"
+    cmd = [sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(out), "--profile", "test",
+           "--no-sitemaps", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", f"JOBDIR={jobdir}"]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    part = output_paths(out).part
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (part.exists() and part.read_bytes().count(b"\n") >= 22):
+        assert proc.poll() is None, "the crawl ended before it could be paused"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)  # a graceful stop: Scrapy keeps its queue and dupefilter in JOBDIR
+    _, stderr = proc.communicate(timeout=60)
+    first = {r["url"] for r in read_jsonl(out if out.exists() else part)}
+    assert 22 <= len(first) < pages + 1, stderr[-2000:]
+
+    proc2, records = run_crawl(site.url + "/", out=out, args=["--profile", "test", "--no-sitemaps"], settings={"JOBDIR": jobdir})
+    assert_reconciled(out, proc2)
+    urls = [r["url"] for r in records]
+    assert sorted(urls) == sorted({site.url + "/"} | {f"{site.url}/p{i}" for i in range(pages)}), proc2.stderr[-3000:]
+    assert first <= set(urls)
+    assert len(site.hits("/p0")) == 1  # Scrapy's JOBDIR: pages of the first run are not fetched again

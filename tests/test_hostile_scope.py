@@ -15,7 +15,6 @@ from boilerstrip.downloadermiddlewares.scope import (
     PrivateAddressRefused,
     ScopedResolver,
     ScopeMiddleware,
-    ScopeParams,
 )
 from boilerstrip.outcomes import Filtered, failure_reason
 from boilerstrip.safety.addresses import address_refusal, origin_of, parse_host_port, parse_ip_literal
@@ -255,3 +254,60 @@ def test_resolver_is_the_installed_one() -> None:
     from scrapy.utils.project import get_project_settings
 
     assert get_project_settings()["TWISTED_DNS_RESOLVER"].endswith("scope.ScopedResolver")
+
+
+# -- reasons for limits ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("exc", "reason"),
+    [
+        ("DownloadCancelledError('Expected to receive 9999 bytes which is larger than download max size (100) in request x.')", "response_too_large"),
+        ("IgnoreRequest('Ignored response x because its body (1 B compressed, 9 B decompressed so far) exceeded DOWNLOAD_MAXSIZE (2 B) during decompression.')", "decompressed_too_large"),
+        ("IgnoreRequest('max redirections reached')", "too_many_redirects"),
+        ("DownloadTimeoutError('Getting x took longer than 3 seconds.')", "timeout"),
+        ("CannotResolveHostError('no such host')", "dns_error"),
+        ("DownloadCancelledError('')", "cancelled"),
+        ("IgnoreRequest('anything else')", "ignored"),
+    ],
+)
+def test_failure_reasons_for_limits(exc: str, reason: str) -> None:
+    from scrapy import exceptions
+
+    assert failure_reason(eval(exc, vars(exceptions))) == reason  # noqa: S307 -- a table of constructors
+
+
+def test_a_refusal_below_scrapys_wrapping_keeps_its_reason() -> None:
+    from scrapy.exceptions import CannotResolveHostError
+
+    from boilerstrip.downloadermiddlewares.scope import ResponseTooLarge
+
+    for inner, reason in ((PrivateAddressRefused("x"), "private_address"), (ResponseTooLarge("y"), "response_too_large")):
+        try:
+            try:
+                raise inner
+            except Exception as exc:
+                raise CannotResolveHostError("wrapped") from exc
+        except CannotResolveHostError as outer:
+            assert failure_reason(outer) == reason
+
+
+def test_resolver_refuses_through_a_real_lookup() -> None:
+    """The real threaded lookup of ``localhost`` (from /etc/hosts), through ScopedResolver.getHostByName."""
+    code = """
+from twisted.internet import task
+from boilerstrip.downloadermiddlewares.scope import ScopedResolver
+
+async def main(reactor):
+    from twisted.internet.defer import Deferred
+    refused = ScopedResolver(reactor, cache_size=0, timeout=5.0)
+    allowed = ScopedResolver(reactor, cache_size=0, timeout=5.0, allowed_hosts={"localhost"})
+    print("allowed", await allowed.getHostByName("localhost"))
+    try:
+        print("refused?", await refused.getHostByName("localhost"))
+    except Exception as exc:
+        print("refused", type(exc).__name__)
+
+task.react(lambda reactor: __import__("twisted.internet.defer", fromlist=["x"]).ensureDeferred(main(reactor)))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "allowed 127.0.0.1" in out.stdout, out.stdout + out.stderr
+    assert "refused PrivateAddressRefused" in out.stdout, out.stdout + out.stderr

@@ -49,7 +49,9 @@ def test_retry_after_is_capped_and_backoff_doubles_per_host() -> None:
     mw.process_response(request, Response(request.url, status=503, headers={"Retry-After": "86400"}, request=request))
     assert mw.paused_until["example.org"] - start == pytest.approx(5, abs=0.5)
     mw.paused_until.clear()
-    mw.process_response(request, Response(request.url, status=503, request=request))  # 2nd in a row: 2 s
+    retry = mw.process_response(request, Response(request.url, status=503, request=request))
+    assert retry is not request and mw.paused_until == {}  # one pause per response, not per call
+    mw.process_response(retry, Response(retry.url, status=503, request=retry))  # 2nd in a row: 2 s
     assert mw.paused_until["example.org"] - start == pytest.approx(2, abs=0.5)
     ok = Response(request.url, status=200, request=request)
     assert mw.process_response(request, ok) is ok

@@ -204,7 +204,7 @@ def test_all_js_host_is_learned_and_its_pages_skip_the_static_fetch(tmp_path: Pa
     site = build_mixed_site(tmp_path / "site", pages=24, js_share=1.0, delayed_share=0.0)
     server = serve(root=site.root)
     args = [*FAST, "-s", "BOILERSTRIP_RENDER_LEARN_MIN_PAGES=4", "-s", "BOILERSTRIP_RENDER_LEARN_RECHECK_EVERY=5",
-            "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2"]
+            "-s", "CONCURRENT_REQUESTS=2", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2"]  # learn before most are sent
     proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=args, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     by_path = _by_path(records)
@@ -221,16 +221,16 @@ def test_all_js_host_is_learned_and_its_pages_skip_the_static_fetch(tmp_path: Pa
     assert stats["boilerstrip/render/learn/rechecks"] >= 1 and stats["boilerstrip/render/learned_hosts"] == 1
 
 
-HUNG_PAGE = """<!doctype html><html><head><title>Hung</title>
-<script>window.addEventListener('DOMContentLoaded', function () { while (true) {} });</script>
+HUNG_PAGE = """<!doctype html><html><head><title>Hung</title><script src="/extras/hang.js"></script>
 </head><body><div id="root"></div></body></html>"""
+HANG_JS = "window.addEventListener('DOMContentLoaded', function () { while (true) {} });\n"
 
 
 @pytest.mark.browser
 @pytest.mark.slow
 @browser
 def test_a_page_that_hangs_the_browser_falls_back_to_static_with_the_reason(tmp_path: Path, serve) -> None:
-    site = build_mixed_site(tmp_path / "site", pages=2, extra_pages={"/extras/hung.html": HUNG_PAGE})
+    site = build_mixed_site(tmp_path / "site", pages=2, extra_pages={"/extras/hung.html": HUNG_PAGE, "/extras/hang.js": HANG_JS})
     server = serve(root=site.root)
     args = [*FAST, "-s", "BOILERSTRIP_RENDER_MAX_RENDER_MS=3000"]
     started = time.monotonic()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from boilerstrip.extraction import extract
 from boilerstrip.rendering import RENDER_REASONS, RenderParams, needs_rendering
 
 PROSE = (
@@ -59,8 +60,10 @@ CASES = [
     ("angular_ng_version_no_text", page('<my-app ng-version="17.3.1"><div class="x"></div></my-app>', APP),
      True, "hydration_without_text"),
     ("json_only_content_with_teaser", page(
-        "<main><p>" + PROSE + PROSE[:200] + "</p></main>",
+        "<main><h2>Flood marks</h2><p>" + PROSE[:200] + "</p></main>",
         APP + f"<script>window.__APP_STATE__ = {JSON_PROSE};</script>"), True, "json_only_content"),
+    ("ssr_article_with_large_json_state", page(
+        ARTICLE, APP + f"<script>window.__PRELOADED_STATE__ = {JSON_PROSE};</script>"), False, "static_ok"),
     ("ld_json_article_body_equal_to_text", page(
         ARTICLE, GA + '<script type="application/ld+json">{"@type":"Article","articleBody":"' + PROSE * 4 + '"}</script>'),
      False, "static_ok"),
@@ -74,6 +77,12 @@ CASES = [
     ("short_page_with_headline_and_site_js", page(
         CHROME + "<main><h1>Committee notes</h1><p>Notes from the meeting, for members only.</p></main>" + FOOTER,
         '<script src="/static/site.js"></script>'), False, "static_ok"),
+    ("meta_refresh_redirect_page", page('<p>Redirecting to <a href="/new">/new</a>.</p>', 
+        '<meta http-equiv="refresh" content="0; URL=/new">' + APP), False, "meta_refresh"),
+    ("spinner_in_hidden_search_popup", page(
+        '<div id="search" class="hidden"><div class="spinner-wrapper"></div></div><main><h1>Align</h1>'
+        "<p>The tracking issue for this feature is 82232.</p></main>", APP), False, "static_ok"),
+    ("xhtml_with_xml_declaration", '<?xml version="1.0" encoding="UTF-8"?>' + page(ARTICLE, APP), False, "static_ok"),
     ("article_in_aspnet_form", page('<form id="aspnetForm">' + ARTICLE + "</form>", APP), False, "static_ok"),
 ]
 
@@ -131,3 +140,40 @@ def test_verdict_reports_its_signals() -> None:
     s = verdict.signals
     assert s.app_scripts == 1 and s.tracker_scripts == 2 and s.empty_app_roots == 1
     assert s.content_chars < s.visible_chars  # chrome counted as visible, not as content
+
+
+def _main_text_chars(html: str) -> int:
+    return len(extract(html, "https://s.test/page").text)
+
+
+MEGA_MENU = '<div class="menu">' + "".join(
+    f'<div class="menu-col"><a href="/c{i}">Category {i} gardening tools and seeds</a>'
+    f'<a href="/c{i}/more">More in category {i}</a></div>' for i in range(12)) + "</div>"
+
+
+def test_extractor_second_opinion_catches_a_shell_behind_div_chrome() -> None:
+    shell = page(MEGA_MENU + '<div id="root"></div>', APP)
+    own = needs_rendering(shell)
+    assert own.reason == "static_ok" and own.signals.content_chars >= 400  # the menu passes for content
+    verdict = needs_rendering(shell, main_text_chars=_main_text_chars)
+    assert (verdict.needs, verdict.reason) == (True, "empty_app_root")
+    assert verdict.signals.content_source == "extractor"
+
+
+def test_extractor_second_opinion_keeps_server_rendered_pages_static() -> None:
+    ssr = page(f'<div id="__next">{MEGA_MENU}{ARTICLE}</div><script id="__NEXT_DATA__" type="application/json">'
+               '{"props":{}}</script>', APP)
+    assert needs_rendering(ssr, main_text_chars=_main_text_chars).reason == "static_ok"
+    plain = page(MEGA_MENU + ARTICLE, GA)  # no shell evidence: the extractor is not even asked
+    calls: list[str] = []
+    needs_rendering(plain, main_text_chars=lambda h: calls.append(h) or 0)
+    assert calls == []
+
+
+def test_a_failing_extractor_leaves_the_own_measure() -> None:
+    def broken(html: str) -> int:
+        raise RuntimeError("extractor bug")
+
+    shell = page(MEGA_MENU + '<div id="root"></div>', APP)
+    verdict = needs_rendering(shell, main_text_chars=broken)
+    assert verdict.reason == "static_ok" and verdict.signals.content_source == "page"

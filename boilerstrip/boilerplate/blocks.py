@@ -17,6 +17,7 @@ __all__ = [
     "site_of_url",
     "cluster_of_url",
     "blocks_of_record",
+    "repair_text",
     "render_text",
     "render_markdown",
 ]
@@ -78,6 +79,14 @@ def cluster_of_url(url: str) -> str:
     return f"{first}:{depth}"
 
 
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def repair_text(text: str) -> str:
+    """Lone surrogates (valid in JSON, not in UTF-8) become U+FFFD, so the text hashes and encodes."""
+    return _SURROGATE_RE.sub("\ufffd", text) if _SURROGATE_RE.search(text) else text
+
+
 def blocks_of_record(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(kind, text) of every block of a record, removed or not; falls back to the text's paragraphs."""
     blocks = record.get("blocks") or []
@@ -87,13 +96,13 @@ def blocks_of_record(record: Mapping[str, Any]) -> list[tuple[str, str]]:
             if isinstance(block, Mapping):
                 text = block.get("text")
                 if isinstance(text, str):
-                    out.append((str(block.get("kind") or "p"), text))
+                    out.append((repair_text(str(block.get("kind") or "p")), repair_text(text)))
             elif isinstance(block, str):
-                out.append(("p", block))
+                out.append(("p", repair_text(block)))
         return out
     text = record.get("text") or ""
     if isinstance(text, str):
-        out = [("p", part.strip()) for part in text.split("\n\n") if part.strip()]
+        out = [("p", repair_text(part.strip())) for part in text.split("\n\n") if part.strip()]
     return out
 
 

@@ -68,7 +68,8 @@ def _template_lists(hashed, decisions: list[TemplateDecision], params: Boilerpla
                 if template >= 2 and template / size >= params.list_min_template_share:
                     for k in range(start, start + size):
                         if not out[k].reason and hashed[k][3] < params.protect_min_chars:
-                            out[k] = TemplateDecision(SCOPE_LIST, template, round(template / size, 4))
+                            # pages: 0 (the evidence is the neighbours, not a page count); share: of the window
+                            out[k] = TemplateDecision(SCOPE_LIST, 0, round(template / size, 4))
         i = j
     return out
 

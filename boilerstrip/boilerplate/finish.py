@@ -14,14 +14,14 @@ import json
 import os
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .blocks import blocks_of_record, cluster_of_url, render_markdown, render_text, site_of_url
+from .blocks import blocks_of_record, cluster_of_url, render_markdown, render_text, repair_text, site_of_url
 from .clean import CleanResult, clean_page, hash_blocks
-from .duplicates import find_duplicates
+from .duplicates import DuplicateIndex, keep_order
 from .model import TemplateModel
 from .params import BoilerplateParams, DuplicateParams
 from .store import TemplateStore, load_site
@@ -48,7 +48,10 @@ class FinishResult:
 
 
 def merge_flags(old: Iterable[str] | None, new: Iterable[str]) -> list[str]:
-    kept = [f for f in (old or []) if isinstance(f, str) and not f.startswith(_OWN_FLAG_PREFIXES)]
+    """Other components' flags kept in order, this component's replaced by ``new``."""
+    if not isinstance(old, (list, tuple)):
+        old = []
+    kept = [f for f in old if isinstance(f, str) and not f.startswith(_OWN_FLAG_PREFIXES)]
     return kept + [f for f in new if f not in kept]
 
 
@@ -88,7 +91,7 @@ def dump_record(record: Mapping[str, Any], order: list[str] | None = None) -> st
     """One JSON line, keys in EXPORT_FIELDS order then the others sorted: stable bytes for stable data."""
     order = _export_order() if order is None else order
     keys = [k for k in order if k in record] + sorted(k for k in record if k not in set(order))
-    return json.dumps({k: record[k] for k in keys}, ensure_ascii=False, sort_keys=False)
+    return repair_text(json.dumps({k: record[k] for k in keys}, ensure_ascii=False, sort_keys=False))
 
 
 def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:
@@ -123,8 +126,7 @@ def finish_records(
     store: TemplateStore | None = None,
     duplicates_enabled: bool = True,
 ) -> FinishResult:
-    params = params or BoilerplateParams()
-    dup_params = dup_params or DuplicateParams()
+    """The finishing pass over records in memory (``finish_crawl`` streams a file through the same steps)."""
     passthrough: list[dict[str, Any]] = []
     by_url: dict[str, dict[str, Any]] = {}
     for record in records:
@@ -134,116 +136,142 @@ def finish_records(
             continue
         url = record["url"]
         # One record per URL; if a URL came twice, keep the record that sorts last (order-independent).
-        if url in by_url:
-            if dump_record(record, []) <= dump_record(by_url[url], []):
-                continue
+        if url in by_url and dump_record(record, []) <= dump_record(by_url[url], []):
+            continue
         by_url[url] = record
-
-    # 1. The final model: every page once, plus stored pages of the same sites not crawled this time.
-    model = TemplateModel()
-    prepared: dict[str, tuple[str, str, list[tuple[str, str]]]] = {}
-    for url in sorted(by_url):
-        blocks = blocks_of_record(by_url[url])
-        site, cluster = site_of_url(url), cluster_of_url(url)
-        prepared[url] = (site, cluster, blocks)
-        model.add_page(site, cluster, model_hashes(by_url[url], blocks, params))
-    stored_pages = 0
-    if store is not None:
-        for site in sorted({s for s, _, _ in prepared.values()}):
-            stored_pages += load_site(model, store, site, exclude=set(by_url))
-
-    # 2. Clean every page with it.
-    cleaned: dict[str, dict[str, Any]] = {}
-    results: dict[str, CleanResult] = {}
-    for url in sorted(by_url):
-        site, cluster, blocks = prepared[url]
-        result = clean_page(blocks, site, cluster, model, params)
-        results[url] = result
-        record = dict(by_url[url])
-        record.update(cleaned_fields(result, markdown=record.get("markdown") is not None))
-        record["template_cluster"] = cluster
-        record["duplicate_of"] = None
-        record["flags"] = merge_flags(record.get("flags"), result.flags)
-        cleaned[url] = record
-
-    # 3. Duplicate pages, with the fixed keep rule, over the cleaned text.
-    dropped: list[dict[str, Any]] = []
-    if duplicates_enabled:
-        dups = find_duplicates(((u, r["text"]) for u, r in cleaned.items()), dup_params)
-        for url in sorted(dups):
-            dup = dups[url]
-            dropped.append({"url": url, "reason": dup.reason, "of": dup.of, "similarity": dup.similarity})
-            del cleaned[url]
-
-    out = [cleaned[u] for u in sorted(cleaned)]
+    out: list[dict[str, Any]] = []
+    dropped, report = _finish(list(by_url), by_url.__getitem__, out.append, params, dup_params, store,
+                              duplicates_enabled)
     out += sorted(passthrough, key=lambda r: dump_record(r, []))
-    report = build_report(model, results, prepared, dropped, params, dup_params, stored_pages)
     return FinishResult(out, dropped, report)
 
 
-def build_report(
-    model: TemplateModel,
-    results: Mapping[str, CleanResult],
-    prepared: Mapping[str, tuple[str, str, list[tuple[str, str]]]],
-    dropped: list[dict[str, Any]],
-    params: BoilerplateParams,
-    dup_params: DuplicateParams,
-    stored_pages: int = 0,
-) -> dict[str, Any]:
-    sites: dict[str, dict[str, Any]] = {}
-    examples: dict[tuple[str, str, str], dict[str, Any]] = {}
-    per_site_pages: dict[str, list[str]] = defaultdict(list)
-    for url in sorted(results):
-        per_site_pages[prepared[url][0]].append(url)
-    dropped_by_site: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for entry in dropped:
-        dropped_by_site[site_of_url(entry["url"])].append(entry)
-    for site in sorted(per_site_pages):
-        urls = per_site_pages[site]
-        pages = []
-        suspicious = []
-        removed_chars = total_chars = 0
-        for url in urls:
-            result = results[url]
-            removed_chars += result.removed_chars
-            total_chars += result.total_chars
-            pages.append({"url": url, "cluster": prepared[url][1], "chars": result.total_chars,
-                          "removed_chars": result.removed_chars, "removed_share": round(result.removed_share, 4)})
-            if result.flags:
-                suspicious.append({"url": url, "flags": list(result.flags)})
-            texts = {b["hash"]: (b["kind"], b["text"]) for b in result.blocks if b["removed"]}
-            for h, reason, n, share in result.removed:
-                scope = prepared[url][1] if reason.endswith("cluster") else ""
-                key = (h, reason, scope)
-                entry = examples.get(key)
-                if entry is None:
-                    kind, text = texts.get(h, ("", ""))
-                    entry = examples[key] = {"site": site, "hash": h, "scope": reason, "cluster": scope or None,
-                                             "kind": kind, "text": " ".join(text.split())[:_REPORT_TEXT_CHARS],
-                                             "pages_with_block": n, "share_of_pages": share, "removed_from": 0}
-                entry["removed_from"] += 1
-        blocks = sorted((e for e in examples.values() if e["site"] == site),
-                        key=lambda e: (-e["removed_from"], e["scope"], e["cluster"] or "", e["hash"]))
-        sites[site] = {
-            "pages": len(urls),
-            "clusters": {c: model.pages(site, c) for c in model.clusters(site)},
-            "model_pages": model.pages(site),
-            "distinct_blocks": sum(1 for _ in model.iter_counts(site)),
-            "removed_blocks": [{k: v for k, v in e.items() if k != "site"} for e in blocks],
-            "removed_share_of_text": round(removed_chars / total_chars, 4) if total_chars else 0.0,
-            "pages_detail": pages,
-            "suspicious": suspicious,
-            "duplicates": dropped_by_site.get(site, []),
+def _clean_record(record: Mapping[str, Any], url: str, model: TemplateModel, params: BoilerplateParams
+                  ) -> tuple[dict[str, Any], CleanResult, str, str]:
+    site, cluster = site_of_url(url), cluster_of_url(url)
+    result = clean_page(blocks_of_record(record), site, cluster, model, params)
+    out = dict(record)
+    out.update(cleaned_fields(result, markdown=record.get("markdown") is not None))
+    out["template_cluster"] = cluster
+    out["duplicate_of"] = None
+    out["flags"] = merge_flags(record.get("flags"), result.flags)
+    return out, result, site, cluster
+
+
+def _finish(
+    urls: list[str],
+    load: Callable[[str], Mapping[str, Any]],
+    emit: Callable[[dict[str, Any]], None],
+    params: BoilerplateParams | None,
+    dup_params: DuplicateParams | None,
+    store: TemplateStore | None,
+    duplicates_enabled: bool,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The pass over one record per URL. ``load(url)`` reads a record (from memory or the file), so only
+    the model, the URLs and the kept pages' duplicate signatures stay in memory; ``emit`` gets the output
+    records in URL order. Returns (dropped duplicates, report)."""
+    params = params or BoilerplateParams()
+    dup_params = dup_params or DuplicateParams()
+    # 1. The final model: every page once, plus stored pages of the same sites not crawled this time.
+    model = TemplateModel()
+    sites: set[str] = set()
+    for url in sorted(urls):
+        record = load(url)
+        site = site_of_url(url)
+        sites.add(site)
+        model.add_page(site, cluster_of_url(url), model_hashes(record, blocks_of_record(record), params))
+    stored_pages = 0
+    if store is not None:
+        exclude = set(urls)
+        for site in sorted(sites):
+            stored_pages += load_site(model, store, site, exclude=exclude)
+
+    # 2. Clean every page with it, in keep order (shortest URL first): duplicates of a kept page go.
+    report = _ReportBuilder()
+    index = DuplicateIndex(dup_params) if duplicates_enabled else None
+    dropped: dict[str, dict[str, Any]] = {}
+    for url in sorted(urls, key=keep_order):
+        record, result, site, cluster = _clean_record(load(url), url, model, params)
+        report.add(url, site, cluster, result)
+        if index is not None:
+            dup = index.check_and_add(url, record["text"])
+            if dup is not None:
+                dropped[url] = {"url": url, "reason": dup.reason, "of": dup.of, "similarity": dup.similarity}
+
+    # 3. Write the kept pages in URL order (cleaned again: cleaning is a pure function of record and model).
+    for url in sorted(urls):
+        if url not in dropped:
+            emit(_clean_record(load(url), url, model, params)[0])
+    dropped_list = [dropped[u] for u in sorted(dropped)]
+    return dropped_list, report.build(model, dropped_list, params, dup_params, stored_pages)
+
+
+class _ReportBuilder:
+    """Accumulates the template report page by page (small entries only, never the pages' text)."""
+
+    def __init__(self) -> None:
+        self.pages: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.suspicious: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.chars: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        self.examples: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+        self.count = 0
+
+    def add(self, url: str, site: str, cluster: str, result: CleanResult) -> None:
+        self.count += 1
+        self.chars[site][0] += result.removed_chars
+        self.chars[site][1] += result.total_chars
+        self.pages[site].append({"url": url, "cluster": cluster, "chars": result.total_chars,
+                                 "removed_chars": result.removed_chars,
+                                 "removed_share": round(result.removed_share, 4)})
+        if result.flags:
+            self.suspicious[site].append({"url": url, "flags": list(result.flags)})
+        texts = {b["hash"]: (b["kind"], b["text"]) for b in result.blocks if b["removed"]}
+        seen: set[tuple[str, str, str, str]] = set()
+        for h, reason, n, share in result.removed:
+            key = (site, h, reason, cluster if reason.endswith("cluster") else "")
+            if key in seen:  # a block repeated within the page counts once
+                continue
+            seen.add(key)
+            entry = self.examples.get(key)
+            if entry is None or url < entry["example_url"]:  # the example text: from the smallest URL
+                kind, text = texts.get(h, ("", ""))
+                removed_from = entry["removed_from"] if entry else 0
+                entry = self.examples[key] = {
+                    "hash": h, "scope": reason, "cluster": key[3] or None, "kind": kind,
+                    "text": " ".join(text.split())[:_REPORT_TEXT_CHARS], "pages_with_block": n,
+                    "share_of_pages": share, "removed_from": removed_from, "example_url": url}
+            entry["removed_from"] += 1
+
+    def build(self, model: TemplateModel, dropped: list[dict[str, Any]], params: BoilerplateParams,
+              dup_params: DuplicateParams, stored_pages: int) -> dict[str, Any]:
+        dropped_by_site: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for entry in dropped:
+            dropped_by_site[site_of_url(entry["url"])].append(entry)
+        sites: dict[str, dict[str, Any]] = {}
+        for site in sorted(self.pages):
+            blocks = sorted((e for k, e in self.examples.items() if k[0] == site),
+                            key=lambda e: (-e["removed_from"], e["scope"], e["cluster"] or "", e["hash"]))
+            removed_chars, total_chars = self.chars[site]
+            sites[site] = {
+                "pages": len(self.pages[site]),
+                "clusters": {c: model.pages(site, c) for c in model.clusters(site)},
+                "model_pages": model.pages(site),
+                "distinct_blocks": sum(1 for _ in model.iter_counts(site)),
+                "removed_blocks": blocks,
+                "removed_share_of_text": round(removed_chars / total_chars, 4) if total_chars else 0.0,
+                "pages_detail": sorted(self.pages[site], key=lambda p: p["url"]),
+                "suspicious": sorted(self.suspicious[site], key=lambda p: p["url"]),
+                "duplicates": dropped_by_site.get(site, []),
+            }
+        return {
+            "report_version": 1,
+            "params": dataclasses.asdict(params),
+            "duplicate_params": dataclasses.asdict(dup_params),
+            "stored_pages_used": stored_pages,
+            "pages": self.count,
+            "pages_dropped_as_duplicates": len(dropped),
+            "sites": sites,
         }
-    return {
-        "report_version": 1,
-        "params": dataclasses.asdict(params),
-        "duplicate_params": dataclasses.asdict(dup_params),
-        "stored_pages_used": stored_pages,
-        "pages": len(results),
-        "pages_dropped_as_duplicates": len(dropped),
-        "sites": sites,
-    }
 
 
 def report_text(report: Mapping[str, Any]) -> str:
@@ -287,6 +315,55 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
+class _LineFile:
+    """One JSON record per line of a file, read back by offset: the finishing pass keeps only
+    ``url -> offset`` in memory, not the records."""
+
+    def __init__(self, path: Path) -> None:
+        self.handle = open(path, "rb")  # noqa: SIM115 - closed by finish_crawl
+        self.offsets: dict[str, int] = {}
+        self.passthrough: list[dict[str, Any]] = []
+        self.invalid: list[int] = []
+        self.records = 0
+
+    def scan(self) -> None:
+        offset = 0
+        for number, raw in enumerate(iter(self.handle.readline, b""), 1):
+            here, offset = offset, offset + len(raw)
+            value = self._parse(raw)
+            if value is None:
+                if raw.strip():
+                    self.invalid.append(number)
+                continue
+            self.records += 1
+            if not _is_page(value):
+                self.passthrough.append(value)
+                continue
+            url = value["url"]
+            # one record per URL; if a URL came twice, keep the record that sorts last (order-independent)
+            if url in self.offsets and dump_record(value, []) <= dump_record(self.load(url), []):
+                continue
+            self.offsets[url] = here
+
+    @staticmethod
+    def _parse(raw: bytes) -> dict[str, Any] | None:
+        if not raw.strip():
+            return None
+        try:
+            value = json.loads(raw.decode("utf-8", errors="replace"))
+        except json.JSONDecodeError:
+            return None
+        return value if isinstance(value, dict) else None
+
+    def load(self, url: str) -> dict[str, Any]:
+        position = self.handle.tell()
+        self.handle.seek(self.offsets[url])
+        value = self._parse(self.handle.readline())
+        self.handle.seek(position)
+        assert value is not None
+        return value
+
+
 def finish_crawl(
     in_path: str | Path,
     out_path: str | Path,
@@ -298,24 +375,50 @@ def finish_crawl(
 ) -> dict[str, Any]:
     """Apply the final model to a whole crawl file; write ``out_path`` (may equal ``in_path``) and the report.
 
-    Returns a summary: pages in/out, duplicates dropped, invalid lines skipped, report paths.
+    Streams: memory holds the model, the URLs with their file offsets and the kept pages' duplicate
+    signatures, not the records. The output is byte-identical to ``finish_records`` on the same records.
+    Returns a summary: pages in/out, duplicates dropped, invalid lines skipped, report path.
     """
-    records, invalid = read_records(in_path)
-    result = finish_records(records, params, dup_params, store=store, duplicates_enabled=duplicates_enabled)
-    result.report["invalid_lines"] = invalid
     out_path = Path(out_path)
-    _atomic_write(out_path, "".join(dump_record(r) + "\n" for r in result.records))
+    source = _LineFile(Path(in_path))
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=out_path.name + ".", suffix=".tmp", dir=str(out_path.parent))
+    written = 0
+    try:
+        with source.handle, os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+            source.scan()
+
+            def emit(record: dict[str, Any]) -> None:
+                nonlocal written
+                out.write(dump_record(record) + "\n")
+                written += 1
+
+            dropped, report = _finish(list(source.offsets), source.load, emit, params, dup_params, store,
+                                      duplicates_enabled)
+            for record in sorted(source.passthrough, key=lambda r: dump_record(r, [])):
+                emit(record)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, out_path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    report["invalid_lines"] = source.invalid
     summary: dict[str, Any] = {
-        "records_in": len(records),
-        "records_out": len(result.records),
-        "pages": result.report["pages"],
-        "dropped_duplicates": len(result.dropped),
-        "invalid_lines": len(invalid),
+        "records_in": source.records,
+        "records_out": written,
+        "pages": report["pages"],
+        "dropped_duplicates": len(dropped),
+        "dropped": dropped,
+        "invalid_lines": len(source.invalid),
         "out": str(out_path),
     }
     if report_dir is not None:
         report_dir = Path(report_dir)
-        _atomic_write(report_dir / REPORT_JSON, json.dumps(result.report, ensure_ascii=False, indent=1) + "\n")
-        _atomic_write(report_dir / REPORT_TXT, report_text(result.report))
+        _atomic_write(report_dir / REPORT_JSON, json.dumps(report, ensure_ascii=False, indent=1) + "\n")
+        _atomic_write(report_dir / REPORT_TXT, report_text(report))
         summary["report"] = str(report_dir / REPORT_JSON)
     return summary

@@ -44,6 +44,8 @@ logger = logging.getLogger(__name__)
 
 #: meta key counting how often a request was retried after 429/503
 RETRIES_META = "boilerstrip_throttle_retries"
+#: internal: the pause a 429/503 response of this request already caused (set once per response)
+_PAUSED_META = "_boilerstrip_throttle_paused_s"
 
 
 class PolitenessMiddleware:
@@ -63,9 +65,10 @@ class PolitenessMiddleware:
         params = params_from_settings(crawler.settings, "politeness", PolitenessParams)
         mw = cls(params, configured_delay_s=crawler.settings.getfloat("DOWNLOAD_DELAY"), crawler=crawler)
         crawler.signals.connect(mw._robots_ready, signal=robots_ready)
-        # Connected after AutoThrottle's handler (extensions are built before the downloader), so the
-        # floor is restored after each of its adjustments.
-        crawler.signals.connect(mw._restore_floor, signal=signals.response_downloaded)
+        # response_downloaded fires before the slot hands out its next request (process_response comes
+        # later, too late to stop it). Connected after AutoThrottle's handler (extensions are built before
+        # the downloader), so the Crawl-delay floor is restored after each of its adjustments.
+        crawler.signals.connect(mw._response_downloaded, signal=signals.response_downloaded)
         return mw
 
     # -- Crawl-delay -----------------------------------------------------------------------------------
@@ -105,7 +108,12 @@ class PolitenessMiddleware:
             slot.jitter = 0.0
         self.crawler.stats.set_value(f"boilerstrip/politeness/crawl_delay_s/{key}", delay)
 
-    def _restore_floor(self, response: Response, request: Request, spider: Any = None) -> None:
+    def _response_downloaded(self, response: Response, request: Request, spider: Any = None) -> None:
+        self._restore_floor(request)
+        if response.status in self.params.throttle_statuses and request.meta.get(KIND_META) != "robots":
+            self._throttled(request, response)  # pause now, before the slot sends its next request
+
+    def _restore_floor(self, request: Request) -> None:
         key = request.meta.get("download_slot")
         floor = self.crawl_delays.get(key) if key is not None else None
         if floor is None:
@@ -131,29 +139,38 @@ class PolitenessMiddleware:
     def process_response(self, request: Request, response: Response, spider: Any = None) -> Request | Response:
         if request.meta.get(KIND_META) == "robots":
             return response
-        key = request.meta.get("download_slot") or self._slot_key(request)
         if response.status not in self.params.throttle_statuses:
-            self.consecutive.pop(key, None)
+            self.consecutive.pop(request.meta.get("download_slot") or self._slot_key(request), None)
             return response
         stats = self.crawler.stats
-        consecutive = self.consecutive.get(key, 0) + 1
-        self.consecutive[key] = consecutive
-        retry_after = parse_retry_after(response.headers.get(b"Retry-After"))
-        pause = pause_for_s(retry_after, consecutive, self.params)
-        self.pause_host(key, pause)
-        stats.inc_value(f"boilerstrip/politeness/paused/http_{response.status}")
-        stats.inc_value("boilerstrip/politeness/paused_s", pause)
+        pause = self._throttled(request, response)  # a no-op when response_downloaded already did it
         retries = int(request.meta.get(RETRIES_META, 0))
         if retries >= self.params.max_retries or request.meta.get("dont_retry"):
             stats.inc_value(f"boilerstrip/politeness/gave_up/http_{response.status}")
             logger.info("Giving up %s after %d retries (HTTP %d)", request.url, retries, response.status)
             request.meta["dont_retry"] = True  # Scrapy's RetryMiddleware must not retry it once more
             return response  # HttpError -> the spider's errback records failed:http_<status>
-        logger.debug("HTTP %d from %s: pausing %s for %.1f s", response.status, request.url, key, pause)
+        logger.debug("HTTP %d from %s: host paused for %.1f s, retrying", response.status, request.url, pause)
         retry = request.copy()
+        retry.meta.pop(_PAUSED_META, None)
         retry.meta[RETRIES_META] = retries + 1
         retry.dont_filter = True
         return retry
+
+    def _throttled(self, request: Request, response: Response) -> float:
+        """Count a 429/503 for the request's host and pause the host; once per response. The pause (s)."""
+        if _PAUSED_META in request.meta:
+            return request.meta[_PAUSED_META]
+        key = request.meta.get("download_slot") or self._slot_key(request)
+        consecutive = self.consecutive.get(key, 0) + 1
+        self.consecutive[key] = consecutive
+        retry_after = parse_retry_after(response.headers.get(b"Retry-After"))
+        pause = pause_for_s(retry_after, consecutive, self.params)
+        self.pause_host(key, pause)
+        request.meta[_PAUSED_META] = pause
+        self.crawler.stats.inc_value(f"boilerstrip/politeness/paused/http_{response.status}")
+        self.crawler.stats.inc_value("boilerstrip/politeness/paused_s", pause)
+        return pause
 
     def pause_host(self, key: str, seconds: float) -> None:
         """Hold every queued request of download slot ``key`` for ``seconds`` (extends, never shortens)."""

@@ -24,6 +24,7 @@ from scrapy_playwright.page import PageMethod
 
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, context_name, settle_page
+from boilerstrip.extraction import extract
 from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, needs_rendering
 
 __all__ = ["RenderWhenNeededMiddleware"]
@@ -255,7 +256,12 @@ class RenderWhenNeededMiddleware:
         except (UnicodeDecodeError, LookupError, ValueError):
             self._inc("skipped/undecodable")
             return response
-        verdict = needs_rendering(html, url=response.url, params=self.decision)
+        verdict = needs_rendering(
+            html, url=response.url, main_text_chars=lambda doc: len(extract(doc, response.url).text),
+            params=self.decision,
+        )
+        if verdict.signals.content_source == "extractor":
+            self._inc("extractor_checks")
         self._inc("checked")
         self.learner.record(_host(request.url), verdict.needs)
         meta["boilerstrip_render_verdict"] = verdict.reason

@@ -14,8 +14,12 @@ with :class:`boilerstrip.outcomes.Filtered` and a reason:
 ``ScopedResolver`` (``TWISTED_DNS_RESOLVER``) applies the same address rule to the answer the connection
 actually uses, so a name that rebinds to 127.0.0.1 between the check and the connect is still refused.
 
-On a redirect hop to another origin it removes ``Authorization``, ``Cookie`` and ``Proxy-Authorization``
-and keeps the cookie jar out of that hop.
+``CredentialsMiddleware`` (priority 450): on a redirect hop to another origin it removes ``Authorization``,
+``Cookie`` and ``Proxy-Authorization`` and keeps the cookie jar out of that hop.
+
+``ScopeMiddleware.process_exception`` also names two failures Scrapy reports without a reason: a body that
+grew past ``DOWNLOAD_MAXSIZE`` while streaming (``response_too_large``) and a connect the resolver refused
+(``private_address``, which Twisted reports as "no results").
 """
 
 from __future__ import annotations
@@ -23,10 +27,9 @@ from __future__ import annotations
 import functools
 import logging
 import weakref
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlsplit
-
-from dataclasses import dataclass
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
@@ -42,7 +45,15 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
-__all__ = ["ScopeParams", "ScopeMiddleware", "CredentialsMiddleware", "ScopedResolver", "PrivateAddressRefused", "CREDENTIAL_HEADERS"]
+__all__ = [
+    "ScopeParams",
+    "ScopeMiddleware",
+    "CredentialsMiddleware",
+    "ScopedResolver",
+    "PrivateAddressRefused",
+    "ResponseTooLarge",
+    "CREDENTIAL_HEADERS",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +61,9 @@ ALLOWED_SCHEMES = frozenset({"http", "https"})
 #: headers that carry credentials and must not follow a redirect to another origin
 CREDENTIAL_HEADERS = ("Authorization", "Cookie", "Proxy-Authorization")
 OFFSITE_MODES = ("auto", "host", "domain", "off")
+# Refused host names remembered to name the reason of a failed connect; a hostile page can mint names
+# without end, so the memory is bounded (10 000 names is ~1 MiB).
+_MAX_REMEMBERED_REFUSALS = 10_000
 
 
 @dataclass(frozen=True)
@@ -161,8 +175,16 @@ class ScopeMiddleware:
     def process_exception(self, request: Request, exception: Exception) -> None:
         received = self._received.pop(request, 0)
         maxsize = request.meta.get("download_maxsize", self.maxsize)
-        if type(exception).__name__ == "DownloadCancelledError" and maxsize and received > maxsize:
+        name = type(exception).__name__
+        if name == "DownloadCancelledError" and maxsize and received > maxsize:
             raise ResponseTooLarge(f"{received} bytes received, DOWNLOAD_MAXSIZE is {maxsize}") from exception
+        if name in ("CannotResolveHostError", "DNSLookupError"):
+            # Twisted's endpoint reports any resolver failure as "no results": ask the resolver whether it
+            # refused this host, so the outcome says private_address rather than dns_error.
+            refusal = _resolver_refusal(urlsplit(request.url).hostname or "")
+            if refusal:
+                self._count("filtered/private_address")
+                raise PrivateAddressRefused(refusal) from exception
         return None
 
     def process_response(self, request: Request, response: Any) -> Any:
@@ -244,9 +266,12 @@ class ScopeMiddleware:
     def _refuse(self, request: Request, reason: str, detail: str) -> NoReturn:
         raise self._refusal(request, reason, detail)
 
-    def _refusal(self, request: Request, reason: str, detail: str) -> Filtered:
+    def _count(self, key: str) -> None:
         if self.stats is not None:
-            self.stats.inc_value(f"boilerstrip/scope/filtered/{reason}")
+            self.stats.inc_value(f"boilerstrip/scope/{key}")
+
+    def _refusal(self, request: Request, reason: str, detail: str) -> Filtered:
+        self._count(f"filtered/{reason}")
         logger.debug("scope: filtered %s (%s: %s)", request.url, reason, detail)
         return Filtered(reason, detail)
 
@@ -296,6 +321,17 @@ def _share_with_resolver(allowlist: _Allowlist) -> None:
         resolver.allowed_hosts.update(allowlist.hosts)
 
 
+def _resolver_refusal(host: str) -> str | None:
+    try:
+        from twisted.internet import reactor
+    except Exception:  # pragma: no cover
+        return None
+    resolver = getattr(reactor, "resolver", None)
+    if isinstance(resolver, ScopedResolver):
+        return resolver.refused.get(host.strip().rstrip(".").lower())
+    return None
+
+
 class ScopedResolver(CachingThreadedResolver):
     """Scrapy's caching resolver that refuses to hand out non-global addresses for hosts not allowed.
 
@@ -309,6 +345,8 @@ class ScopedResolver(CachingThreadedResolver):
         super().__init__(reactor, cache_size, timeout)
         self.allowed_hosts: set[str] = set(allowed_hosts or ())
         self.enabled = enabled
+        #: host -> why it was refused (Twisted's endpoint turns the refusal into "no results")
+        self.refused: dict[str, str] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Any, reactor: Any) -> ScopedResolver:
@@ -330,5 +368,9 @@ class ScopedResolver(CachingThreadedResolver):
         kind = address_refusal(address)
         host = name.strip().rstrip(".").lower()
         if kind and host not in self.allowed_hosts:
-            raise PrivateAddressRefused(f"{name} resolves to {address} ({kind})")
+            detail = f"{name} resolves to {address} ({kind})"
+            if len(self.refused) >= _MAX_REMEMBERED_REFUSALS:
+                self.refused.clear()  # only a reason is lost (dns_error instead of private_address), never a check
+            self.refused[host] = detail
+            raise PrivateAddressRefused(detail)
         return address

@@ -33,7 +33,6 @@ from scrapy.exceptions import NotConfigured
 from boilerstrip import __version__
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.feeds import (
-    FeedParams,
     OutputPaths,
     append_line,
     atomic_write_json,
@@ -41,6 +40,7 @@ from boilerstrip.feeds import (
     export_failed,
     output_paths,
     read_whole_lines,
+    resume_requested,
     written_urls,
 )
 from boilerstrip.items import SCHEMA_VERSION
@@ -134,7 +134,7 @@ class LedgerExtension:
             raise NotConfigured("BOILERSTRIP_LEDGER_ENABLED is off")
         params = params_from_settings(settings, "ledger", LedgerParams)
         feed = _feed_path(settings)
-        resume = params_from_settings(settings, "feeds", FeedParams).resume
+        resume = resume_requested(settings)
         digest_source = json.dumps(
             {k: str(v) for k, v in sorted(settings.copy_to_dict().items()) if k.startswith(("BOILERSTRIP_", "DOWNLOAD_", "DEPTH", "REDIRECT", "ROBOTSTXT", "CONCURRENT", "AUTOTHROTTLE"))},
             sort_keys=True,
@@ -400,9 +400,22 @@ class LedgerExtension:
                 "ledger": str(paths.ledger),
                 "deadletter": str(paths.deadletter) if paths.deadletter.exists() else None,
             },
+            "parts": [describe_part(output)] if output.exists() else [],
             **self.summary,
         }
         atomic_write_json(paths.manifest, manifest)
+
+
+def describe_part(path: Path) -> dict[str, Any]:
+    """A file of the run as the manifest lists it: path, bytes, whole lines, sha256."""
+    digest = hashlib.sha256()
+    size = lines = 0
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+            size += len(chunk)
+            lines += chunk.count(b"\n")
+    return {"path": str(path), "bytes": size, "lines": lines, "sha256": digest.hexdigest()}
 
 
 def reconcile_output(out: str | Path, dropped: dict[str, str] | None = None) -> bool:
@@ -444,6 +457,7 @@ def reconcile_output(out: str | Path, dropped: dict[str, str] | None = None) -> 
         records_without_ledger_entry=extra[:20],
     )
     manifest.setdefault("output", {})["record_lines"] = len(read_whole_lines(paths.final))
+    manifest["parts"] = [describe_part(paths.final)]
     atomic_write_lines(paths.ledger, (json.dumps(e, ensure_ascii=False) for e in entries))
     atomic_write_json(paths.manifest, manifest)
     if not ok:

@@ -47,6 +47,16 @@ LOADING_TEXT_RE = re.compile(
 LOADING_CLASS_WORDS = frozenset("spinner loader loading skeleton shimmer preloader".split())
 WORD_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
+#: Class tokens (whole token, lower-cased) of hidden elements, and inline styles that hide one: their text is
+#: not visible, and a spinner inside a hidden search popup (mdBook's) is not a loading shell.
+HIDDEN_CLASS_TOKENS = frozenset(
+    """hidden hide d-none is-hidden u-hidden invisible sr-only screen-reader-text visually-hidden
+    visuallyhidden element-invisible""".split()
+)
+HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+#: An XML declaration in front of an XHTML page (lxml refuses one in a str).
+XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>")
+
 #: Tags whose text is never visible page text.
 INVISIBLE_TAGS = frozenset("script style noscript template svg math head title iframe object embed".split())
 #: Page chrome outside the article: its text does not count as content (unless inside <article>/<main>).

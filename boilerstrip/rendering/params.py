@@ -29,6 +29,10 @@ class RenderParams:
     #: shells carry < 200 chars outside their chrome; the shortest real article on the benchmark site has
     #: ~900. A blog post with a Disqus "enable JavaScript" notice stays static because of this guard.
     max_shell_text_chars: int = 400
+    #: A page with shell evidence but at least ``max_shell_text_chars`` of its own content measure, and
+    #: less than this, gets a second opinion from the extractor (when the caller passes one): chrome in
+    #: plain divs can pass for content. 3000: above it the content is real whatever the markup.
+    max_extractor_check_text_chars: int = 3_000
     #: An app root with less visible text than this counts as empty ("Loading..." fits, a paragraph not).
     max_empty_root_text_chars: int = 40
     #: ``little_text_with_scripts``: content text below this, with at least one non-tracker script.
