@@ -27,14 +27,11 @@ DEFAULT_DATASET = ROOT.parent / "shared" / "datasets" / "article-extraction-benc
 MAX_RENDERED_SHARE = 0.02
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
-    args = parser.parse_args(argv)
-    files = sorted((args.dataset / "html").rglob("*.html*"))
+def check(dataset: Path = DEFAULT_DATASET) -> dict | None:
+    """Judge every page of ``dataset``; None when the dataset is not there."""
+    files = sorted((dataset / "html").rglob("*.html*"))
     if not files:
-        print(f"no pages under {args.dataset / 'html'}", file=sys.stderr)
-        return 2
+        return None
     reasons: Counter = Counter()
     rendered = []
     started = time.perf_counter()
@@ -48,12 +45,26 @@ def main(argv: list[str] | None = None) -> int:
         if verdict.needs:
             rendered.append({"page": path.name[:16], "reason": verdict.reason,
                              "content_chars": verdict.signals.content_chars})
-    per_page_ms = (time.perf_counter() - started) / len(files) * 1000
-    share = len(rendered) / len(files)
-    print(json.dumps({"pages": len(files), "judged_needing_browser": len(rendered), "share": round(share, 4),
-                      "by_reason": dict(reasons.most_common()), "ms_per_page": round(per_page_ms, 1),
-                      "rendered": rendered}, indent=2))
-    return 1 if share > MAX_RENDERED_SHARE else 0
+    return {
+        "pages": len(files),
+        "judged_needing_browser": len(rendered),
+        "share": round(len(rendered) / len(files), 4),
+        "by_reason": dict(reasons.most_common()),
+        "ms_per_page": round((time.perf_counter() - started) / len(files) * 1000, 1),
+        "rendered": rendered,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
+    args = parser.parse_args(argv)
+    result = check(args.dataset)
+    if result is None:
+        print(f"no pages under {args.dataset / 'html'}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2))
+    return 1 if result["share"] > MAX_RENDERED_SHARE else 0
 
 
 if __name__ == "__main__":

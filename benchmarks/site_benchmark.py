@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 import subprocess
@@ -57,7 +56,7 @@ from lxml import html as lxml_html  # noqa: E402
 
 from benchmarks.extraction_benchmark import score_page, summarise  # noqa: E402  (the same metric)
 from boilerstrip.boilerplate import finish_records, page_block_hashes  # noqa: E402
-from boilerstrip.boilerplate.finish import dump_record, read_records  # noqa: E402
+from boilerstrip.boilerplate.finish import read_records  # noqa: E402
 from boilerstrip.demo.server import SiteServer  # noqa: E402
 
 _WORD_RE = re.compile(r"\w+")

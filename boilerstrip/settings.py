@@ -63,6 +63,9 @@ DNS_TIMEOUT = 10  # seconds; Scrapy's 60 s lets one dead name server stall a slo
 DOWNLOAD_MAXSIZE = 16 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
 REDIRECT_MAX_TIMES = 5  # hops; more is a loop or a trap (reason too_many_redirects)
+# Scrapy's meta-refresh handling fails a whole page over an unparsable <base href>; ours ignores that URL.
+DOWNLOADER_MIDDLEWARES["scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware"] = None
+DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.metarefresh.TolerantMetaRefreshMiddleware"] = 580
 METAREFRESH_MAXDELAY = 10  # seconds; a longer refresh is a page to read, not a redirect
 # Depth is limited by TrapFilterMiddleware with a recorded reason (BOILERSTRIP_TRAPS_MAX_DEPTH).
 DEPTH_LIMIT = 0

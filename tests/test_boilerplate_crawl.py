@@ -12,7 +12,7 @@ import pytest
 
 from boilerstrip.demo.server import SiteServer
 from boilerstrip.demo.sitegen import ARTICLES, SITE_DIR
-from conftest import read_jsonl, run_crawl
+from conftest import run_crawl
 
 FAST = ["--profile", "test"]
 LETTERS = "abcdefghijklmnopqrstuvwxyz"

@@ -8,7 +8,7 @@ import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
-from boilerstrip.boilerplate import BoilerplateParams, SqliteTemplateStore
+from boilerstrip.boilerplate import SqliteTemplateStore
 from boilerstrip.config import ConfigError
 from boilerstrip.items import PageItem
 from boilerstrip.outcomes import FilteredItem

@@ -3,7 +3,9 @@
 ``finish_records`` rebuilds the template model from every record (the original text of every block is in
 the record), cleans every page with that final model, drops duplicate pages with the fixed keep rule and
 returns the records sorted by URL: the same set of records gives byte-identical output in any order.
-``finish_crawl`` does it file to file (what ``boilerstrip dedup`` and the end of ``boilerstrip crawl`` run).
+``finish_crawl`` does it file to file (what ``boilerstrip dedup`` and the end of ``boilerstrip crawl`` run),
+streaming: it keeps ``url -> file offset`` and re-reads each record when it needs it, so memory holds the
+model and the duplicate signatures, not the crawl.
 """
 
 from __future__ import annotations

@@ -33,6 +33,8 @@ logger = logging.getLogger(__name__)
 
 _STATS = "boilerstrip/render"
 _HTML_TYPES = (b"text/html", b"application/xhtml+xml")
+#: Substrings of Playwright errors that mean the browser could not be started at all.
+_BROWSER_MISSING = ("executable doesn't exist", "failed to launch", "no such file", "looks like playwright")
 #: Substrings of Playwright errors that mean the browser (or its page) died under the request.
 _BROWSER_DIED = ("has been closed", "target closed", "crashed", "connection closed", "browser closed")
 #: meta keys this middleware sets for scrapy-playwright (removed again on a static fallback)
@@ -86,6 +88,8 @@ def _browser_died(exc: BaseException) -> bool:
 def _failure_reason(exc: BaseException) -> str:
     if type(exc).__name__ == "RenderTimeout":
         return "render_timeout"
+    if any(s in str(exc).lower() for s in _BROWSER_MISSING):
+        return "browser_unavailable"
     if _browser_died(exc):
         return "browser_died"
     name = type(exc).__name__
@@ -114,6 +118,8 @@ class RenderWhenNeededMiddleware:
         self.learner = HostRenderLearner(learn or HostLearnParams())
         self.stats = stats
         self.renders_started = 0
+        self.consecutive_failures = 0
+        self.disabled = False  # the browser failed max_consecutive_failures times in a row
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "RenderWhenNeededMiddleware":
@@ -229,7 +235,10 @@ class RenderWhenNeededMiddleware:
                 reason = "host_learned"
             elif route == "recheck":
                 self._inc("learn/rechecks")
-        if reason is not None:
+        if reason is not None and self.disabled:
+            meta["boilerstrip_render_failed"] = "browser_disabled"
+            self._inc("failed/browser_disabled")
+        elif reason is not None:
             meta.update(self._render_meta(request, reason, self.browser.min_text_growth_chars))
             self._inc(f"reason/{reason}")
             logger.debug("render %s: %s", request.url, reason)
@@ -268,12 +277,18 @@ class RenderWhenNeededMiddleware:
         if not verdict.needs:
             self._inc(f"static/{verdict.reason}")
             return response
+        if self.disabled:
+            self._inc(f"reason/{verdict.reason}")
+            self._inc("failed/browser_disabled")
+            meta["boilerstrip_render_failed"] = "browser_disabled"
+            return response
         target = verdict.signals.content_chars + self.browser.min_text_growth_chars
         return self._to_browser(request, verdict.reason, target, boilerstrip_render_reissued=True)
 
     def _rendered(self, request: Request, response: Response) -> Response:
         meta = request.meta
         self._inc("rendered")
+        self.consecutive_failures = 0
         latency = meta.get("download_latency")
         if isinstance(latency, (int, float)):
             ms = int(latency * 1000)
@@ -314,6 +329,16 @@ class RenderWhenNeededMiddleware:
             return request.replace(meta=fresh, dont_filter=True)
         # Give up on the browser for this page: fetch it static again, with the reason on the record.
         self._inc(f"failed/{reason}")
+        self.consecutive_failures += 1
+        if not self.disabled and self.consecutive_failures >= self.browser.max_consecutive_failures:
+            self.disabled = True
+            if self.stats is not None:
+                self.stats.set_value(f"{_STATS}/disabled", 1)
+            logger.error(
+                "the browser failed %d renders in a row (last: %s): rendering is off for the rest of this crawl; "
+                "pages that need it keep their static HTML (flag render_failed:browser_disabled)",
+                self.consecutive_failures, reason,
+            )
         logger.warning("render failed for %s (%s): falling back to the static page", request.url, reason)
         static_meta = {k: v for k, v in meta.items() if k not in _PLAYWRIGHT_KEYS}
         static_meta["boilerstrip_render_failed"] = reason

@@ -1,7 +1,11 @@
 """robots.txt with RFC 9309 semantics (Scrapy's RobotsTxtMiddleware allows everything on any error).
 
 - 2xx: parsed with Protego (the first ``BOILERSTRIP_ROBOTS_MAX_BYTES``, 512 KiB, the rest ignored);
-- 3xx: followed by hand, up to 5 hops (then "unavailable" -> allow all, RFC 9309 §2.3.1.2);
+- 3xx: followed by hand, up to 5 hops (then "unavailable" -> allow all, RFC 9309 §2.3.1.2), across
+  authorities too (a CDN): the scope middleware exempts robots.txt hops from its offsite rule but not from
+  its scheme and private-address rules. A hop it refuses makes the file *unreachable* -> disallow all
+  (reason ``robots_unreachable``, detail ``redirect_refused:<reason>``), at once and without re-fetching:
+  the refusal is the crawl's own rule and would not change on a second try;
 - 4xx: allow all (§2.3.1.3);
 - 5xx, 429, timeout, connection failure: **disallow all** for that origin (§2.3.1.4). The origin's page
   requests wait and robots.txt is fetched again after ``UNREACHABLE_RETRY_S``; after
@@ -136,6 +140,7 @@ class Rfc9309RobotsMiddleware:
     async def _fetch_and_apply(self, host: HostRobots) -> None:
         url = f"{host.origin}/robots.txt"
         redirects = 0
+        refused_for_good = False
         stats = self.crawler.stats if self.crawler is not None else None
         while True:
             request = Request(
@@ -155,13 +160,14 @@ class Rfc9309RobotsMiddleware:
             try:
                 response = await self.crawler.engine.download_async(request)
             except IgnoreRequest as exc:
-                if redirects and isinstance(exc, Filtered) and exc.reason == "offsite":
-                    # a redirect hop to another site that the crawl's scope refuses: we cannot read the
-                    # file, as after too many redirects (RFC 9309 2.3.1.2: "unavailable" -> allow)
-                    logger.warning("robots.txt of %s redirects off site (%s): treated as unavailable", host.origin, url)
-                    verdict = RobotsVerdict("allow_all", "robots_redirect_offsite", detail=url[:200])
-                else:
-                    verdict = RobotsVerdict("disallow_all", "robots_unreachable", detail=failure_reason(exc))
+                detail = failure_reason(exc)
+                if isinstance(exc, Filtered):
+                    # refused by the crawl's own rules (a redirect to a private address or another scheme):
+                    # the file cannot be read, which is "unreachable" (never a silent allow-all), for good
+                    logger.warning("robots.txt of %s: hop to %s refused (%s): disallow all", host.origin, url, exc.reason)
+                    detail = f"redirect_refused:{exc.reason}" if redirects else f"refused:{exc.reason}"
+                    refused_for_good = True
+                verdict = RobotsVerdict("disallow_all", "robots_unreachable", detail=detail)
                 body = b""
             except Exception as exc:  # noqa: BLE001 - any failure means "unreachable", never allow-all
                 verdict = RobotsVerdict("disallow_all", "robots_unreachable", detail=failure_reason(exc))
@@ -178,6 +184,8 @@ class Rfc9309RobotsMiddleware:
                     verdict = RobotsVerdict("allow_all", "robots_redirect_without_location")
             break
         self._apply(host, verdict, body)
+        if refused_for_good:
+            host.fetches = max(host.fetches, self.params.unreachable_max_fetches)  # no re-fetch: pages filtered now
         if stats is not None:
             stats.inc_value(f"boilerstrip/robots/fetch/{verdict.reason}")
         logger.debug("robots.txt of %s: %s %s %s", host.origin, host.action, host.reason, host.detail)

@@ -6,7 +6,13 @@ back through the scheduler and the whole chain), retries, robots.txt fetches and
 with :class:`boilerstrip.outcomes.Filtered` and a reason:
 
 - ``scheme_not_allowed``: anything but http/https (the file/data/ftp/s3 handlers are also off in settings);
-- ``offsite``: a host:port that is not one of the start URLs' sites (``BOILERSTRIP_SCOPE_OFFSITE``);
+- ``offsite``: a host:port that is not one of the start URLs' sites (``BOILERSTRIP_SCOPE_OFFSITE``).
+  Two exemptions, both still held to the scheme and private-address rules: the redirect hops of a *start
+  URL* (depth 0), whose final origin then joins the crawl's sites as a start URL's would
+  (``example.org`` -> ``www.example.org``; stat ``boilerstrip/scope/start_redirect_origin_added``), and
+  robots.txt fetches (``meta["boilerstrip_kind"] == "robots"``), whose redirects RFC 9309 §2.3.1.2 says to
+  follow across authorities. A joined origin is *not* added to the private allowlist: the user named the
+  start URL, not where it redirects, so a start URL redirecting to a private address stays refused;
 - ``private_address``: the host is, or resolves to, a loopback/private/link-local/CGNAT/multicast/reserved
   address (IP literals in any spelling included) and its host:port is neither a start URL's origin nor
   listed in ``BOILERSTRIP_SCOPE_ALLOW_PRIVATE``.
@@ -38,6 +44,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.error import DNSLookupError
 
 from boilerstrip.config import component_enabled, params_from_settings
+from boilerstrip.downloadermiddlewares.robots import KIND_META
 from boilerstrip.outcomes import Filtered
 from boilerstrip.safety.addresses import Origin, address_refusal, origin_of, parse_host_port, parse_ip_literal
 
@@ -155,6 +162,7 @@ class ScopeMiddleware:
         self.sites: set[tuple[str, int | None]] = set()
         self.domains: set[str] = set()
         self.ports: set[int] = set()
+        self.start_urls: set[str] = set()  # the start URLs as requested: a redirect chain begins at one
         self.set_start_urls(start_urls)
 
     @classmethod
@@ -189,6 +197,8 @@ class ScopeMiddleware:
 
     def process_response(self, request: Request, response: Any) -> Any:
         self._received.pop(request, None)
+        if 200 <= response.status < 300 and self._is_start_chain(request):
+            self._add_start_redirect_origin(request)
         return response
 
     # -- what is in scope ------------------------------------------------------------------------------
@@ -198,10 +208,31 @@ class ScopeMiddleware:
             if origin is None:
                 continue
             self.private.add(origin)
-            self.sites.add(origin.site)
-            self.domains.add(_registrable_domain(origin.host))
-            self.ports.add(origin.port)
+            self.start_urls.add(str(url))
+            self._add_site(origin)
         _share_with_resolver(self.private)
+
+    def _add_site(self, origin: Origin) -> None:
+        self.sites.add(origin.site)
+        self.domains.add(_registrable_domain(origin.host))
+        self.ports.add(origin.port)
+
+    def _is_start_chain(self, request: Request) -> bool:
+        """A redirect (or meta-refresh) hop, retry or re-issue of a start URL's request (depth 0)."""
+        hops = request.meta.get("redirect_urls")
+        return bool(hops) and request.meta.get("depth", 0) == 0 and hops[0] in self.start_urls
+
+    def _add_start_redirect_origin(self, request: Request) -> None:
+        """The final origin of a start URL's redirect chain joins the sites (not the private allowlist)."""
+        origin = origin_of(request.url)
+        if origin is None or not self.is_offsite(origin):
+            return
+        self._add_site(origin)
+        self._count("start_redirect_origin_added")
+        logger.info(
+            "scope: start URL %s redirects to %s: %s joins the crawl's sites",
+            request.meta["redirect_urls"][0], request.url, origin,
+        )  # fmt: skip
 
     def spider_opened(self, spider: Spider) -> None:
         urls = list(getattr(spider, "start_urls", None) or ())
@@ -232,13 +263,13 @@ class ScopeMiddleware:
         coroutine hook costs every request a trip through the event loop.
         """
         url = request.url
-        scheme = urlsplit(url).scheme.lower() if "://" in url or ":" in url else ""
+        scheme = url.split(":", 1)[0].strip().lower() if ":" in url else ""
         if scheme not in ALLOWED_SCHEMES:
             self._refuse(request, "scheme_not_allowed", scheme or "none")
         origin = origin_of(url)
         if origin is None:
             self._refuse(request, "bad_url", url[:80])
-        if self.is_offsite(origin):
+        if self.is_offsite(origin) and not self._offsite_exempt(request):
             self._refuse(request, "offsite", f"{origin.host}:{origin.port}")
         if self.private.allows(origin):
             return None
@@ -251,6 +282,10 @@ class ScopeMiddleware:
         if self.params.resolve_early and not request.meta.get("proxy"):
             return self._check_resolved(request, origin.host)
         return None
+
+    def _offsite_exempt(self, request: Request) -> bool:
+        """robots.txt hops (RFC 9309 follows redirects across authorities) and a start URL's redirect chain."""
+        return request.meta.get(KIND_META) == "robots" or self._is_start_chain(request)
 
     async def _check_resolved(self, request: Request, host: str) -> None:
         from twisted.internet import reactor

@@ -4,7 +4,8 @@ Two changes to ``ScrapyPlaywrightDownloadHandler``, both about not paying for a 
 
 - Playwright (its driver process) starts when the first page is to be rendered, not when the engine
   starts: a crawl of a static site in ``auto`` mode never starts it;
-- a render that takes longer than ``BOILERSTRIP_RENDER_MAX_RENDER_MS`` is abandoned: its page is closed
+- a render whose page has been open longer than ``BOILERSTRIP_RENDER_MAX_RENDER_MS`` is abandoned (waiting
+  for a free tab does not count, up to five times that budget): its page is closed
   (freeing its slot in the context) and the request fails with :class:`RenderTimeout`, which the render
   middleware turns into a static fallback with the reason on the record. scrapy-playwright applies no
   ``DOWNLOAD_TIMEOUT`` of its own, so without this a wedged page would hold its slot forever.
@@ -28,6 +29,12 @@ from boilerstrip.rendering import BrowserParams
 __all__ = ["BrowserDownloadHandler", "RenderTimeout"]
 
 logger = logging.getLogger(__name__)
+
+
+#: how often a running render is checked against its time limit
+_POLL_S = 0.25
+#: waiting for a free tab may take this many render budgets before the request gives up
+_QUEUE_BUDGETS = 5
 
 
 class RenderTimeout(TimeoutError):
@@ -61,10 +68,26 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
     async def _download_request(self, request: Any, spider: Any = None) -> Any:
         await self._start()
         limit_s = self.browser_params.max_render_ms / 1000
+        # The clock starts when the page exists (the init callback puts it in the meta): waiting for a
+        # free tab behind other renders is queueing, not a wedged page. Getting a tab at all is bounded
+        # too, by a few render budgets, so nothing waits forever.
+        queue_limit_s = limit_s * _QUEUE_BUDGETS
+        loop = asyncio.get_running_loop()
+        queued_at = loop.time()
+        started_at: float | None = None
         task = asyncio.ensure_future(super()._download_request(request, spider))
         try:
-            return await asyncio.wait_for(asyncio.shield(task), timeout=limit_s)
-        except asyncio.TimeoutError:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=_POLL_S)
+                if done:
+                    return task.result()
+                now = loop.time()
+                if started_at is None and request.meta.get(PAGE_META) is not None:
+                    started_at = now
+                if (started_at is not None and now - started_at > limit_s) or (
+                    started_at is None and now - queued_at > queue_limit_s
+                ):
+                    break
             page = request.meta.get(PAGE_META)
             if page is not None:
                 with suppress(Exception):
@@ -73,6 +96,8 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
             with suppress(BaseException):
                 await task
             self.stats.inc_value("boilerstrip/render/timeouts")
-            raise RenderTimeout(f"render of {request.url} took more than {limit_s:g} s") from None
+            what = "render" if started_at is not None else "wait for a browser tab"
+            raise RenderTimeout(f"{what} of {request.url} took more than "
+                                f"{limit_s if started_at is not None else queue_limit_s:g} s")
         finally:
             request.meta.pop(PAGE_META, None)

@@ -13,6 +13,8 @@ APP_ROOT_IDS = frozenset(
     """root app __next __nuxt ___gatsby svelte app-root react-root vue-app main-app application
     spa-root js-app""".split()
 )
+#: App root ids that name their framework (and so are hydration markers too).
+FRAMEWORK_ROOT_IDS = frozenset(("__next", "__nuxt", "___gatsby"))
 #: Elements a client-side app mounts into, by tag (Angular's default component, web-component shells).
 APP_ROOT_TAGS = frozenset(("app-root",))
 #: Attributes that mark an element as an app root.
@@ -79,6 +81,11 @@ TRACKER_RE = re.compile(
     r"|googlesyndication|quantserve|scorecardresearch|chartbeat|parsely|cookiebot|onetrust|consentmanager",
     re.IGNORECASE,
 )
+
+#: An inline script is a tracker snippet when one of TRACKER_RE's names shows up in its first this-many
+#: characters (gtag / dataLayer / _paq snippets are a few hundred characters; an app bundle that merely
+#: mentions "analytics" deep inside is not a tracker).
+TRACKER_SNIFF_CHARS = 2000
 
 #: A double-quoted string literal in a script or JSON blob (JSON escapes allowed), at least 40 chars.
 STRING_LITERAL_RE = re.compile(r'"((?:[^"\\\n]|\\.){40,})"')

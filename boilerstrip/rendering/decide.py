@@ -153,7 +153,7 @@ def page_signals(html: str, *, text_chars: int | None = None, params: RenderPara
                 script_texts.append(code)
             elif V.CODE_SCRIPT_TYPE_RE.match(stype):
                 src = attrib.get("src") or ""
-                if V.TRACKER_RE.search(src) or (not src and V.TRACKER_RE.search(code[:2000])):
+                if V.TRACKER_RE.search(src) or (not src and V.TRACKER_RE.search(code[: V.TRACKER_SNIFF_CHARS])):
                     tracker_scripts += 1
                 elif src or len(code.strip()) >= params.min_app_inline_script_chars:
                     app_scripts += 1
@@ -187,7 +187,7 @@ def page_signals(html: str, *, text_chars: int | None = None, params: RenderPara
             or any(name in V.APP_ROOT_ATTRS for name in attrib.keys())
         ):
             roots.append(el)
-            if el_id.lower() in ("__next", "__nuxt", "___gatsby"):
+            if el_id.lower() in V.FRAMEWORK_ROOT_IDS:
                 markers.add(f"#{el_id.lower()}")
         if tag not in ("html", "body") and (  # a whole page hidden until its script runs is still judged
             "hidden" in attrib

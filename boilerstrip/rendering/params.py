@@ -137,6 +137,11 @@ class BrowserParams:
     context_max_pages: int = 50
     #: Times a page is re-rendered after the browser died under it (the browser is restarted first).
     max_browser_retries: int = 1
+    #: After this many renders in a row fail (no browser installed, a browser that dies at launch), the
+    #: crawl stops using the browser: later pages that need one keep their static HTML and the flag
+    #: ``render_failed:browser_disabled``. 5: one bad page does not switch it off; a missing browser
+    #: costs five quick attempts, not one per JS page.
+    max_consecutive_failures: int = 5
     #: Resource types the browser never downloads (Playwright's resource_type names).
     blocked_resource_types: frozenset = frozenset(("image", "media", "font"))
     #: Extra hosts the browser's sub-requests may reach besides the page's own host (e.g. a CDN).
@@ -158,7 +163,8 @@ class BrowserParams:
                 raise ValueError(f"patterns: bad regex {regex!r}: {exc}") from None
         object.__setattr__(self, "patterns", tuple((r, m) for (r, m) in (tuple(e) for e in self.patterns)))
         object.__setattr__(self, "_compiled", tuple(compiled))
-        for name in ("navigation_timeout_ms", "max_wait_ms", "max_render_ms", "max_rendered_bytes", "max_pages_per_context",
+        for name in ("navigation_timeout_ms", "max_wait_ms", "max_render_ms", "max_rendered_bytes",
+                     "max_consecutive_failures", "max_pages_per_context",
                      "context_max_pages"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be > 0")

@@ -13,7 +13,12 @@ Arguments (``-a NAME=VALUE``; each beats its ``BOILERSTRIP_CRAWL_*`` setting):
 Every URL is normalised (:mod:`boilerstrip.urls`) before it becomes a request and admitted once. Every
 admitted URL ends as an item or as an outcome with a reason (:mod:`boilerstrip.outcomes`): the errback
 records failures and refusals; offsite, over-depth and over-budget links are recorded as filtered once
-per distinct URL; requests the scheduler drops as duplicates are recorded as ``filtered:duplicate``.
+per distinct URL; requests the scheduler drops as duplicates are recorded as ``filtered:duplicate``; a
+page whose callback raises is recorded as ``failed:parse_error`` (never lost, never fatal to the crawl).
+
+A start URL that redirects to another site (``example.org`` -> ``www.example.org``) brings that site into
+the crawl: its links are followed as the start URL's would be (and its sitemaps read). The scope middleware
+lets the same redirect chain through; redirects of any other page to another site stay offsite.
 """
 
 from __future__ import annotations
@@ -24,8 +29,9 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
+from parsel import Selector
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse, Response
@@ -137,6 +143,7 @@ class SiteSpider(Spider):
         self.admitted: set[str] = set()  # page URLs admitted as requests
         self.claimed: set[str] = set()  # canonical URLs a recorded variant already stands for
         self.sitemaps_seen: set[str] = set()
+        self.robots_sitemaps: dict[str, tuple[str, ...]] = {}  # origin -> its robots.txt Sitemap: lines
         self.url_params = UrlParams()
 
     @classmethod
@@ -183,8 +190,7 @@ class SiteSpider(Spider):
         if self.params.max_pages and len(self.admitted) >= self.params.max_pages:
             report_filtered(self.crawler, url, "max_pages")
             return None
-        self.admitted.add(url)
-        return Request(
+        request = Request(
             url,
             callback=self.parse,
             errback=self.errback,
@@ -192,16 +198,18 @@ class SiteSpider(Spider):
             priority=-depth,
             meta={KIND_META: "page"},
         )
+        self.admitted.add(url)
+        return request
 
     def _sitemap_request(self, url: str, nesting: int) -> Request | None:
         normal = self._normal(url)
         if normal is None or normal in self.sitemaps_seen:
             return None
-        self.sitemaps_seen.add(normal)
         stats = self.crawler.stats
         if not in_scope(normal, self.sites, self.params.scope):
-            stats.inc_value("boilerstrip/crawl/sitemap/offsite")
+            stats.inc_value("boilerstrip/crawl/sitemap/offsite")  # not marked seen: its site may join later
             return None
+        self.sitemaps_seen.add(normal)
         if nesting > self.params.max_sitemap_nesting:
             stats.inc_value("boilerstrip/crawl/sitemap/too_deep")
             return None
@@ -217,6 +225,19 @@ class SiteSpider(Spider):
     def parse(self, response: Response) -> Iterator[Any]:
         request = response.request
         page_url = (response.meta.get("redirect_urls") or [request.url if request else response.url])[0]
+        item_yielded = False
+        try:
+            for result in self._parse_page(response, page_url):
+                item_yielded = item_yielded or isinstance(result, PageItem)
+                yield result
+        except Exception as exc:  # noqa: BLE001 - a bug or a hostile page must not lose the page silently
+            logger.exception("parse failed for %s", response.url)
+            if not item_yielded:
+                detail = f"{type(exc).__name__}: {exc}"[:_DETAIL_CHARS]
+                report_failed(self.crawler, request or page_url, "parse_error", detail)
+
+    def _parse_page(self, response: Response, page_url: str) -> Iterator[Any]:
+        request = response.request
         if not isinstance(response, HtmlResponse):
             ctype = response.headers.get(b"Content-Type", b"").decode("latin-1", errors="replace")
             report_filtered(self.crawler, request or page_url, "not_html", ctype.split(";")[0].strip())
@@ -224,7 +245,10 @@ class SiteSpider(Spider):
         depth = int(response.meta.get("depth", 0))
         final = self._normal(response.url) or response.url
         self.seen.add(final)  # a redirect target is fetched once, whoever links to it later
-        canonical = self._canonical(response)
+        if depth == 0 and page_url in self.start_urls and final != page_url:
+            yield from self._join_start_redirect(final)
+        selector, base = self._selector(response)
+        canonical = self._canonical(selector, base)
         duplicate_of = None
         if canonical and canonical not in (page_url, final):
             if canonical in self.admitted or canonical in self.claimed:
@@ -232,7 +256,7 @@ class SiteSpider(Spider):
             else:
                 self.claimed.add(canonical)  # this page stands for its canonical URL ...
                 self.seen.add(canonical)  # ... which will not be fetched again
-        yield from self._follow(response, depth)
+        yield from self._follow(selector, depth, base)
         if duplicate_of is not None:
             report_filtered(self.crawler, request or page_url, "duplicate_canonical", duplicate_of)
             return
@@ -251,29 +275,59 @@ class SiteSpider(Spider):
             canonical_url=canonical,
         )
 
-    def _canonical(self, response: HtmlResponse) -> str | None:
+    def _join_start_redirect(self, final: str) -> Iterator[Request]:
+        """A start URL redirected to another site: that site joins the crawl (its links, its sitemaps)."""
+        key = site_key(final, self.params.scope)
+        if key is None or key in self.sites:
+            return  # same site (say http -> https on default ports), or already joined
+        self.sites = self.sites | {key}
+        self.crawler.stats.inc_value("boilerstrip/crawl/start_redirect_site_added")
+        logger.info("crawl: a start URL redirects to %s: site %s joins the crawl", final, key)
+        if not self.params.sitemaps:
+            return
+        new_origin = origin(final)
+        request = self._sitemap_request(new_origin + "/sitemap.xml", nesting=0)
+        if request is not None:
+            yield request
+        # its robots.txt was read on the redirect hop, before the site joined: its Sitemap lines now count
+        yield from self._robots_sitemap_requests(new_origin)
+
+    def _selector(self, response: HtmlResponse) -> tuple[Selector, str]:
+        """The page's selector and base URL. An unusable ``<base href>`` (``http://example.org:port/``,
+        ``http://[oops/``) is ignored, as browsers do: Scrapy's own ``response.selector`` raises on it."""
+        try:
+            return response.selector, get_base_url(response)
+        except ValueError:
+            self.crawler.stats.inc_value("boilerstrip/crawl/bad_base_href")
+            # parsel's Selector: Scrapy's (even with text=) resolves the same base again
+            return Selector(text=response.text, type="html", base_url=response.url), response.url
+
+    def _canonical(self, selector: Selector, base: str) -> str | None:
         """The first ``<link rel=canonical>`` target, normalised, when it is inside the site."""
-        href = response.xpath(
+        href = selector.xpath(
             "//link[contains(concat(' ', normalize-space(translate(@rel, 'CANOICL', 'canoicl')), ' '),"
             " ' canonical ')]/@href"
         ).get()
         if not href:
             return None
-        canonical = self._normal(href, base=get_base_url(response))
+        canonical = self._normal(href, base=base)
         if canonical and in_scope(canonical, self.sites, self.params.scope):
             return canonical
         return None
 
-    def _follow(self, response: HtmlResponse, depth: int) -> Iterator[Request]:
+    def _follow(self, selector: Selector, depth: int, base: str) -> Iterator[Request]:
         try:
-            hrefs = response.xpath("//a/@href | //area/@href").getall()
-            base = get_base_url(response)
+            hrefs = selector.xpath("//a/@href | //area/@href").getall()
         except Exception as exc:  # noqa: BLE001 - a hostile page must not stop the crawl
             self.crawler.stats.inc_value(f"boilerstrip/crawl/link_extraction_error/{type(exc).__name__}")
             return
         for href in hrefs:
-            # browsers read "\\" as "/" in http(s) URLs (WHATWG URL); w3lib would turn it into "%5C" or "//"
-            normal = self._normal(href.strip().replace("\\", "/"), base=base)
+            try:
+                # browsers read "\\" as "/" in http(s) URLs (WHATWG URL); w3lib would turn it into "%5C" or "//"
+                normal = self._normal(href.strip().replace("\\", "/"), base=base)
+            except Exception as exc:  # noqa: BLE001 - one unusable link must not cost the page its other links
+                self.crawler.stats.inc_value(f"boilerstrip/crawl/link_error/{type(exc).__name__}")
+                continue
             if normal is None or _ignored_extension(normal):
                 continue
             request = self._admit(normal, depth + 1)
@@ -298,13 +352,26 @@ class SiteSpider(Spider):
     def _robots_ready(self, origin: str, robots: HostRobots) -> None:
         if not self.params.sitemaps or self.crawler.engine is None:
             return
-        for url in robots.sitemaps:
+        self.robots_sitemaps[origin] = robots.sitemaps
+        for request in self._robots_sitemap_requests(origin):
+            self.crawler.engine.crawl(request)
+
+    def _robots_sitemap_requests(self, origin: str) -> Iterator[Request]:
+        for url in self.robots_sitemaps.get(origin, ()):
             # RFC 9309 asks for absolute URLs; a relative one is resolved against the robots.txt URL
-            request = self._sitemap_request(urljoin(origin + "/robots.txt", url), nesting=0)
+            absolute = self._normal(url, base=origin + "/robots.txt")
+            request = self._sitemap_request(absolute, nesting=0) if absolute else None
             if request is not None:
-                self.crawler.engine.crawl(request)
+                yield request
 
     def parse_sitemap(self, response: Response) -> Iterator[Request]:
+        try:
+            yield from self._parse_sitemap(response)
+        except Exception as exc:  # noqa: BLE001 - a sitemap is not a page: counted, never fatal
+            logger.exception("sitemap %s: parse failed", response.url)
+            self.crawler.stats.inc_value(f"boilerstrip/crawl/sitemap/error/{type(exc).__name__}")
+
+    def _parse_sitemap(self, response: Response) -> Iterator[Request]:
         stats = self.crawler.stats
         body = self._sitemap_body(response)
         if body is None:
