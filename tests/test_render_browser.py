@@ -244,3 +244,25 @@ def test_a_page_that_hangs_the_browser_falls_back_to_static_with_the_reason(tmp_
     for page in site.js_pages:  # the other pages rendered normally on the same browser
         assert by_path[page.path]["fetch"] == "browser" and page.sentence in by_path[page.path]["text"]
     assert _stats(proc.stderr)["boilerstrip/render/failed/render_timeout"] == 1
+
+
+def test_missing_browser_degrades_to_static_pages_with_the_reason(tmp_path: Path, serve) -> None:
+    site = build_mixed_site(tmp_path / "site", pages=10)
+    server = serve(root=site.root)
+    args = [*FAST, "-s", "BOILERSTRIP_RENDER_BROWSER_PATH=/nonexistent/chromium",
+            "-s", "BOILERSTRIP_RENDER_MAX_CONSECUTIVE_FAILURES=2", "-s", "CONCURRENT_REQUESTS=1"]
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=args, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    by_path = _by_path(records)
+    # static shells without their content are near-identical: the duplicates pass may drop some of them
+    kept = [p for p in site.js_pages if p.path in by_path]
+    assert len(kept) >= 3
+    flags = {p.path: by_path[p.path]["flags"] for p in kept}
+    for page in kept:  # every JS page kept is static, saying why it was not rendered
+        assert by_path[page.path]["fetch"] == "http"
+        assert {"render_failed:browser_unavailable", "render_failed:browser_disabled"} & set(flags[page.path]), flags
+    stats = _stats(proc.stderr)
+    assert stats["boilerstrip/render/disabled"] == 1
+    assert stats["boilerstrip/render/failed/browser_unavailable"] == 2  # then no more attempts
+    assert stats["boilerstrip/render/failed/browser_disabled"] == len(site.js_pages) - 2
+    assert "rendering is off for the rest of this crawl" in proc.stderr

@@ -244,3 +244,29 @@ def test_users_own_playwright_request_gets_the_same_browser_rules() -> None:
     mw.process_request(req)
     assert req.meta["playwright_page_init_callback"].endswith("init_page")
     assert req.meta["boilerstrip_render_reason"] == "requested"
+
+
+def test_browser_that_keeps_failing_is_switched_off_with_the_reason_on_each_page() -> None:
+    crawler, mw = make({"BOILERSTRIP_RENDER_MAX_CONSECUTIVE_FAILURES": 3})
+    missing = Exception("BrowserType.launch: Executable doesn't exist at /opt/chrome/chrome")
+
+    def fail_one(i: int) -> Request:
+        req = Request(f"http://s.test/p{i}")
+        rendered = mw.process_response(req, html(req, SHELL))
+        assert isinstance(rendered, Request) and rendered.meta["playwright"]
+        fallback = mw.process_exception(rendered, missing)
+        assert fallback.meta["boilerstrip_render_failed"] == "browser_unavailable"
+        return fallback
+
+    fail_one(0)
+    fail_one(1)
+    ok = Request("http://s.test/ok", meta={"playwright": True, "boilerstrip_render_reason": "empty_app_root"})
+    mw.process_response(ok, HtmlResponse(ok.url, body=ARTICLE, request=ok, flags=["playwright"]))  # a success resets
+    for i in range(2, 5):
+        fail_one(i)
+    assert mw.disabled and stat(crawler, "disabled") == 1
+    later = Request("http://s.test/p9")
+    resp = html(later, SHELL)
+    assert mw.process_response(later, resp) is resp  # not sent to the browser any more
+    assert later.meta["boilerstrip_render_failed"] == "browser_disabled"
+    assert stat(crawler, "failed/browser_unavailable") == 5 and stat(crawler, "failed/browser_disabled") == 1

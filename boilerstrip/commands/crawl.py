@@ -222,20 +222,25 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"boilerstrip crawl: {exc}", file=sys.stderr)
         return 2
+    return crawl_and_finish(settings, spider_kwargs, out)
+
+
+def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path) -> int:
+    """Run the crawl, then the deterministic finishing pass, then reconcile the ledger with what is on disk."""
     code = run_spider(settings, spider_kwargs)
-    # -- boilerplate engineer: the deterministic finishing pass (same as `boilerstrip dedup OUT -o OUT`) ----
+    # The deterministic finishing pass (same as `boilerstrip dedup OUT -o OUT`): the final template model
+    # applied to the whole crawl, duplicates dropped whatever the crawl order.
     if code == 0:
         from boilerstrip.commands.dedup import finish_after_crawl
 
         code = finish_after_crawl(settings, out)
-    # -- safety engineer: ledger + manifest follow what the finishing pass left on disk ------------------
+    # The ledger and manifest follow what the finishing pass left on disk.
     if code == 0:
+        from boilerstrip.commands.dedup import default_report_dir
         from boilerstrip.extensions.ledger import dropped_from_report, reconcile_output
         from boilerstrip.feeds import output_paths
 
         if output_paths(out).manifest.exists():
-            from boilerstrip.commands.dedup import default_report_dir
-
             if not reconcile_output(out, dropped_from_report(default_report_dir(out) / "template-report.json")):
                 print("boilerstrip crawl: ledger mismatch after the finishing pass (see the manifest)", file=sys.stderr)
                 code = 3

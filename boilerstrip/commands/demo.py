@@ -12,7 +12,7 @@ import argparse
 import sys
 import time
 
-from boilerstrip.commands.crawl import UsageError, add_crawl_options, build_settings, check_output, run_spider
+from boilerstrip.commands.crawl import UsageError, add_crawl_options, build_settings, check_output, crawl_and_finish
 from boilerstrip.demo.server import SiteServer
 from boilerstrip.demo.sitegen import SITE_DIR, build_site
 
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"boilerstrip demo: {exc}", file=sys.stderr)
             return 2
         print(f"boilerstrip demo: crawling the demo site at {server.url}/ (profile {args.profile})", file=sys.stderr)
-        status = run_spider(settings, spider_kwargs)
+        status = crawl_and_finish(settings, spider_kwargs, out)
     if status == 0:
         print(f"boilerstrip demo: wrote {out}")
     return status
