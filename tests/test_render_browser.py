@@ -121,14 +121,25 @@ def test_mixed_site_renders_exactly_the_js_pages(tmp_path: Path, serve) -> None:
 @pytest.mark.slow
 @browser
 def test_robots_disallow_applies_to_the_page_before_any_browser(tmp_path: Path, serve) -> None:
-    site = build_mixed_site(tmp_path / "site", pages=4)
-    js = site.js_pages[0]
-    (site.root / "robots.txt").write_text(f"User-agent: *\nDisallow: {js.path}\n", encoding="utf-8")
+    # also: the content wait on a CSS selector instead of text growth, for content injected late
+    site = build_mixed_site(tmp_path / "site", pages=8, delayed_share=1.0)
+    blocked, *others = site.js_pages
+    (site.root / "robots.txt").write_text(f"User-agent: *\nDisallow: {blocked.path}\n", encoding="utf-8")
     server = serve(root=site.root)
-    proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=FAST, timeout=120)
+    # a text-growth target no page reaches: only the selector wait can settle these pages in time
+    args = [*FAST, "-s", "BOILERSTRIP_RENDER_WAIT_SELECTOR=article.post",
+            "-s", "BOILERSTRIP_RENDER_MIN_TEXT_GROWTH_CHARS=100000"]
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=args, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert js.path not in _by_path(records)
-    assert server.hits(js.path) == []
+    by_path = _by_path(records)
+    assert blocked.path not in by_path
+    assert server.hits(blocked.path) == []  # neither fetched static nor by the browser
+    for page in others:
+        assert page.delay_ms >= 300
+        assert by_path[page.path]["fetch"] == "browser" and page.sentence in by_path[page.path]["text"]
+    stats = _stats(proc.stderr)
+    assert stats["boilerstrip/render/settle/settled"] == len(others)
+    assert "boilerstrip/render/settle/timeout" not in stats
 
 
 def _descendants(pid: int) -> list[tuple[int, str]]:

@@ -164,7 +164,7 @@ class Rfc9309RobotsMiddleware:
                 if isinstance(exc, Filtered):
                     # refused by the crawl's own rules (a redirect to a private address or another scheme):
                     # the file cannot be read, which is "unreachable" (never a silent allow-all), for good
-                    logger.warning("robots.txt of %s: hop to %s refused (%s): disallow all", host.origin, url, exc.reason)
+                    logger.warning("robots.txt of %s: %s refused (%s): disallow all", host.origin, url, exc.reason)
                     detail = f"redirect_refused:{exc.reason}" if redirects else f"refused:{exc.reason}"
                     refused_for_good = True
                 verdict = RobotsVerdict("disallow_all", "robots_unreachable", detail=detail)

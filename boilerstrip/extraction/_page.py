@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from ._vocab import HEADING_TAGS, LINK_LIST_TAGS, TOKEN_RE
-from .blocks import CAPTION, CONTENT, PRUNED_VERDICTS, UNGUARDED_VERDICTS, Segmentation
+from .blocks import BOILERPLATE, CAPTION, CONTENT, PRUNED_VERDICTS, UNGUARDED_VERDICTS, Segmentation
 from .params import ExtractionParams
 
 
@@ -37,6 +37,8 @@ class PageStats:
         # (start, end, element, verdict) in document order; painting in that order lets the innermost
         # verdict win: an "entry-content" inside an "article-header" wrapper is content again.
         self.verdict_spans: list[tuple[int, int, etree._Element, str]] = []
+        #: element -> its verdict (the innermost-wins painting above is in verdict_spans)
+        self.verdicts: dict[etree._Element, str] = {}
         page_limit = params.max_pruned_share_of_page * total
         marks = [(element, verdict) for element, verdict, _weight in seg.marked]
         holders = [*image_holders, *seg.figures] if not params.keep_captions else []
@@ -59,6 +61,7 @@ class PageStats:
             if start >= end:
                 continue
             self.verdict_spans.append((start, end, element, verdict))
+            self.verdicts[element] = verdict
             if not pruned:
                 boiler[start:end] = bytes(end - start)
             elif verdict in UNGUARDED_VERDICTS or seg.sum_chars[end] - seg.sum_chars[start] <= page_limit:
@@ -124,6 +127,38 @@ def _teaser_cards(page: PageStats, containers: list[etree._Element], params: Ext
     return found
 
 
+def is_inflow_box(page: PageStats, element: etree._Element, start: int, end: int, params: ExtractionParams) -> bool:
+    """A furniture-named element that is an in-text box of the article, not page furniture: a "sidebar",
+    "note" or "tip" box of prose set inside a section of the article (DocBook's and magazines' sidebar),
+    between the section's own paragraphs. Page furniture inside a broad container (a sidebar column, a
+    related-links box) sits next to the article's wrapper, not among its paragraphs, or is links.
+
+    Needs: at least ``min_inflow_box_chars`` of paragraph-length prose (counted whatever the vocabulary
+    says), link density at most ``max_inflow_box_link_density``, and a parent that holds, beside it, a
+    paragraph of its own that is good text."""
+    if params.min_inflow_box_chars <= 0:
+        return False
+    seg = page.seg
+    chars, links = seg.chars, seg.link_chars
+    prose = 0
+    for i in range(start, end):
+        if chars[i] >= params.min_paragraph_chars and links[i] <= params.max_paragraph_link_density * chars[i]:
+            prose += chars[i]
+    if prose < params.min_inflow_box_chars or seg.link_density(start, end) > params.max_inflow_box_link_density:
+        return False
+    parent = element.getparent()
+    if parent is None:
+        return False
+    ranges = seg.ranges
+    for child in parent:
+        if child is element:
+            continue
+        span = ranges.get(child)
+        if span is not None and span[1] - span[0] == 1 and page.is_good(span[0]):
+            return True
+    return False
+
+
 def select_blocks(page: PageStats, containers: list[etree._Element], params: ExtractionParams) -> Selection:
     """Blocks of ``containers`` (document order) minus boilerplate, link lists, captions and the headline;
     then the sanity checks."""
@@ -153,6 +188,8 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
             for s, e in spans:
                 if s <= start and end <= e:
                     keep[start:end] = b"\x01" * (end - start)
+        elif verdict == BOILERPLATE and is_inflow_box(page, element, start, end, params):
+            continue
         elif verdict in UNGUARDED_VERDICTS or seg.text_chars(start, end) <= limit:
             drop(start, end)
     max_inner = params.max_inner_link_density

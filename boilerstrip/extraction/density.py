@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from lxml import etree
 
-from ._page import PageStats, Selection, select_blocks
+from ._page import PageStats, Selection, is_inflow_box, select_blocks
 from ._vocab import PARAGRAPH_TAGS, TAG_PRIOR_SCORE
-from .blocks import classify_attributes, count_commas
+from .blocks import BOILERPLATE, classify_attributes, count_commas
 from .params import ExtractionParams
 
 
@@ -88,6 +88,9 @@ def choose_density_containers(page: PageStats, params: ExtractionParams) -> list
         bonus = top_score * params.min_sibling_score_share if top_class and sibling.get("class") == top_class else 0.0
         if sibling in scores and scores[sibling] + bonus >= threshold:
             chosen.append(sibling)
+            continue
+        if page.verdicts.get(sibling) == BOILERPLATE and is_inflow_box(page, sibling, *span, params):
+            chosen.append(sibling)  # a "sidebar" box among the article's paragraphs
             continue
         if sibling.tag == "p" or span[1] - span[0] == 1:
             length = seg.text_chars(*span)

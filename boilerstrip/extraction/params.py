@@ -104,6 +104,14 @@ class ExtractionParams:
     #: whole page). Sweep: 0.3 0.9804, 0.5 0.9824, 0.7 0.9809. <nav>, <aside>, <footer> and comment
     #: threads have no guard.
     max_pruned_share_of_page: float = 0.5
+    #: A furniture-named element ("sidebar", "note" box) inside the container is kept when it is an
+    #: in-text box: at least this many characters of paragraph prose, link density at most
+    #: ``max_inflow_box_link_density``, and a parent that holds a good paragraph of its own beside it
+    #: (DocBook/magazine sidebars set among a section's paragraphs; 0: off). Site benchmark
+    #: (debian-handbook, density rung): off F1 0.846, on 0.977; article benchmark: see README.
+    min_inflow_box_chars: int = 200
+    #: ...and link density at most this (a related-links box is mostly links; prose has few).
+    max_inflow_box_link_density: float = 0.25
     #: A list/div/section/table of two or more blocks inside the container whose text is more than this
     #: share links is dropped. Sweep: 0.25 0.9805, 0.3 0.9823, 0.35 0.9824, 0.4 0.9817.
     max_inner_link_density: float = 0.35
