@@ -17,7 +17,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 BENCHMARKS = {
-    # name: (script, arguments) -- each exits non-zero when its pinned bar is missed
+    # name: (script, arguments) -- extraction, render and crawl exit non-zero when their bar is missed;
+    # site and safety only print (site_floor.json is checked by tests/test_boilerplate_benchmark.py)
     "extraction": ("extraction_benchmark.py", ["--check"]),
     "site": ("site_benchmark.py", []),
     "render": ("render_benchmark.py", []),

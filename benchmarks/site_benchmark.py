@@ -12,8 +12,9 @@ template for the whole site plus a C-API section with its own) and ``debian-hand
 Each site is served on loopback with ``SiteServer`` and crawled with ``boilerstrip crawl`` (fast settings,
 no politeness delay: it is our own loopback server), once per variant: the default; the extractor's
 semantic rung off (``BOILERSTRIP_EXTRACTION_SEMANTIC_ENABLED=false``: density plus cross-page alone); the
-cross-page model off (``BOILERSTRIP_BOILERPLATE_ENABLED=false``: what this component adds); and
-``BOILERSTRIP_BOILERPLATE_SOURCE=page`` (every block of the page minus the template), semantic on and off.
+cross-page model off (``BOILERSTRIP_BOILERPLATE_ENABLED=false``: what this component adds);
+``BOILERSTRIP_BOILERPLATE_SOURCE=extracted`` (the extractor's blocks minus the template) and ``=page`` (every
+block of the page minus the template). The default source is ``auto`` (per page, see README).
 
 Ground truth comes from each site's own markup: the page body minus the site's chrome elements (listed
 per site below as XPaths: header/menu, navigation bars, banners, generated footers) and minus non-content
@@ -248,10 +249,11 @@ def direct_records(base_url: str, site: Site, extra_settings: dict[str, str], li
     from boilerstrip.config import params_from_settings
     from boilerstrip.extraction import ExtractionParams, extract
 
-    from boilerstrip.boilerplate import BoilerplateParams, page_blocks
+    from boilerstrip.boilerplate import BoilerplateParams, page_blocks, region_blocks
 
     params = params_from_settings(extra_settings, "extraction", ExtractionParams)
-    page_source = params_from_settings(extra_settings, "boilerplate", BoilerplateParams).source == "page"
+    bp_params = params_from_settings(extra_settings, "boilerplate", BoilerplateParams)
+    page_source = bp_params.source == "page"
     files = sorted(p for p in site.root.rglob("*.html"))
     if limit:
         files = files[:limit]
@@ -261,11 +263,16 @@ def direct_records(base_url: str, site: Site, extra_settings: dict[str, str], li
         html = path.read_bytes().decode("utf-8", errors="replace")
         result = extract(html, url=url, params=params)
         blocks = page_blocks(html) if page_source else [(b.kind, b.text) for b in result.blocks]
-        records.append({"url": url, "text": result.text, "page_block_hashes": page_block_hashes(html),
-                        "blocks": [{"kind": kind, "text": text} for kind, text in blocks]})
+        record = {"url": url, "text": result.text, "page_block_hashes": page_block_hashes(html),
+                  "method": "crosspage" if page_source else result.method,
+                  "attempts": [a.__dict__.copy() for a in result.attempts],
+                  "blocks": [{"kind": kind, "text": text} for kind, text in blocks]}
+        if bp_params.source == "auto":
+            record["page_blocks"] = region_blocks(html)
+        records.append(record)
     if extra_settings.get("BOILERSTRIP_BOILERPLATE_ENABLED") == "false":
         return records
-    return finish_records(records).records
+    return finish_records(records, params=bp_params).records
 
 
 def shuffled_identical(records: list[dict], seed: int) -> bool:
@@ -335,10 +342,10 @@ def run_site(site: Site, args: argparse.Namespace) -> list[Row]:
             ("boilerstrip -semantic", {"BOILERSTRIP_EXTRACTION_SEMANTIC_ENABLED": "false"}),
             # the same extraction without the cross-page model: what this component adds
             ("boilerstrip -crosspage", {"BOILERSTRIP_BOILERPLATE_ENABLED": "false"}),
+            # the extractor's blocks only, minus the template (the default before SOURCE=auto)
+            ("boilerstrip source=extracted", {"BOILERSTRIP_BOILERPLATE_SOURCE": "extracted"}),
             # every block of the page minus the template: the cross-page model alone decides
             ("boilerstrip source=page", {"BOILERSTRIP_BOILERPLATE_SOURCE": "page"}),
-            ("boilerstrip source=page -semantic", {"BOILERSTRIP_BOILERPLATE_SOURCE": "page",
-                                                   "BOILERSTRIP_EXTRACTION_SEMANTIC_ENABLED": "false"}),
         ]
         site_pages = None
         for system, extra in variants:

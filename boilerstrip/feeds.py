@@ -153,6 +153,18 @@ def written_urls(path: Path) -> set[str]:
     return urls
 
 
+def _read_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+#: files we create get the mode an ordinary ``open()`` would give them (0o666 minus the umask), not
+#: ``mkstemp``'s private 0o600: the output, ledger and manifest are for other users and tools too.
+#: Read once at import: reading the umask means setting it, which would race with other threads later.
+FILE_MODE = 0o666 & ~_read_umask()
+
+
 def _fsync_dir(folder: Path) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY)
@@ -174,6 +186,7 @@ def atomic_write_lines(path: str | Path, lines: Iterable[str | bytes]) -> int:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, FILE_MODE)
     count = 0
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -200,6 +213,7 @@ def atomic_write_json(path: str | Path, data: Any) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, FILE_MODE)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text + "\n")

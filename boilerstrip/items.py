@@ -49,7 +49,7 @@ class PageItem:
     template_cluster: str | None = None  # the page's template cluster (URL pattern), see README boilerplate
     duplicate_of: str | None = None  # URL of the page this one duplicates (dropped by the finishing pass)
     page_block_hashes: list[str] = field(default_factory=list)  # hashes of all the page's blocks, chrome included
-    page_blocks: list[dict[str, Any]] | None = None  # transient: all the page's blocks (BOILERSTRIP_BOILERPLATE_SOURCE=page), never exported
+    page_blocks: list[dict[str, Any]] | None = None  # the page's candidate region (BOILERSTRIP_BOILERPLATE_SOURCE=auto: {"kind", "text", "links", "furniture"?}); None otherwise
     flags: list[str] = field(default_factory=list)  # e.g. replacement_chars, boilerplate_kept_too_short
     schema_version: int = SCHEMA_VERSION
 
@@ -83,5 +83,6 @@ EXPORT_FIELDS = [
     "duplicate_of",
     "blocks",
     "page_block_hashes",
+    "page_blocks",
     "flags",
 ]

@@ -194,3 +194,35 @@ def test_page_source_cleans_every_block_of_the_page() -> None:
     assert last.text.split("\n\n") == [f"Note {_unique(5)[:8]}", _unique(5), _unique(35)]
     assert [b["removed"] for b in last.blocks] == ["template:site", None, None, None, "template:site"]
     assert crawler.stats.get_value("boilerstrip/boilerplate/source/page") == 6
+
+
+def test_auto_source_takes_the_wider_region_and_keeps_both_block_lists() -> None:
+    """BOILERSTRIP_BOILERPLATE_SOURCE=auto (default): once the model is ready, a page whose extracted text
+    is part of a larger non-template region gets the region's text, flagged; the record keeps both lists."""
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_STATE_DIR": "",
+                                         "BOILERSTRIP_BOILERPLATE_WARMUP_PAGES": 1})
+    blocks_stage = PageBlocksPipeline.from_crawler(crawler)
+    pipeline = CrossPageBoilerplatePipeline.from_crawler(crawler)
+    assert pipeline.params.source == "auto"
+    pipeline.open_spider()
+    items = []
+    accepted = [{"method": "density", "accepted": True, "chars": 100, "reason": "accepted"}]
+    for i in range(7):
+        html = (f"<html><body><div class=top><p>Workshop menu: tools, notes, hours</p></div>"
+                f"<div class=main><h2>Note {_unique(i)[:8]}</h2><p>{_unique(i)}</p><p>{_unique(i + 30)}</p>"
+                f"<div class=comments><p>First comment {_unique(i + 60)}</p></div></div>"
+                f"<footer><p>All rights reserved by the workshop</p></footer></body></html>")
+        item = PageItem(url=f"http://site.test/n/{i}.html", html=html, blocks=[{"kind": "p", "text": _unique(i)}],
+                        method="density", attempts=accepted)
+        blocks_stage.process_item(item)
+        assert [b.get("furniture") for b in item.page_blocks] == [None, None, None, None, "comments"]
+        items.append(asyncio.run(pipeline.process_item(item)))
+    pipeline.close_spider()
+    first, last = items[0], items[-1]
+    assert first.text == _unique(0) and not first.flags  # the model had one page: nothing to go on
+    assert last.text.split("\n\n") == [f"Note {_unique(6)[:8]}", _unique(6), _unique(36)]
+    assert last.flags == ["boilerplate_source_page_wider_region"] and last.method == "density"
+    assert [b["text"] for b in last.blocks] == [_unique(6)] and len(last.page_blocks) == 5
+    assert [b["removed"] for b in last.page_blocks] == ["template:site", None, None, None, "region:comments"]
+    assert crawler.stats.get_value("boilerstrip/boilerplate/source/page/wider_region") >= 2
+    assert crawler.stats.get_value("boilerstrip/boilerplate/source/extracted/model_not_ready") == 4

@@ -10,7 +10,8 @@ from .blocks import block_hash, blocks_of_record, cluster_of_url, normalise_bloc
 from .clean import CleanResult, clean_page, hash_blocks
 from .duplicates import Duplicate, DuplicateIndex, find_duplicates, keep_order, text_digest
 from .finish import FinishResult, cleaned_fields, finish_crawl, finish_records, merge_flags, model_hashes, read_records
-from .page import page_block_hashes, page_blocks
+from .page import page_block_hashes, page_blocks, region_blocks
+from .source import SourceChoice, choose_source, extraction_failed, region_blocks_of_record
 from .model import SCOPE_CLUSTER, SCOPE_SITE, TemplateDecision, TemplateModel
 from .params import BoilerplateParams, DuplicateParams
 from .store import MemoryTemplateStore, SqliteTemplateStore, TemplateStore, load_site, open_store, resolve_state_dir
@@ -50,4 +51,9 @@ __all__ = [
     "model_hashes",
     "page_block_hashes",
     "page_blocks",
+    "region_blocks",
+    "SourceChoice",
+    "choose_source",
+    "extraction_failed",
+    "region_blocks_of_record",
 ]

@@ -26,9 +26,11 @@ from .clean import CleanResult, clean_page, hash_blocks
 from .duplicates import DuplicateIndex, keep_order
 from .model import TemplateModel
 from .params import BoilerplateParams, DuplicateParams
+from .source import SourceChoice, choose_source, extraction_failed, region_blocks_of_record, region_fields
 from .store import TemplateStore, load_site
 
-__all__ = ["FinishResult", "finish_records", "finish_crawl", "cleaned_fields", "merge_flags", "model_hashes",
+__all__ = ["FinishResult", "finish_records", "finish_crawl", "cleaned_fields", "source_fields", "merge_flags",
+           "model_hashes",
            "dump_record", "read_records", "REPORT_JSON", "REPORT_TXT"]
 
 REPORT_JSON = "template-report.json"
@@ -71,10 +73,28 @@ def cleaned_fields(result: CleanResult, markdown: bool = True) -> dict[str, Any]
     }
 
 
+def source_fields(record: Mapping[str, Any], choice: SourceChoice) -> dict[str, Any]:
+    """Record fields after a clean with a source choice: ``text``/``markdown``/``content_hash`` from the
+    chosen source; ``blocks`` and the ``boilerplate_removed_*`` counts always of the extractor's blocks (so
+    cleaning again makes the same choice); ``page_blocks`` with the region's per-block decisions."""
+    fields = cleaned_fields(choice.result, markdown=record.get("markdown") is not None)
+    if choice.result is not choice.extracted:
+        extracted = cleaned_fields(choice.extracted, markdown=False)
+        for key in ("blocks", "boilerplate_removed_chars", "boilerplate_removed_blocks"):
+            fields[key] = extracted[key]
+    region = region_fields(record, choice)
+    if region is not None:
+        fields["page_blocks"] = region
+    return fields
+
+
 def model_hashes(record: Mapping[str, Any], blocks: list[tuple[str, str]], params: BoilerplateParams) -> set[str]:
     """What a page teaches the model: the hashes of all its blocks (``page_block_hashes``, chrome
     included) and of its extracted blocks."""
     hashes = {h for _, _, h, _ in hash_blocks(blocks, params) if h}
+    region = region_blocks_of_record(record)
+    if region:  # the region is cut like the page: mostly the same hashes, counted once per page anyway
+        hashes.update(h for _, _, h, _ in hash_blocks([(kind, text) for kind, text, _ in region], params) if h)
     stored = record.get("page_block_hashes")
     if isinstance(stored, list):
         hashes.update(h for h in stored if isinstance(h, str) and h)
@@ -151,12 +171,14 @@ def finish_records(
 def _clean_record(record: Mapping[str, Any], url: str, model: TemplateModel, params: BoilerplateParams
                   ) -> tuple[dict[str, Any], CleanResult, str, str]:
     site, cluster = site_of_url(url), cluster_of_url(url)
-    result = clean_page(blocks_of_record(record), site, cluster, model, params)
+    choice = choose_source(blocks_of_record(record), region_blocks_of_record(record), extraction_failed(record),
+                           site, cluster, model, params)
+    result = choice.result
     out = dict(record)
-    out.update(cleaned_fields(result, markdown=record.get("markdown") is not None))
+    out.update(source_fields(record, choice))
     out["template_cluster"] = cluster
     out["duplicate_of"] = None
-    out["flags"] = merge_flags(record.get("flags"), result.flags)
+    out["flags"] = merge_flags(record.get("flags"), [*result.flags, *([choice.flag] if choice.flag else [])])
     return out, result, site, cluster
 
 

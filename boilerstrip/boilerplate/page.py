@@ -13,7 +13,7 @@ import re
 
 from .blocks import HEADING_KINDS, block_hash, digits_insensitive, normalise_block
 
-__all__ = ["page_blocks", "page_block_hashes"]
+__all__ = ["page_blocks", "page_block_hashes", "region_blocks"]
 
 logger = logging.getLogger(__name__)
 _BLOCK_TAGS = ("p", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "tr", "caption",
@@ -71,6 +71,53 @@ def page_blocks(html: str, *, max_chars: int = 10_000_000) -> list[tuple[str, st
         return blocks if blocks is not None else _simple_blocks(document)
     except Exception:  # noqa: BLE001 - hostile HTML gives no page blocks, never an exception
         logger.debug("page blocks: could not segment page", exc_info=True)
+        return []
+
+
+def _region_of(document) -> list[dict] | None:
+    try:
+        from boilerstrip.extraction._vocab import NEVER_CONTENT_TAGS
+        from boilerstrip.extraction.blocks import BOILERPLATE, CHROME, COMMENTS, CONTENT, HIDDEN, segment
+    except ImportError:
+        return None
+    from lxml import etree
+
+    etree.strip_elements(document, *NEVER_CONTENT_TAGS, with_tail=False)
+    body = document.find("body")
+    seg = segment(body if body is not None else document, skip_navigation=True)
+    # the extractor's verdict over each block, painted outer to inner (an "entry-content" inside a
+    # "post-header" is content again), as the extractor does
+    verdicts: list[str | None] = [None] * len(seg)
+    for element, verdict, _weight in seg.marked:
+        span = seg.ranges.get(element)
+        if not span or verdict not in (COMMENTS, HIDDEN, BOILERPLATE, CHROME, CONTENT):
+            continue
+        painted = None if verdict == CONTENT else verdict
+        for i in range(span[0], span[1]):
+            verdicts[i] = painted
+    out = []
+    for kind, text, links, verdict in zip(seg.kinds, seg.texts, seg.link_chars, verdicts):
+        block = {"kind": kind, "text": _CONTROL_RE.sub("", text), "links": links}
+        if verdict:
+            block["furniture"] = verdict
+        out.append(block)
+    return out
+
+
+def region_blocks(html: str, *, max_chars: int = 10_000_000) -> list[dict]:
+    """The page's candidate content region for ``source="auto"``: {"kind", "text", "links"[, "furniture"]}
+    of every block cut the extractor's way, minus <nav>/<aside>/<footer>; "furniture" names the extractor's
+    verdict on an element around the block ("comments", "hidden", "boilerplate", "chrome"). [] for empty,
+    oversized or unparsable input, or without the extractor (never raises)."""
+    if not html or not isinstance(html, str) or len(html) > max_chars:
+        return []
+    try:
+        document = _parse(html)
+        if document is None:
+            return []
+        return _region_of(document) or []
+    except Exception:  # noqa: BLE001 - hostile HTML gives no region, never an exception
+        logger.debug("region blocks: could not segment page", exc_info=True)
         return []
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 __all__ = ["BoilerplateParams", "DuplicateParams", "DUPLICATE_MODES", "SOURCES"]
 
 DUPLICATE_MODES = ("mark", "drop")
-SOURCES = ("extracted", "page")
+SOURCES = ("auto", "extracted", "page")
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,20 @@ class BoilerplateParams:
     #: minus template: the cross-page model alone decides what is content. "page" wins on documentation
     #: sites with one strong template (site benchmark: F1 0.96-0.99 against 0.83-0.88) but keeps per-page
     #: chrome the model cannot see (a table of contents, a sidebar that differs on every page).
-    source: str = "extracted"
+    #: "auto" (default): per page, the extractor's blocks, or the page's whole non-template region when
+    #: the extractor found no content or kept clearly less than a region that holds it (see
+    #: ``boilerplate/source.py``; the record's flags say when the region won and why).
+    source: str = "auto"
+    #: auto: the region wins when the extracted text (after template removal) is less than this share of
+    #: the region's text (the region adds more than 3%: a left-out heading, box or list). Sweep on the
+    #: site benchmark (direct, 2026-11-30, F1 sqlite3-doc / debian-handbook): 0.9 0.946/0.981, 0.95
+    #: 0.952/0.984, 0.97 0.955/0.987, 1.0 0.959/0.990 (precision flat at 0.98/0.99-1.0: the region minus
+    #: template and furniture is clean there); 0.97 leaves the extractor's choice alone on pages where
+    #: the region adds next to nothing.
+    max_extracted_share_of_region: float = 0.97
+    #: ...and the region holds at least this share of the extracted text (same blocks): the extractor's
+    #: choice is a part of the region, not something else (a page whose region is a comment thread).
+    min_held_share: float = 0.9
 
     # --- the template rule -----------------------------------------------------------------------
     #: A block on more than this share of a site's pages is template. 0.8 (the issue's default): a
@@ -88,7 +101,7 @@ class BoilerplateParams:
         if self.source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {self.source!r}")
         for name in ("min_share_of_pages", "cluster_min_share_of_pages", "protect_min_share", "blank_min_share",
-                     "list_min_template_share",
+                     "list_min_template_share", "max_extracted_share_of_region", "min_held_share",
                      "max_removed_share_unflagged"):
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:

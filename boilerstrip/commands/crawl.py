@@ -81,6 +81,19 @@ def check_output(path: str | None) -> Path:
     return out.resolve()
 
 
+LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
+
+
+def _check_log_level(value: Any) -> Any:
+    """LOG_LEVEL in the form ``logging`` accepts (upper case). Scrapy hands it to ``logging`` only once the
+    crawl starts, where a typo or a lower-case ``-s LOG_LEVEL=debug`` is a traceback."""
+    if isinstance(value, int):
+        return value
+    if str(value).strip().upper() in LOG_LEVELS:
+        return str(value).strip().upper()
+    raise UsageError(f"--log-level (LOG_LEVEL) expects one of {', '.join(LOG_LEVELS)}, got {value!r}")
+
+
 def parse_set_options(values: list[str]) -> dict[str, str]:
     settings: dict[str, str] = {}
     for item in values:
@@ -146,6 +159,7 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
         settings.set(name, value, priority="cmdline")
     for name, value in overrides.items():
         settings.set(name, value, priority="cmdline")
+    settings.set("LOG_LEVEL", _check_log_level(settings.get("LOG_LEVEL")), priority="cmdline")
 
     spider_kwargs: dict[str, Any] = {"start_urls": start_urls}
     if max_pages is not None:

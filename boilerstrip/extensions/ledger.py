@@ -208,6 +208,8 @@ class LedgerExtension:
         record = self.records.get(key) if key else None
         if record is None:
             return
+        if record.previous:
+            return  # settled by the run this one resumes (a JOBDIR dupefilter remembers its requests)
         if record.creator == id(request) and (record.outcome is None or record.reason.startswith("duplicate")):
             del self.records[key]  # a duplicate the dupefilter caught: never admitted
             return
@@ -290,6 +292,11 @@ class LedgerExtension:
         if record.outcome is None or not record.admitted:
             record.outcome, record.reason, record.detail, record.admitted = outcome, reason, detail, True
         elif record.previous:
+            if outcome == "filtered" and reason.startswith("duplicate"):
+                # The earlier run settled it and a resumed JOBDIR dupefilter drops it again: that says
+                # nothing new, the earlier outcome (robots_disallowed, duplicate_canonical...) stands.
+                self._inc("settled_known")
+                return
             record.previous = False
             if record.outcome == "item" and outcome == "item":
                 self._inc("resumed_already_written")

@@ -209,12 +209,17 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
 
     kinds, chars, links = seg.kinds, seg.chars, seg.link_chars
     max_block_ld = params.max_block_link_density
+    keep_h1 = params.keep_h1
+    if not keep_h1 and params.min_section_h1s:
+        # several <h1> in the content are its section headings (documentation generators number their
+        # sections with <h1>), not the headline: keep them (the headline one still goes, below)
+        keep_h1 = sum(1 for i in range(n) if keep[i] and kinds[i] == "h1") >= params.min_section_h1s
     indices = []
     for i in range(n):
         if not keep[i]:
             continue
         kind = kinds[i]
-        if kind == "h1" and not params.keep_h1:
+        if kind == "h1" and not keep_h1:
             continue
         if kind == "figcaption" and not params.keep_captions:
             continue
@@ -227,7 +232,7 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
         padded = f" {headline} "
         for position, i in enumerate(indices[: params.max_headline_search_blocks]):
             kind = kinds[i]
-            if kind in HEADING_TAGS and (kind != "h1" or not params.keep_h1):
+            if kind in HEADING_TAGS:
                 words = " ".join(TOKEN_RE.findall(seg.texts[i].lower()))
                 shorter_title = headline in words and len(headline) >= params.min_headline_match_share * len(words)
                 if words and (f" {words} " in padded or shorter_title):

@@ -136,6 +136,10 @@ class ExtractionParams:
     min_headline_match_share: float = 0.6
     #: Keep <h1> headings in the body (the headline is metadata: ``title``).
     keep_h1: bool = False
+    #: ...unless the content holds at least this many <h1>: then they are its section headings
+    #: (documentation generators number sections with <h1>) and are kept, the headline still dropped
+    #: (0: off). Article benchmark unchanged (its pages have one <h1>); sqlite3-doc: see README.
+    min_section_h1s: int = 2
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:

@@ -26,8 +26,9 @@ from boilerstrip.boilerplate import (
     TemplateModel,
     TemplateStore,
     blocks_of_record,
-    cleaned_fields,
-    clean_page,
+    choose_source,
+    extraction_failed,
+    region_blocks_of_record,
     cluster_of_url,
     load_site,
     merge_flags,
@@ -35,8 +36,8 @@ from boilerstrip.boilerplate import (
     resolve_state_dir,
     site_of_url,
 )
-from boilerstrip.boilerplate.finish import model_hashes
-from boilerstrip.boilerplate.page import page_block_hashes, page_blocks
+from boilerstrip.boilerplate.finish import model_hashes, source_fields
+from boilerstrip.boilerplate.page import page_block_hashes, page_blocks, region_blocks
 from boilerstrip.config import component_enabled, params_from_settings
 
 __all__ = ["PageBlocksPipeline", "CrossPageBoilerplatePipeline", "engine_stalled"]
@@ -99,6 +100,9 @@ class PageBlocksPipeline:
             adapter["page_block_hashes"] = page_block_hashes(html, digits=self.params.normalise_digits, blocks=blocks)
             if self.params.source == "page":
                 adapter["page_blocks"] = [{"kind": kind, "text": text} for kind, text in blocks]
+            elif self.params.source == "auto":
+                # the page's candidate region, kept on the record: the finishing pass chooses again
+                adapter["page_blocks"] = region_blocks(html)
         elif self.stats is not None:
             self.stats.inc_value(f"{STATS}/page_blocks/no_html")
         return item
@@ -159,7 +163,7 @@ class CrossPageBoilerplatePipeline:
             adapter["blocks"] = page
             adapter["method"] = "crosspage"
             self._inc("source/page")
-        if page is not None:
+        if page is not None and self.params.source == "page":
             adapter["page_blocks"] = None
         blocks = blocks_of_record(adapter)
         self._learn(site, cluster, url, model_hashes(adapter, blocks, self.params))
@@ -168,10 +172,15 @@ class CrossPageBoilerplatePipeline:
             reason = await self._hold(site)
             self._inc(f"released/{reason}")
             logger.debug("boilerplate: released %s (%s, site has %d pages)", url, reason, self.model.pages(site))
-        result = clean_page(blocks, site, cluster, self.model, self.params)
-        adapter.update(cleaned_fields(result, markdown=adapter.get("markdown") is not None))
+        choice = choose_source(blocks, region_blocks_of_record(adapter), extraction_failed(adapter), site, cluster,
+                               self.model, self.params)
+        result = choice.result
+        adapter.update(source_fields(adapter, choice))
         adapter["template_cluster"] = cluster
-        adapter["flags"] = merge_flags(adapter.get("flags"), result.flags)
+        adapter["flags"] = merge_flags(adapter.get("flags"), [*result.flags, *([choice.flag] if choice.flag else [])])
+        if self.params.source == "auto":
+            self._inc(f"source/{choice.source}/{choice.reason}")
+            logger.debug("boilerplate: %s from %s (%s)", url, choice.source, choice.reason)
         self._inc("removed_blocks", result.removed_blocks)
         self._inc("removed_chars", result.removed_chars)
         for flag in result.flags:

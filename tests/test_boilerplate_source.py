@@ -1,0 +1,202 @@
+"""``source="auto"``: per page, the extractor's blocks or the page's non-template region (pure core, no Scrapy)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from boilerstrip.boilerplate import (
+    BoilerplateParams,
+    TemplateModel,
+    blocks_of_record,
+    choose_source,
+    cluster_of_url,
+    extraction_failed,
+    finish_records,
+    region_blocks,
+    region_blocks_of_record,
+    site_of_url,
+)
+from boilerstrip.boilerplate.finish import dump_record, model_hashes
+
+P = BoilerplateParams()
+MENU = [("p", "Small. Fast. Reliable. Choose any three."), ("li", "Home"), ("li", "About"), ("li", "Download")]
+ACCEPTED = [{"method": "semantic", "accepted": False, "chars": 0, "reason": "no_semantic_container"},
+            {"method": "density", "accepted": True, "chars": 900, "reason": "accepted"}]
+SHORT = [{"method": "density", "accepted": False, "chars": 0, "reason": "no_dense_block"},
+         {"method": "bodytext", "accepted": True, "chars": 120, "reason": "accepted_short"}]
+
+
+WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
+
+
+def _para(i: int, j: int) -> str:
+    """Text of its own per page and paragraph (digits alone would hash alike: they normalise to 0)."""
+    return f"Paragraph {WORDS[j]} of page {WORDS[i]} explains one more thing about the library, {WORDS[(i + j) % 16]}."
+
+
+def _record(i: int, extracted: list[tuple[str, str]], region: list[dict], method: str = "density",
+            attempts: list | None = None) -> dict:
+    return {"url": f"https://docs.example/p{i:02d}.html", "method": method, "attempts": attempts or ACCEPTED,
+            "text": "\n\n".join(t for _, t in extracted),
+            "blocks": [{"kind": k, "text": t} for k, t in extracted],
+            "page_block_hashes": [], "page_blocks": region}
+
+
+def _doc_page(i: int, with_box: bool = True) -> dict:
+    """A documentation page: the extractor keeps the paragraphs, not the headline nor the in-text box."""
+    paras = [("p", _para(i, j)) for j in range(3)]
+    box = [("p", f"NOTE: page {WORDS[i]} has a boxed remark that the extractor left out, long enough to matter.")]
+    region = [{"kind": k, "text": t, "links": len(t) if k == "li" else 0} for k, t in MENU]
+    region += [{"kind": "h2", "text": f"Chapter {WORDS[i]}: the headline", "links": 0}]
+    region += [{"kind": k, "text": t, "links": 0} for k, t in paras[:1] + (box if with_box else []) + paras[1:]]
+    region += [{"kind": "p", "text": f"Comment {WORDS[i]}: great page!", "links": 0, "furniture": "comments"}]
+    return _record(i, paras, region)
+
+
+def _model(records: list[dict]) -> TemplateModel:
+    model = TemplateModel()
+    for record in records:
+        url = record["url"]
+        model.add_page(site_of_url(url), cluster_of_url(url), model_hashes(record, blocks_of_record(record), P))
+    return model
+
+
+def _choose(record: dict, model: TemplateModel, params: BoilerplateParams = P):
+    url = record["url"]
+    return choose_source(blocks_of_record(record), region_blocks_of_record(record), extraction_failed(record),
+                         site_of_url(url), cluster_of_url(url), model, params)
+
+
+def test_a_wider_region_that_holds_the_extracted_text_wins() -> None:
+    records = [_doc_page(i) for i in range(10)]
+    choice = _choose(records[3], _model(records))
+    assert (choice.source, choice.reason, choice.flag) == ("page", "wider_region", "boilerplate_source_page_wider_region")
+    texts = [t for _, t in choice.result.kept]
+    assert texts[0] == "Chapter delta: the headline" and any(t.startswith("NOTE: page delta") for t in texts)
+    assert "Home" not in texts and not any(t.startswith("Comment") for t in texts)  # template, comments
+    assert [t for _, t in choice.extracted.kept] == [_para(3, j) for j in range(3)]
+
+
+def test_extracted_blocks_win_when_they_cover_the_region() -> None:
+    records = [_doc_page(i) for i in range(10)]
+    for record in records:  # the region adds nothing beyond the extracted blocks but template and comments
+        record["page_blocks"] = [b for b in record["page_blocks"] if not b["text"].startswith(("NOTE", "Chapter"))]
+    choice = _choose(records[3], _model(records))
+    assert (choice.source, choice.reason, choice.flag) == ("extracted", "extracted_covers_region", None)
+
+
+def test_a_region_that_does_not_hold_the_extracted_text_loses() -> None:
+    records = [_doc_page(i) for i in range(10)]
+    odd = records[3]
+    odd["page_blocks"] = [b for b in odd["page_blocks"] if not b["text"].startswith("Paragraph")]
+    odd["page_blocks"] += [{"kind": "p", "text": f"Unrelated text number {j} that is long enough to count.", "links": 0}
+                           for j in range(8)]
+    assert _choose(odd, _model(records)).reason == "region_not_holding"
+
+
+def test_furniture_stays_out_of_a_wider_region_unless_the_extractor_kept_it() -> None:
+    records = [_doc_page(i) for i in range(10)]
+    page = records[3]
+    page["page_blocks"].insert(-1, {"kind": "li", "text": "Related: another page entirely", "links": 30,
+                                    "furniture": "boilerplate"})
+    page["page_blocks"][5]["furniture"] = "boilerplate"  # the first paragraph, which the extractor kept
+    choice = _choose(page, _model(records))
+    assert choice.source == "page"
+    texts = [t for _, t in choice.result.kept]
+    assert "Related: another page entirely" not in texts and _para(3, 0) in texts
+    removed = {b["text"]: b["removed"] for b in choice.result.blocks}
+    assert removed["Related: another page entirely"] == "region:boilerplate"
+    assert removed["Comment delta: great page!"] == "region:comments"
+
+
+def test_a_failed_extraction_takes_the_region_minus_template_and_comments() -> None:
+    records = [_doc_page(i) for i in range(10)]
+    index = records[4]
+    index["method"], index["attempts"] = "bodytext", SHORT
+    links = [{"kind": "li", "text": f"function_{WORDS[j]}()", "links": 12,
+              "furniture": "boilerplate" if j == 0 else None} for j in range(6)]
+    heading = {"kind": "h2", "text": "All the functions", "links": 0}
+    index["page_blocks"] = [b for b in index["page_blocks"] if b["kind"] == "li"] + [heading] + links + [
+        {"kind": "p", "text": "Comment: thanks", "links": 0, "furniture": "comments"}]
+    index["blocks"] = [{"kind": "li", "text": t} for _, t in MENU[1:]]  # the extractor fell back to the menu
+    assert extraction_failed(index)
+    choice = _choose(index, _model(records))
+    assert (choice.source, choice.reason) == ("page", "extraction_failed")
+    # link lists and other furniture are the content of an index page; comments never are
+    assert [t for _, t in choice.result.kept] == ["All the functions"] + [f"function_{WORDS[j]}()" for j in range(6)]
+
+
+def test_no_choice_before_the_model_is_ready_or_without_a_region_or_in_other_modes() -> None:
+    records = [_doc_page(i) for i in range(10)]
+    assert _choose(records[0], _model(records[:3])).reason == "model_not_ready"
+    bare = dict(records[0], page_blocks=None)
+    assert _choose(bare, _model(records)).reason == "no_page_blocks"
+    assert _choose(records[0], _model(records), BoilerplateParams(source="extracted")).source == "extracted"
+    # a model that finds no template on the page cannot say where its content ends
+    plain = [dict(r, page_blocks=[b for b in r["page_blocks"] if b["kind"] != "li" and b["kind"] != "p" or
+                                  b["text"].startswith(("Paragraph", "NOTE"))]) for r in records]
+    assert _choose(plain[0], _model(plain)).reason == "no_template_found"
+
+
+def test_thresholds_are_params() -> None:
+    records = [_doc_page(i) for i in range(10)]
+    model = _model(records)
+    assert _choose(records[3], model, BoilerplateParams(max_extracted_share_of_region=0.5)).source == "extracted"
+    with pytest.raises(ValueError, match="max_extracted_share_of_region"):
+        BoilerplateParams(max_extracted_share_of_region=0)
+    with pytest.raises(ValueError, match="min_held_share"):
+        BoilerplateParams(min_held_share=1.5)
+    with pytest.raises(ValueError, match="source"):
+        BoilerplateParams(source="everything")
+
+
+def test_finishing_with_auto_is_order_independent_idempotent_and_flags_the_source() -> None:
+    records = [_doc_page(i, with_box=i % 2 == 0) for i in range(12)]
+    out = finish_records(records).records
+    shuffled = list(records)
+    random.Random(7).shuffle(shuffled)
+    assert [dump_record(r) for r in finish_records(shuffled).records] == [dump_record(r) for r in out]
+    again = finish_records(out).records
+    assert [dump_record(r) for r in again] == [dump_record(r) for r in out]
+    first = out[0]
+    assert "boilerplate_source_page_wider_region" in first["flags"]
+    assert first["text"].startswith("Chapter alpha: the headline") and "NOTE: page alpha" in first["text"]
+    # ``blocks`` keeps the extractor's blocks; the region stays on the record for the next pass
+    assert [b["text"] for b in first["blocks"]] == [_para(0, j) for j in range(3)]
+    assert [(b["kind"], b["text"]) for b in first["page_blocks"]] == [
+        (b["kind"], b["text"]) for b in records[0]["page_blocks"]]
+    removed = {b["text"]: b["removed"] for b in first["page_blocks"]}
+    assert removed["Home"] == "template:site" and removed["Comment alpha: great page!"] == "region:comments"
+    assert removed["NOTE: page alpha has a boxed remark that the extractor left out, long enough to matter."] is None
+    # the counts describe ``blocks`` (the extractor's), as the text's source is in the flags
+    assert first["boilerplate_removed_blocks"] == sum(1 for b in first["blocks"] if b["removed"]) == 0
+
+
+def test_region_blocks_of_html() -> None:
+    html = """<html><body><nav><a href="/">Home</a></nav><div class="menu"><a href="/a">About us</a></div>
+    <div class="post"><p>Real text with <a href="/x">a link</a> inside it.</p>
+    <div class="comments"><p>First!</p></div><div style="display:none"><p>hidden words</p></div></div>
+    <footer>(c) 2026</footer></body></html>"""
+    blocks = region_blocks(html)
+    by_text = {b["text"]: b for b in blocks}
+    assert "Home" not in by_text and "(c) 2026" not in by_text  # <nav>, <footer>: never read
+    assert by_text["Real text with a link inside it."]["links"] == len("a link")
+    assert "furniture" not in by_text["Real text with a link inside it."]
+    assert by_text["First!"]["furniture"] == "comments"
+    assert by_text["About us"]["furniture"] == "boilerplate"
+    assert by_text.get("hidden words", {}).get("furniture", "hidden") == "hidden"
+    for junk in ("", None, 12, b"<p>bytes</p>"):
+        assert region_blocks(junk) == []  # type: ignore[arg-type]
+    for junk in ("\x00\x01\x02", "<" * 100, "<div>" * 5000, "\ud800 lone"):
+        assert isinstance(region_blocks(junk), list)
+
+
+def test_odd_region_records_never_raise() -> None:
+    records = [_doc_page(i) for i in range(8)]
+    records[0]["page_blocks"] = [None, "x", {"text": 5}, {"kind": None, "text": "ok", "links": "many"}]
+    records[1]["page_blocks"] = "not a list"
+    records[2]["attempts"] = "nope"
+    out = finish_records(records).records
+    assert len(out) == 8
