@@ -27,6 +27,9 @@ USER_AGENT = f"boilerstrip/{__version__} (+{PROJECT_URL})"
 # The item fields that reach the JSONL file, in order (the raw HTML never does).
 FEED_EXPORT_FIELDS = list(EXPORT_FIELDS)  # also for `scrapy crawl site -O out.jsonl`
 
+# Scrapy's downloader, with CONCURRENT_REQUESTS_PER_DOMAIN held when DOWNLOAD_DELAY is 0 (see the module).
+DOWNLOADER = "boilerstrip.core.downloader.Downloader"
+
 # Components are registered here; each has its own BOILERSTRIP_<COMPONENT>_ENABLED setting.
 DOWNLOADER_MIDDLEWARES: dict[str, int | None] = {}
 SPIDER_MIDDLEWARES: dict[str, int | None] = {}

@@ -66,3 +66,78 @@ def test_crawl_ledger_and_manifest_are_not_private_files(serve, tmp_path):
     expected = 0o666 & ~_umask()
     for path in (tmp_path / "out.ledger.jsonl", tmp_path / "out.manifest.json"):
         assert stat.S_IMODE(path.stat().st_mode) == expected, path
+
+
+def _resumed_ledger(tmp_path):
+    import json
+
+    from boilerstrip.extensions.ledger import LedgerExtension, LedgerParams
+    from boilerstrip.feeds import output_paths
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    out = tmp_path / "site.jsonl"
+    paths = output_paths(out)
+    base = "http://127.0.0.1:8000"
+    out.write_text(json.dumps({"url": base + "/"}) + "\n", encoding="utf-8")
+    earlier = [
+        {"url": base + "/", "outcome": "item", "reason": ""},
+        {"url": base + "/drafts/a.html", "outcome": "filtered", "reason": "robots_disallowed"},
+        {"url": base + "/p.html?ref=x", "outcome": "filtered", "reason": "duplicate_canonical"},
+    ]
+    paths.ledger.write_text("".join(json.dumps(e) + "\n" for e in earlier), encoding="utf-8")
+    ledger = LedgerExtension(LedgerParams(), paths, resume=True)
+    ledger.spider_opened()
+    return ledger, base
+
+
+def test_jobdir_resume_keeps_the_earlier_runs_filtered_urls(tmp_path):
+    # Was: after a Ctrl-C and a re-run with the same JOBDIR, the persisted dupefilter dropped the links to
+    # URLs the first run had filtered (robots_disallowed, duplicate_canonical); the spider reported that as
+    # filtered:duplicate, which overwrote the earlier reason and then deleted the URL from the ledger as
+    # "never admitted": the final ledger and manifest lost them (25 URLs became 22 on the demo site).
+    from scrapy import Request
+
+    ledger, base = _resumed_ledger(tmp_path)
+    for url, spider_first in ((base + "/drafts/a.html", True), (base + "/p.html?ref=x", False)):
+        request = Request(url)
+        ledger.request_scheduled(request)
+        if spider_first:  # either order of the two request_dropped handlers
+            ledger.url_settled(url, "filtered", "duplicate", request=request)
+            ledger.request_dropped(request)
+        else:
+            ledger.request_dropped(request)
+            ledger.url_settled(url, "filtered", "duplicate", request=request)
+    assert ledger.reconcile(), ledger.summary
+    assert ledger.summary["counts"]["urls"] == 3
+    assert ledger.summary["reasons"] == {"filtered:duplicate_canonical": 1, "filtered:robots_disallowed": 1}
+
+
+def test_plain_duplicate_drops_are_still_not_admitted(tmp_path):
+    # The fix must not change a fresh run: a URL the dupefilter drops on its first request was never admitted.
+    from scrapy import Request
+
+    ledger, base = _resumed_ledger(tmp_path)
+    request = Request(base + "/new.html")
+    ledger.request_scheduled(request)
+    ledger.url_settled(request.url, "filtered", "duplicate", request=request)
+    ledger.request_dropped(request)
+    assert base + "/new.html" not in ledger.records
+
+
+def test_a_crawl_stopped_on_purpose_is_a_warning_not_a_ledger_mismatch(tmp_path, caplog):
+    # Was: one Ctrl-C logged "ERROR: ledger: MISMATCH" (URLs in flight are never settled), which reads as a
+    # bug in the tool; a finished crawl with an unsettled URL must still be an ERROR.
+    import logging
+
+    from scrapy import Request
+
+    for reason, level, words in (("shutdown", logging.WARNING, "stopped early"), ("finished", logging.ERROR, "MISMATCH")):
+        ledger, base = _resumed_ledger(tmp_path / reason)
+        ledger.request_scheduled(Request(base + "/in-flight.html"))
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="boilerstrip.extensions.ledger"):
+            ledger.spider_closed(reason=reason)
+        assert ledger.reconciled is False
+        records = [r for r in caplog.records if r.name == "boilerstrip.extensions.ledger"]
+        assert [(r.levelno, words in r.getMessage()) for r in records] == [(level, True)], reason
+        assert ledger.summary["unsettled"] == [base + "/in-flight.html"]

@@ -346,7 +346,16 @@ class LedgerExtension:
             for name, value in counts.items():
                 self.stats.set_value(f"boilerstrip/ledger/{name}", value)
             self.stats.set_value("boilerstrip/ledger/mismatch", 0 if ok else 1)
-        if not ok:
+        if not ok and self._finish_reason not in ("", "finished") and not self.doubles:
+            # A crawl stopped on purpose (Ctrl-C, CLOSESPIDER_*) leaves URLs in flight: expected, not an
+            # accounting error. The manifest still says reconciled: false and the crawl exits 1.
+            logger.warning(
+                "ledger: the crawl stopped early (%s): %d URLs = %d items + %d filtered + %d failed, %d not settled "
+                "yet %s; the same command with --resume finishes them",
+                self._finish_reason, counts["urls"], counts["item"], counts["filtered"], counts["failed"],
+                len(pending), pending[:listed],
+            )  # fmt: skip
+        elif not ok:
             logger.error(
                 "ledger: MISMATCH -- %d URLs, %d items + %d filtered + %d failed, %d never settled %s, %d settled twice %s",
                 counts["urls"], counts["item"], counts["filtered"], counts["failed"], len(pending), pending[:listed],
