@@ -14,6 +14,8 @@ __all__ = [
     "digits_insensitive",
     "HEADING_KINDS",
     "block_hash",
+    "kind_class",
+    "HASH_VERSION",
     "site_of_url",
     "cluster_of_url",
     "blocks_of_record",
@@ -28,6 +30,14 @@ _DIGITS_RE = re.compile(r"\d+")
 #: Bytes of the block digest: 8 bytes (16 hex chars) make a collision between two distinct blocks of one
 #: site negligible (~1e-10 at 1e5 distinct blocks) while keeping records and the state DB small.
 _HASH_BYTES = 8
+#: Version of the block hash: 1 hashed the text alone; 2 hashes (kind class, text), so a category page's
+#: ``<h1>Growing</h1>`` is not the menu item "Growing" on every page. Stored hashes of another version are
+#: not comparable (``store.py`` ignores a state DB written with another version).
+HASH_VERSION = 2
+#: the kind classes a block hash distinguishes: a heading, or any other block (paragraph, list item, row,
+#: cell... one class: the same menu is a list on one template and a table row on another)
+_HEADING_CLASS = "heading"
+_OTHER_CLASS = ""
 
 
 def normalise_block(text: str, *, digits: bool = True) -> str:
@@ -45,11 +55,21 @@ def digits_insensitive(kind: str, enabled: bool = True) -> bool:
     return enabled and kind not in HEADING_KINDS
 
 
-def block_hash(normalised: str) -> str | None:
-    """A stable 16-hex-digit hash of a normalised block; None for an empty block (never template)."""
+def kind_class(kind: str | None) -> str:
+    """The part of a block's kind its hash keeps: "heading" for h1-h6, "" for every other kind."""
+    return _HEADING_CLASS if kind in HEADING_KINDS else _OTHER_CLASS
+
+
+def block_hash(normalised: str, kind: str | None = None) -> str | None:
+    """A stable 16-hex-digit hash of a normalised block and its kind class (:func:`kind_class`); None for an
+    empty block (never template). A heading and a paragraph or list item with the same words hash apart:
+    the page's own ``<h1>Growing</h1>`` is not the menu's "Growing", while a "Related posts" ``<h2>`` on
+    every page is still one block. Other kinds hash as in hash version 1 (the text alone)."""
     if not normalised:
         return None
-    return hashlib.blake2b(normalised.encode("utf-8"), digest_size=_HASH_BYTES).hexdigest()
+    cls = kind_class(kind)
+    data = f"{cls}\x1f{normalised}" if cls else normalised
+    return hashlib.blake2b(data.encode("utf-8"), digest_size=_HASH_BYTES).hexdigest()
 
 
 def site_of_url(url: str) -> str:

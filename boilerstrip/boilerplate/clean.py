@@ -46,7 +46,7 @@ def hash_blocks(blocks: Iterable[tuple[str, str]], params: BoilerplateParams) ->
     out = []
     for kind, text in blocks:
         norm = normalise_block(text, digits=digits_insensitive(kind, params.normalise_digits))
-        out.append((kind, text, block_hash(norm), len(norm)))
+        out.append((kind, text, block_hash(norm, kind), len(norm)))
     return out
 
 

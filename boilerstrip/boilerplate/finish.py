@@ -94,7 +94,7 @@ def model_hashes(record: Mapping[str, Any], blocks: list[tuple[str, str]], param
     hashes = {h for _, _, h, _ in hash_blocks(blocks, params) if h}
     region = region_blocks_of_record(record)
     if region:  # the region is cut like the page: mostly the same hashes, counted once per page anyway
-        hashes.update(h for _, _, h, _ in hash_blocks([(kind, text) for kind, text, _ in region], params) if h)
+        hashes.update(h for _, _, h, _ in hash_blocks([(kind, text) for kind, text, *_ in region], params) if h)
     stored = record.get("page_block_hashes")
     if isinstance(stored, list):
         hashes.update(h for h in stored if isinstance(h, str) and h)
@@ -168,11 +168,16 @@ def finish_records(
     return FinishResult(out, dropped, report)
 
 
+def _title(record: Mapping[str, Any]) -> str | None:
+    title = record.get("title")
+    return title if isinstance(title, str) else None
+
+
 def _clean_record(record: Mapping[str, Any], url: str, model: TemplateModel, params: BoilerplateParams
                   ) -> tuple[dict[str, Any], CleanResult, str, str]:
     site, cluster = site_of_url(url), cluster_of_url(url)
     choice = choose_source(blocks_of_record(record), region_blocks_of_record(record), extraction_failed(record),
-                           site, cluster, model, params)
+                           site, cluster, model, params, title=_title(record))
     result = choice.result
     out = dict(record)
     out.update(source_fields(record, choice))

@@ -127,6 +127,6 @@ def page_block_hashes(
     """Sorted distinct hashes of the page's blocks (of ``blocks`` when given, else of ``page_blocks(html)``)."""
     if blocks is None:
         blocks = page_blocks(html, max_chars=max_chars)
-    hashes = {block_hash(normalise_block(text, digits=digits_insensitive(kind, digits))) for kind, text in blocks}
+    hashes = {block_hash(normalise_block(text, digits=digits_insensitive(kind, digits)), kind) for kind, text in blocks}
     hashes.discard(None)
     return sorted(hashes)  # type: ignore[arg-type]

@@ -37,6 +37,27 @@ class BoilerplateParams:
     #: ...and the region holds at least this share of the extracted text (same blocks): the extractor's
     #: choice is a part of the region, not something else (a page whose region is a comment thread).
     min_held_share: float = 0.9
+    #: auto, wider region: the region counts the extracted blocks' span (all kept blocks between the first
+    #: and the last of them) widened on each side while the next block is this page's prose; a block with
+    #: more link characters than this share of its text stops the widening (a "more from this author"
+    #: list, another article's title). 0.5: the extractor's prose holds a few links, a list of links is
+    #: nearly all link text.
+    extra_max_link_density: float = 0.5
+    #: ...as does a non-heading block shorter than this (characters): a commenter's name and date, an
+    #: author's name line. SWEEP
+    extra_min_chars: int = 40
+    #: ...or a block on more than this many of the site's pages (counted by the model): an author's bio box
+    #: on each of their articles, a title listed on other pages. 1: the block is this page's own.
+    extra_max_pages: int = 1
+    #: auto: the region's heading that repeats the page's title (the headline, which the extractor leaves
+    #: to ``title``) is searched among the region's first this many kept blocks and left out of the
+    #: comparison and of the text ("region:headline"): a headline alone never flips the source, and no
+    #: record's text starts with it. 5: the extractor's ``max_headline_search_blocks``.
+    headline_search_blocks: int = 5
+    #: ...a heading repeats the title when its words are part of the title's ("Title | Site"), or hold the
+    #: title's words and the title is at least this share of them (the extractor's
+    #: ``min_headline_match_share``: a one-word title does not match every heading).
+    min_headline_match_share: float = 0.6
 
     # --- the template rule -----------------------------------------------------------------------
     #: A block on more than this share of a site's pages is template. 0.8 (the issue's default): a
@@ -101,7 +122,8 @@ class BoilerplateParams:
         if self.source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {self.source!r}")
         for name in ("min_share_of_pages", "cluster_min_share_of_pages", "protect_min_share", "blank_min_share",
-                     "list_min_template_share", "max_extracted_share_of_region", "min_held_share",
+                     "list_min_template_share", "max_extracted_share_of_region", "min_held_share", "min_headline_match_share",
+                     "extra_max_link_density",
                      "max_removed_share_unflagged"):
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
@@ -109,6 +131,10 @@ class BoilerplateParams:
         for name in ("min_pages", "cluster_min_pages", "warmup_pages", "list_min_items"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        if self.extra_min_chars < 0 or self.extra_max_pages < 1:
+            raise ValueError("extra_min_chars must be >= 0 and extra_max_pages >= 1")
+        if self.headline_search_blocks < 0:
+            raise ValueError(f"headline_search_blocks must be >= 0, got {self.headline_search_blocks!r}")
         if self.min_kept_chars < 0 or self.protect_min_chars < 0:
             raise ValueError("min_kept_chars and protect_min_chars must be >= 0")
         if self.max_hold_s < 0 or self.hold_poll_s <= 0:

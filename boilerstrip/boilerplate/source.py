@@ -27,13 +27,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .blocks import repair_text
+from .blocks import HEADING_KINDS, normalise_block, repair_text
 from .clean import CleanResult, clean_page
 from .model import TemplateModel
 from .params import BoilerplateParams
 
 __all__ = ["SourceChoice", "choose_source", "region_blocks_of_record", "extraction_failed", "region_fields",
-           "SOURCE_FLAGS"]
+           "repeats_title", "SOURCE_FLAGS"]
 
 #: the flag a record gets when its text comes from the page's region, per reason
 SOURCE_FLAGS = {
@@ -52,15 +52,17 @@ class SourceChoice:
     extracted: CleanResult  # the cleaned extracted blocks (== result when they won)
     #: the cleaned region (template and left-out furniture marked), when it was looked at
     region: CleanResult | None = None
+    #: the text carries the page's headline (the region's heading that repeats the title)
+    headline: bool = False
 
     @property
     def flag(self) -> str | None:
         return SOURCE_FLAGS.get(self.reason) if self.source == "page" else None
 
 
-def region_blocks_of_record(record: Mapping[str, Any]) -> list[tuple[str, str, str | None]] | None:
-    """(kind, text, furniture verdict or None) of the record's ``page_blocks``; None when it has none
-    (older records, sources other than auto)."""
+def region_blocks_of_record(record: Mapping[str, Any]) -> list[tuple[str, str, str | None, int]] | None:
+    """(kind, text, furniture verdict or None, link characters) of the record's ``page_blocks``; None when
+    it has none (older records, sources other than auto)."""
     raw = record.get("page_blocks")
     if not isinstance(raw, list) or not raw:
         return None
@@ -70,7 +72,9 @@ def region_blocks_of_record(record: Mapping[str, Any]) -> list[tuple[str, str, s
             continue
         furniture = block.get("furniture")
         furniture = str(furniture) if furniture else None
-        out.append((repair_text(str(block.get("kind") or "p")), repair_text(block["text"]), furniture))
+        links = block.get("links")
+        links = links if isinstance(links, int) and not isinstance(links, bool) and links > 0 else 0
+        out.append((repair_text(str(block.get("kind") or "p")), repair_text(block["text"]), furniture, links))
     return out or None
 
 
@@ -105,57 +109,220 @@ def extraction_failed(record: Mapping[str, Any]) -> bool:
     return False
 
 
+def repeats_title(heading: str, title: str | None, params: BoilerplateParams) -> bool:
+    """Does ``heading`` repeat the page's ``title``? The extractor's rule on normalised word tokens: the
+    heading's words are a run of the title's ("Slug patrol" in "Slug patrol | Garden"), or the heading
+    holds the title's words and the title is at least ``min_headline_match_share`` of it."""
+    if not title or not isinstance(title, str):
+        return False
+    words = normalise_block(heading, digits=False)
+    headline = normalise_block(title, digits=False)
+    if not words or not headline:
+        return False
+    if f" {words} " in f" {headline} ":
+        return True
+    return f" {headline} " in f" {words} " and len(headline) >= params.min_headline_match_share * len(words)
+
+
+def _headline_of(whole: CleanResult, region: list[tuple[str, str, str | None, int]], extracted: set[str],
+                 title: str | None, params: BoilerplateParams) -> int | None:
+    """Index in the region of the page's headline: the nearest heading that repeats ``title`` among the
+    ``headline_search_blocks`` blocks before the first block the extractor kept (among the first blocks
+    when it kept none of the region's), not template, not a comment or hidden, not kept by the extractor."""
+    if not title or params.headline_search_blocks == 0:
+        return None
+    eligible = [i for i, ((_k, _t, furniture, _l), block) in enumerate(zip(region, whole.blocks))
+                if not block["removed"] and furniture not in _NEVER_REGION]
+    first = next((n for n, i in enumerate(eligible) if whole.blocks[i]["hash"] in extracted), None)
+    window = (eligible[max(0, first - params.headline_search_blocks):first][::-1] if first is not None
+              else eligible[: params.headline_search_blocks])
+    for i in window:
+        block = whole.blocks[i]
+        if block["kind"] in HEADING_KINDS and repeats_title(block["text"], title, params):
+            return i
+    return None
+
+
+def _with_headline(result: CleanResult, headline: tuple[str, str] | None) -> CleanResult:
+    """``result`` (the extracted blocks, cleaned) with the headline block first in its kept blocks."""
+    if headline is None or not headline[1].strip():
+        return result
+    return dataclasses.replace(result, kept=[headline, *result.kept],
+                               total_chars=result.total_chars + len(headline[1].strip()))
+
+
 def _kept_chars(blocks: Iterable[tuple[str, str]]) -> int:
     return sum(len(text.strip()) for _, text in blocks)
 
 
 def choose_source(
     extracted: list[tuple[str, str]],
-    region: list[tuple[str, str, str | None]] | None,
+    region: list[tuple[str, str, str | None, int]] | None,
     failed: bool,
     site: str,
     cluster: str,
     model: TemplateModel,
     params: BoilerplateParams,
+    title: str | None = None,
 ) -> SourceChoice:
-    """Clean the extracted blocks and, with ``source="auto"``, the page's region; return the winner."""
+    """Clean the extracted blocks and, with ``source="auto"``, the page's region; return the winner.
+
+    ``title`` is the record's title: the region's heading that repeats it is the page's headline, which
+    the text carries whichever source wins (the extractor leaves it to ``title``) and which does not count
+    in the comparison: a headline alone never makes the region win."""
     cleaned = clean_page(extracted, site, cluster, model, params)
     if params.source != "auto":
         return SourceChoice("extracted", f"source_{params.source}", cleaned, cleaned)
     if not region:
         return SourceChoice("extracted", "no_page_blocks", cleaned, cleaned)
+    # before the model is ready (fewer than min_pages pages) this removes nothing
+    whole = clean_page([(kind, text) for kind, text, _, _ in region], site, cluster, model, params)
+    kept_hashes = {block["hash"] for block in cleaned.blocks if not block["removed"]}
+    at = _headline_of(whole, region, kept_hashes, title, params)
+    headline = (whole.blocks[at]["kind"], whole.blocks[at]["text"]) if at is not None else None
+    headline_chars = len(headline[1].strip()) if headline else 0
     if model.pages(site) < params.min_pages:
-        return SourceChoice("extracted", "model_not_ready", cleaned, cleaned)
-    whole = clean_page([(kind, text) for kind, text, _ in region], site, cluster, model, params)
+        return SourceChoice("extracted", "model_not_ready", _with_headline(cleaned, headline), cleaned,
+                            headline=headline is not None)
     if whole.removed_chars == 0:
         # the model knows none of this page's template: nothing says where the content ends
-        return SourceChoice("extracted", "no_template_found", cleaned, cleaned)
+        return SourceChoice("extracted", "no_template_found", _with_headline(cleaned, headline), cleaned,
+                            headline=headline is not None)
     extracted_chars = _kept_chars(cleaned.kept)
     failed = failed or extracted_chars == 0
     # the region without the page's furniture (by the extractor's vocabulary: "related", "share",
-    # comment threads, hidden text), except blocks the extractor itself kept
-    kept_hashes = {block["hash"] for block in cleaned.blocks if not block["removed"]}
-    prose = _without_furniture(whole, region, kept_hashes, skip_all=not failed)
+    # comment threads, hidden text), except blocks the extractor itself kept and the headline
+    keep = kept_hashes | ({whole.blocks[at]["hash"]} if at is not None else set())
+    prose = _without_furniture(whole, region, keep, skip_all=not failed)
     if failed:
-        if _kept_chars(prose.kept) > 0:
-            return SourceChoice("page", "extraction_failed", prose, cleaned, prose)
+        if _kept_chars(prose.kept) > headline_chars:
+            return SourceChoice("page", "extraction_failed", prose, cleaned, prose, headline=headline is not None)
         return SourceChoice("extracted", "region_empty", cleaned, cleaned, prose)
-    region_chars = _kept_chars(prose.kept)
-    if not region_chars or extracted_chars >= params.max_extracted_share_of_region * region_chars:
-        return SourceChoice("extracted", "extracted_covers_region", cleaned, cleaned, prose)
-    region_hashes = {block["hash"] for block in prose.blocks if not block["removed"]}
+    with_headline = _with_headline(cleaned, headline)
+    # the extracted blocks' span in the region, widened by the prose around it: the headline alone, the
+    # next article's title or the author's bio box never make a region wider
+    wide = _widened(prose, region, kept_hashes, at, site, model, params)
+    if wide is None:
+        return SourceChoice("extracted", "region_not_holding", with_headline, cleaned, prose,
+                            headline=headline is not None)
+    wide, region_chars = wide
+    if region_chars <= 0 or extracted_chars >= params.max_extracted_share_of_region * region_chars:
+        return SourceChoice("extracted", "extracted_covers_region", with_headline, cleaned, wide,
+                            headline=headline is not None)
+    region_hashes = {block["hash"] for block in wide.blocks if not block["removed"]}
     held = sum(len(block["text"].strip()) for block in cleaned.blocks
                if not block["removed"] and block["hash"] in region_hashes)
     if held < params.min_held_share * extracted_chars:
-        return SourceChoice("extracted", "region_not_holding", cleaned, cleaned, prose)
-    return SourceChoice("page", "wider_region", prose, cleaned, prose)
+        return SourceChoice("extracted", "region_not_holding", with_headline, cleaned, wide,
+                            headline=headline is not None)
+    return SourceChoice("page", "wider_region", wide, cleaned, wide, headline=headline is not None)
+
+
+#: ``removed`` of a region block left out as furniture starts with this (``region:<verdict>``)
+FURNITURE_PREFIX = "region:"
+#: ``removed`` of a region block outside the widened span of the extracted blocks (not template)
+OUTSIDE = "region:outside"
+
+
+_PROSE, _LINKS, _STOP = "prose", "links", "stop"
+#: kinds of a list's items (consecutive blocks of one of these kinds form a list)
+_ITEM_KINDS = frozenset(("li", "dt", "dd", "tr"))
+
+
+def _introduced_items(blocks: list[dict[str, Any]]) -> set[int]:
+    """Indices of the items of every list whose previous kept block ends with a colon: the list is part
+    of the sentence that introduces it ("76 Methods:" then the methods, however many links they are)."""
+    out: set[int] = set()
+    previous: dict[str, Any] | None = None
+    run = False
+    for i, block in enumerate(blocks):
+        if block["removed"]:
+            continue
+        if block["kind"] in _ITEM_KINDS:
+            if run or (previous is not None and previous["kind"] not in _ITEM_KINDS
+                       and previous["text"].rstrip().endswith(":")):
+                run = True
+                out.add(i)
+        else:
+            run = False
+        previous = block
+    return out
+
+
+def _widened(prose: CleanResult, region: list[tuple[str, str, str | None, int]], extracted: set[str],
+             headline: int | None, site: str, model: TemplateModel, params: BoilerplateParams
+             ) -> tuple[CleanResult, int] | None:
+    """``prose`` cut to the span of the blocks the extractor kept (everything kept between the first and
+    the last of them: a box, a list or a heading set among the article's paragraphs), widened on each side
+    block by block through this page's prose; and the characters the comparison counts (the extracted
+    blocks and the prose among the others).
+
+    A block is *prose* when it is kept (not template nor furniture), not the headline, a heading or at
+    least ``extra_min_chars`` long, with link characters at most ``extra_max_link_density`` of it, and on
+    at most ``extra_max_pages`` pages of the site (an author's bio box and other articles' titles are on
+    several). A widening steps over left-out furniture (an in-text box named "sidebar", which stays out)
+    and over link lines ("-> https://..."), which it takes along without counting them; anything else
+    stops it. Headings and link lines left at the end of a widening are dropped. The headline stays;
+    blocks outside are marked ``region:outside``. None when the region holds none of the extracted blocks."""
+    blocks = prose.blocks
+    inside = [i for i, block in enumerate(blocks) if not block["removed"] and block["hash"] in extracted]
+    if not inside:
+        return None
+
+    introduced = _introduced_items(blocks)
+
+    def kind_of(i: int) -> str:
+        block = blocks[i]
+        text = block["text"].strip()
+        if block["removed"] or i == headline or not text:
+            return _STOP
+        if i in introduced:  # the items of a list its sentence introduces ("76 Methods:")
+            return _PROSE
+        if model.block_pages(site, block["hash"]) > params.extra_max_pages:
+            return _STOP
+        if region[i][3] > params.extra_max_link_density * len(text):
+            return _LINKS
+        if block["kind"] not in HEADING_KINDS and len(text) < params.extra_min_chars:
+            return _STOP
+        return _PROSE
+
+    def widen(start: int, step: int) -> int:
+        """The farthest prose block reached from ``start`` going ``step``."""
+        reached, i = start, start + step
+        while 0 <= i < len(blocks):
+            removed = blocks[i]["removed"]
+            if removed and removed.startswith(FURNITURE_PREFIX) and i != headline:
+                i += step
+                continue
+            kind = kind_of(i)
+            if kind == _STOP:
+                break
+            if kind == _PROSE and (step < 0 or blocks[i]["kind"] not in HEADING_KINDS):
+                reached = i  # going down, a heading is taken only with the prose after it
+            i += step
+        return reached
+
+    lo, hi = inside[0], inside[-1]
+    lo, end = widen(lo, -1), widen(hi, +1)
+    out: list[dict[str, Any]] = []
+    kept: list[tuple[str, str]] = []
+    chars = 0
+    for i, block in enumerate(blocks):
+        if not block["removed"] and not (lo <= i <= end or i == headline):
+            block = {**block, "removed": OUTSIDE}
+        if not block["removed"]:
+            kept.append((block["kind"], block["text"]))
+            if i != headline and (block["hash"] in extracted or kind_of(i) == _PROSE):
+                chars += len(block["text"].strip())
+        out.append(block)
+    return dataclasses.replace(prose, blocks=out, kept=kept), chars
 
 
 #: furniture verdicts never part of the region (even when the extraction failed)
 _NEVER_REGION = frozenset(("comments", "hidden"))
 
 
-def _without_furniture(whole: CleanResult, region: list[tuple[str, str, str | None]], extracted: set[str],
+def _without_furniture(whole: CleanResult, region: list[tuple[str, str, str | None, int]], extracted: set[str],
                        skip_all: bool) -> CleanResult:
     """``whole`` with its kept furniture blocks marked left out (``removed`` = ``region:<verdict>``): comment
     threads and hidden text always, other furniture ("related", "share", <header>, <form>) when
@@ -163,7 +330,7 @@ def _without_furniture(whole: CleanResult, region: list[tuple[str, str, str | No
     template: it does not count in ``removed_chars`` / ``removed`` (the template report)."""
     blocks: list[dict[str, Any]] = []
     kept: list[tuple[str, str]] = []
-    for (_kind, _text, furniture), block in zip(region, whole.blocks):
+    for (_kind, _text, furniture, _links), block in zip(region, whole.blocks):
         block = dict(block)
         if not block["removed"]:
             if furniture and (skip_all or furniture in _NEVER_REGION) and block["hash"] not in extracted:

@@ -13,15 +13,19 @@ is for tests and ``state_dir=""``. A Redis store for distributed crawls implemen
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
+from .blocks import HASH_VERSION
 from .model import TemplateModel
 
 __all__ = ["TemplateStore", "MemoryTemplateStore", "SqliteTemplateStore", "StoredPage", "load_site",
            "STATE_FILE", "STATE_FOLDER", "resolve_state_dir", "open_store"]
+
+logger = logging.getLogger(__name__)
 
 STATE_FILE = "templates.sqlite3"
 STATE_FOLDER = ".boilerstrip-state"
@@ -58,7 +62,12 @@ class MemoryTemplateStore:
 
 
 class SqliteTemplateStore:
-    """``<state_dir>/templates.sqlite3``; one row per (site, url) with the page's block hashes."""
+    """``<state_dir>/templates.sqlite3``; one row per (site, url) with the page's block hashes.
+
+    The ``meta`` table records the block hash version (``blocks.HASH_VERSION``) the hashes were made
+    with. A DB written with another version (or before versions were recorded) holds hashes this code
+    cannot match: its pages are dropped with a log line and the model learns the site again.
+    """
 
     def __init__(self, path: str | Path) -> None:
         path = Path(path)
@@ -72,7 +81,22 @@ class SqliteTemplateStore:
             "CREATE TABLE IF NOT EXISTS pages (site TEXT NOT NULL, url TEXT NOT NULL, cluster TEXT NOT NULL,"
             " hashes TEXT NOT NULL, PRIMARY KEY (site, url))"
         )
+        self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self._check_hash_version()
         self._db.commit()
+
+    def _check_hash_version(self) -> None:
+        row = self._db.execute("SELECT value FROM meta WHERE key='hash_version'").fetchone()
+        version = row[0] if row else None
+        if version == str(HASH_VERSION):
+            return
+        stale = self._db.execute("SELECT COUNT(*) FROM pages").fetchone()[0]
+        if stale:
+            logger.warning("template store %s: %d stored pages were hashed with block hash version %s, not %d;"
+                           " ignoring them (the model learns those sites again)", self.path, stale,
+                           version or 1, HASH_VERSION)
+            self._db.execute("DELETE FROM pages")
+        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('hash_version', ?)", (str(HASH_VERSION),))
 
     def get_page(self, site: str, url: str) -> StoredPage | None:
         row = self._db.execute("SELECT cluster, hashes FROM pages WHERE site=? AND url=?", (site, url)).fetchone()

@@ -172,8 +172,9 @@ class CrossPageBoilerplatePipeline:
             reason = await self._hold(site)
             self._inc(f"released/{reason}")
             logger.debug("boilerplate: released %s (%s, site has %d pages)", url, reason, self.model.pages(site))
+        title = adapter.get("title")
         choice = choose_source(blocks, region_blocks_of_record(adapter), extraction_failed(adapter), site, cluster,
-                               self.model, self.params)
+                               self.model, self.params, title=title if isinstance(title, str) else None)
         result = choice.result
         adapter.update(source_fields(adapter, choice))
         adapter["template_cluster"] = cluster
