@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -117,7 +118,16 @@ def params_from_settings(settings: Any, component: str, cls: type[P], **override
     except (TypeError, ValueError) as exc:
         if isinstance(exc, ConfigError):
             raise
-        raise ConfigError(f"BOILERSTRIP_{component.upper()}_*: {exc}") from None
+        raise ConfigError(f"{_blamed_setting(cls, component, str(exc))}: {exc}") from None
+
+
+def _blamed_setting(cls: type, component: str, message: str) -> str:
+    """The setting a validation message is about: the longest field name it mentions, else the wildcard."""
+    names = sorted((f.name for f in dataclasses.fields(cls) if f.init), key=len, reverse=True)
+    for name in names:
+        if re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", message):
+            return setting_name(component, name)
+    return f"BOILERSTRIP_{component.upper()}_*"
 
 
 def component_enabled(settings: Any, component: str, default: bool = True) -> bool:

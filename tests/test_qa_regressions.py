@@ -141,3 +141,14 @@ def test_a_crawl_stopped_on_purpose_is_a_warning_not_a_ledger_mismatch(tmp_path,
         records = [r for r in caplog.records if r.name == "boilerstrip.extensions.ledger"]
         assert [(r.levelno, words in r.getMessage()) for r in records] == [(level, True)], reason
         assert ledger.summary["unsettled"] == [base + "/in-flight.html"]
+
+
+def test_a_crawl_that_writes_nothing_says_so(tmp_path) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on: a mistyped start URL
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc, records = run_crawl(f"http://127.0.0.1:{port}/", out=tmp_path / "o.jsonl", args=FAST)
+    assert records == []
+    assert "WARNING: no page was written (robots_unreachable=1)" in proc.stderr, proc.stderr[-2000:]

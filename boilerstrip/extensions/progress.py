@@ -123,6 +123,11 @@ class ProgressExtension:
         ]
         if s["dropped"]:
             lines.append(f"[boilerstrip]   items dropped by pipelines: {s['dropped']}")
+        if not s["written"]:
+            # A mistyped port or host looks like a polite skip (robots.txt unreachable means disallow, RFC
+            # 9309): say plainly that nothing came out, and why.
+            top = format_counts(dict(list({**s["failed"], **s["filtered"]}.items())[:3]))
+            lines.append(f"[boilerstrip]   WARNING: no page was written ({top}); check the start URL")
         for out in self.outputs:
             lines.append(f"[boilerstrip]   output: {out}")
         print("\n".join(lines), file=self.stream, flush=True)
