@@ -263,7 +263,7 @@ def direct_records(base_url: str, site: Site, extra_settings: dict[str, str], li
         html = path.read_bytes().decode("utf-8", errors="replace")
         result = extract(html, url=url, params=params)
         blocks = page_blocks(html) if page_source else [(b.kind, b.text) for b in result.blocks]
-        record = {"url": url, "text": result.text, "page_block_hashes": page_block_hashes(html),
+        record = {"url": url, "title": result.title, "text": result.text, "page_block_hashes": page_block_hashes(html),
                   "method": "crosspage" if page_source else result.method,
                   "attempts": [a.__dict__.copy() for a in result.attempts],
                   "blocks": [{"kind": kind, "text": text} for kind, text in blocks]}

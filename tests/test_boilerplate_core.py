@@ -129,6 +129,51 @@ def test_site_template_and_cluster_template_are_removed() -> None:
     assert [b["removed"] for b in listing.blocks] == ["template:site", "template:site", None, "template:site"]
 
 
+def test_a_page_heading_is_not_the_menu_item_with_the_same_words() -> None:
+    """Block hashes keep the kind class (heading / other): a category page's <h1>Growing</h1> is not the
+    "Growing" menu item on every page, while a "Related posts" heading on every article still goes."""
+    pages = {f"http://site/posts/{i}.html": [("li", "Home"), ("li", "Growing"), ("li", "Archive"),
+                                            ("h2", f"Post {_words(i, 3)}"), ("p", "Body " + _words(i)),
+                                            ("h2", "Related posts"), ("li", "Growing")]  # also a related link
+             for i in range(12)}
+    category = [("li", "Home"), ("li", "Growing"), ("li", "Archive"), ("h1", "Growing"),
+                ("p", "Posts filed under growing."), ("h2", "Archive")]
+    pages["http://site/category/growing/"] = category
+    model = _model(pages)
+    reasons = [(b["kind"], b["text"], b["removed"]) for b in clean_page(category, "site", "category:2", model, P).blocks]
+    assert reasons == [("li", "Home", "template:site"), ("li", "Growing", "template:site"),
+                       ("li", "Archive", "template:site"), ("h1", "Growing", None),
+                       ("p", "Posts filed under growing.", None), ("h2", "Archive", None)]
+    article = {b["text"]: b["removed"] for b in clean_page(pages["http://site/posts/3.html"], "site", "posts:2",
+                                                             model, P).blocks if b["kind"] == "h2"}
+    assert article["Related posts"] == "template:site"
+    assert block_hash("growing", "h1") == block_hash("growing", "h3") != block_hash("growing", "li")
+    assert block_hash("growing", "li") == block_hash("growing", "p") == block_hash("growing")
+
+
+def test_a_state_db_with_hashes_of_another_version_is_ignored(tmp_path, caplog) -> None:
+    import sqlite3
+
+    path = tmp_path / "state" / "templates.sqlite3"
+    path.parent.mkdir()
+    db = sqlite3.connect(str(path))  # a DB as the previous version wrote it: no meta table
+    db.execute("CREATE TABLE pages (site TEXT NOT NULL, url TEXT NOT NULL, cluster TEXT NOT NULL,"
+               " hashes TEXT NOT NULL, PRIMARY KEY (site, url))")
+    db.execute("INSERT INTO pages VALUES ('s', 'http://s/1', '-:1', 'aa,bb')")
+    db.commit()
+    db.close()
+    with caplog.at_level("WARNING", logger="boilerstrip.boilerplate.store"):
+        store = SqliteTemplateStore(tmp_path / "state")
+    assert store.get_page("s", "http://s/1") is None and load_site(TemplateModel(), store, "s") == 0
+    assert "ignoring them" in caplog.text
+    store.put_page("s", "http://s/2", "-:1", ("cc",))
+    store.close()
+    caplog.clear()
+    store = SqliteTemplateStore(tmp_path / "state")  # written by this version: kept
+    assert store.get_page("s", "http://s/2") == ("-:1", ("cc",)) and not caplog.text
+    store.close()
+
+
 def test_thresholds_share_and_minimum_pages() -> None:
     # footer on 15 of 20 pages = 75% < 80%: stays; with the share lowered to 0.7 it goes
     pages = _site(n_articles=20, n_listings=0, footer_on=15)

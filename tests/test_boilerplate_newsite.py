@@ -1,10 +1,10 @@
 """``source="auto"`` on an ordinary multi-template news site: never worse than the extractor alone.
 
-The fixture is a small news/blog site in the WordPress block-editor style: 30 article pages (five
-authors) plus listings, shared chrome (masthead, menu, "Most read", newsletter box, footer) and, on every
+The fixture is a small news/blog site in the WordPress block-editor style: 31 article pages (five
+staff authors, one guest) plus listings, shared chrome (masthead, menu, "Most read", newsletter box, footer) and, on every
 article, per-page furniture the cross-page model cannot call template because it differs from page to
-page: an unlabelled author bio box (``wp-block-group``, the same per author: on 6 of 30 pages), a "More
-from <author>" list of other articles' titles, and comments under the neutral class ``responses``. On such
+page: an unlabelled author bio box (``wp-block-group``, the same per author: on 6 of 31 pages, and on one
+page only for the guest), a "More from <author>" list of other articles' titles, and comments under the neutral class ``responses``. On such
 a site the page's region is wider than the extracted article for bad reasons only; the records' text must
 not carry that furniture any more than the extractor's own text does.
 """
@@ -32,6 +32,8 @@ AUTHORS = [
     ("Maren Lindqvist", "maren", "Maren Lindqvist edits the culture pages and reviews theatre, music and the "
      "occasional restaurant when the budget allows."),
 ]
+GUEST = ("Alba Moreno", "alba", "Alba Moreno is a marine biologist at the estuary trust and an occasional "
+         "contributor; her book on the river's seals comes out in autumn.")
 SECTIONS = ["news", "city", "schools", "health", "business", "culture"]
 TOPICS = ["bridge", "ferry", "library", "clinic", "bakery", "theatre", "tram", "harbour", "market", "school",
           "bus depot", "swimming pool", "allotment", "museum", "car park", "cycle lane", "orchard", "cinema",
@@ -58,8 +60,9 @@ def _paragraph(rng: random.Random, sentences: int) -> str:
 def _articles() -> list[dict]:
     rng = random.Random(7)
     out = []
-    for i, topic in enumerate(TOPICS):
-        name, slug, bio = AUTHORS[i % len(AUTHORS)]
+    for i, topic in enumerate(TOPICS + ["lido"]):
+        # the last article is by a guest author: their bio box is on that one page only
+        name, slug, bio = AUTHORS[i % len(AUTHORS)] if i < len(TOPICS) else GUEST
         title = f"The {topic} {VERBS[i % len(VERBS)]} after a long {rng.choice(['winter', 'summer', 'year', 'row'])}"
         out.append({
             "i": i, "title": title, "path": f"/2026/{1 + i % 9:02d}/{topic.replace(' ', '-')}-{i}/",

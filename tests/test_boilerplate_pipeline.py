@@ -226,3 +226,30 @@ def test_auto_source_takes_the_wider_region_and_keeps_both_block_lists() -> None
     assert [b["removed"] for b in last.page_blocks] == ["template:site", None, None, None, "region:comments"]
     assert crawler.stats.get_value("boilerstrip/boilerplate/source/page/wider_region") >= 2
     assert crawler.stats.get_value("boilerstrip/boilerplate/source/extracted/model_not_ready") == 4
+
+
+def test_auto_carries_the_headline_and_counts_it() -> None:
+    """The heading that repeats the item's title leads the text whichever source wins, never flips it
+    alone, and is counted under ``source/headline``."""
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_STATE_DIR": "",
+                                         "BOILERSTRIP_BOILERPLATE_WARMUP_PAGES": 1})
+    blocks_stage = PageBlocksPipeline.from_crawler(crawler)
+    pipeline = CrossPageBoilerplatePipeline.from_crawler(crawler)
+    pipeline.open_spider()
+    accepted = [{"method": "density", "accepted": True, "chars": 100, "reason": "accepted"}]
+    items = []
+    for i in range(7):
+        html = (f"<html><body><div class=top><p>Workshop menu: tools, notes, hours</p></div>"
+                f"<div class=main><h2>Note {_unique(i)[:8]}</h2><p>{_unique(i)}</p></div>"
+                f"<footer><p>All rights reserved by the workshop</p></footer></body></html>")
+        item = PageItem(url=f"http://site.test/n/{i}.html", html=html, title=f"Note {_unique(i)[:8]} | Workshop",
+                        blocks=[{"kind": "p", "text": _unique(i)}], method="density", attempts=accepted)
+        blocks_stage.process_item(item)
+        items.append(asyncio.run(pipeline.process_item(item)))
+    pipeline.close_spider()
+    for item in items:
+        assert item.text.split("\n\n") == [f"Note {_unique(int(item.url[-6]))[:8]}", _unique(int(item.url[-6]))]
+        assert not item.flags and [b["text"] for b in item.blocks] == [_unique(int(item.url[-6]))]
+    assert crawler.stats.get_value("boilerstrip/boilerplate/source/headline") == 7
+    assert crawler.stats.get_value("boilerstrip/boilerplate/source/extracted/extracted_covers_region") == 3
+    assert crawler.stats.get_value("boilerstrip/boilerplate/source/extracted/model_not_ready") == 4

@@ -63,10 +63,10 @@ def _model(records: list[dict]) -> TemplateModel:
     return model
 
 
-def _choose(record: dict, model: TemplateModel, params: BoilerplateParams = P):
+def _choose(record: dict, model: TemplateModel, params: BoilerplateParams = P, title: str | None = None):
     url = record["url"]
     return choose_source(blocks_of_record(record), region_blocks_of_record(record), extraction_failed(record),
-                         site_of_url(url), cluster_of_url(url), model, params)
+                         site_of_url(url), cluster_of_url(url), model, params, title=title)
 
 
 def test_a_wider_region_that_holds_the_extracted_text_wins() -> None:
@@ -200,3 +200,50 @@ def test_odd_region_records_never_raise() -> None:
     records[2]["attempts"] = "nope"
     out = finish_records(records).records
     assert len(out) == 8
+
+
+# -- the headline: never what flips the source; carried by every record's text ----------------------------------
+def _titled(i: int, with_box: bool) -> dict:
+    record = _doc_page(i, with_box=with_box)
+    record["title"] = f"Chapter {WORDS[i]}: the headline | Example docs"
+    return record
+
+
+@pytest.mark.parametrize(
+    ("heading", "title", "repeats"),
+    [
+        ("Slug patrol without pellets", "Slug patrol without pellets | Northfield Community Garden", True),
+        ("6.3. The apt-cache Command", "6.3. The apt-cache Command", True),
+        ("Open day recap", "Open Day Recap — Garden", True),
+        ("The story, and more", "The story", False),  # title too small a share of the heading
+        ("Related posts", "Slug patrol without pellets | Garden", False),
+        ("Anything", None, False),
+    ],
+)
+def test_repeats_title(heading: str, title: str | None, repeats: bool) -> None:
+    from boilerstrip.boilerplate.source import repeats_title
+
+    assert repeats_title(heading, title, P) is repeats
+
+
+def test_the_headline_alone_does_not_make_the_region_win_and_every_text_carries_it() -> None:
+    # half the pages: the region adds only the headline (which the extractor leaves to ``title``)
+    records = [_titled(i, with_box=i % 2 == 0) for i in range(10)]
+    model = _model(records)
+    plain = _choose(records[3], model, title=records[3]["title"])
+    assert (plain.source, plain.reason, plain.headline) == ("extracted", "extracted_covers_region", True)
+    assert [t for _, t in plain.result.kept] == ["Chapter delta: the headline"] + [_para(3, j) for j in range(3)]
+    boxed = _choose(records[4], model, title=records[4]["title"])  # a real wider region still wins
+    assert (boxed.source, boxed.reason) == ("page", "wider_region")
+    assert [t for _, t in boxed.result.kept][:2] == ["Chapter echo: the headline", _para(4, 0)]
+    # without a title nothing is taken for the headline, and the heading is extra text again
+    assert _choose(records[3], model).source == "page"
+    out = finish_records(records).records
+    for record in out:  # one rule for all: the text starts with the headline, once, whatever the source
+        lines = record["text"].split("\n\n")
+        assert lines[0] == record["title"].split(" | ")[0] and lines.count(lines[0]) == 1, record["url"]
+    flags = [any(f.startswith("boilerplate_source_page") for f in r["flags"]) for r in out]
+    assert flags == [i % 2 == 0 for i in range(10)]
+    # the extractor's blocks are kept as they are (the headline is not one of them): a second pass agrees
+    assert all(not any(b["text"].startswith("Chapter") for b in r["blocks"]) for r in out)
+    assert [dump_record(r) for r in finish_records(out).records] == [dump_record(r) for r in out]

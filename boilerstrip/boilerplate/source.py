@@ -9,15 +9,23 @@ has ``min_pages`` pages and finds template on the page, both are cleaned with it
 - when the extractor found no main content (its result was refused or only accepted as short, or nothing
   of it survives template removal): the region minus template, comment threads and hidden text is all
   there is (an index page that is a list of links is such a page) -- reason ``extraction_failed``;
-- when the region minus template and furniture (blocks the extractor kept stay) holds ``min_held_share``
-  of the extracted text and the extracted text is less than ``max_extracted_share_of_region`` of it: the
-  extractor kept one part of the content (one section, or it left out an in-text box, the headline, a
-  list) -- reason ``wider_region``.
+- when the region holds ``min_held_share`` of the extracted text and the extracted text is less than
+  ``max_extracted_share_of_region`` of what the region adds up to: the extracted blocks plus the *prose*
+  reached from them block by block (this page's own text, not link lines, not short labels, not template,
+  furniture or blocks found on other pages; see :func:`_widened`). The extractor kept one part of the
+  content (one section, or it left out an in-text box or a list its sentence introduces) -- reason
+  ``wider_region``; the text is then the extracted blocks' span widened the same way.
 
 Otherwise the extracted blocks are kept (``extracted_covers_region``, ``region_not_holding``,
-``model_not_ready``, ``no_template_found``, ``no_page_blocks``, ``region_empty``). The choice is a pure
-function of the record and the model, so the finishing pass (with the final model) makes the same choice
-in any crawl order, and again on its own output. Pure: no Scrapy, Twisted or Playwright.
+``model_not_ready``, ``no_template_found``, ``no_page_blocks``, ``region_empty``).
+
+The headline: the region's heading that repeats the record's ``title`` (among the few blocks before the
+extracted ones) is left to neither side of the comparison -- a headline alone never makes the region win --
+and every record's text starts with it, whichever source wins (``SourceChoice.headline``).
+
+The choice is a pure function of the record and the model, so the finishing pass (with the final model)
+makes the same choice in any crawl order, and again on its own output. Pure: no Scrapy, Twisted or
+Playwright.
 """
 
 from __future__ import annotations
@@ -73,7 +81,7 @@ def region_blocks_of_record(record: Mapping[str, Any]) -> list[tuple[str, str, s
         furniture = block.get("furniture")
         furniture = str(furniture) if furniture else None
         links = block.get("links")
-        links = links if isinstance(links, int) and not isinstance(links, bool) and links > 0 else 0
+        links = int(links) if isinstance(links, (int, float)) and not isinstance(links, bool) and 0 < links < 1e12 else 0
         out.append((repair_text(str(block.get("kind") or "p")), repair_text(block["text"]), furniture, links))
     return out or None
 
@@ -286,10 +294,13 @@ def _widened(prose: CleanResult, region: list[tuple[str, str, str | None, int]],
             return _STOP
         return _PROSE
 
+    counted: set[int] = set(inside)  # what the comparison counts
+
     def widen(start: int, step: int) -> int:
-        """The farthest prose block reached from ``start`` going ``step``."""
+        """The farthest prose block reached from the extracted block ``start`` going ``step`` (up to the
+        next extracted block); the prose reached is counted."""
         reached, i = start, start + step
-        while 0 <= i < len(blocks):
+        while 0 <= i < len(blocks) and i not in inside_set:
             removed = blocks[i]["removed"]
             if removed and removed.startswith(FURNITURE_PREFIX) and i != headline:
                 i += step
@@ -297,13 +308,19 @@ def _widened(prose: CleanResult, region: list[tuple[str, str, str | None, int]],
             kind = kind_of(i)
             if kind == _STOP:
                 break
-            if kind == _PROSE and (step < 0 or blocks[i]["kind"] not in HEADING_KINDS):
-                reached = i  # going down, a heading is taken only with the prose after it
+            if kind == _PROSE:
+                counted.add(i)
+                if step < 0 or blocks[i]["kind"] not in HEADING_KINDS:
+                    reached = i  # going down, a heading is taken only with the prose after it
             i += step
         return reached
 
-    lo, hi = inside[0], inside[-1]
-    lo, end = widen(lo, -1), widen(hi, +1)
+    inside_set = set(inside)
+    for i in inside:  # between extracted blocks too, only prose reached from one of them counts
+        if blocks[i]["kind"] not in HEADING_KINDS:  # what precedes a heading is not its text
+            widen(i, -1)
+        widen(i, +1)
+    lo, end = widen(inside[0], -1), widen(inside[-1], +1)
     out: list[dict[str, Any]] = []
     kept: list[tuple[str, str]] = []
     chars = 0
@@ -312,7 +329,7 @@ def _widened(prose: CleanResult, region: list[tuple[str, str, str | None, int]],
             block = {**block, "removed": OUTSIDE}
         if not block["removed"]:
             kept.append((block["kind"], block["text"]))
-            if i != headline and (block["hash"] in extracted or kind_of(i) == _PROSE):
+            if i in counted:
                 chars += len(block["text"].strip())
         out.append(block)
     return dataclasses.replace(prose, blocks=out, kept=kept), chars

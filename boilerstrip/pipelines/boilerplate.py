@@ -181,6 +181,8 @@ class CrossPageBoilerplatePipeline:
         adapter["flags"] = merge_flags(adapter.get("flags"), [*result.flags, *([choice.flag] if choice.flag else [])])
         if self.params.source == "auto":
             self._inc(f"source/{choice.source}/{choice.reason}")
+            if choice.headline:
+                self._inc("source/headline")
             logger.debug("boilerplate: %s from %s (%s)", url, choice.source, choice.reason)
         self._inc("removed_blocks", result.removed_blocks)
         self._inc("removed_chars", result.removed_chars)
