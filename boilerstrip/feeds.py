@@ -20,7 +20,6 @@ import dataclasses
 import json
 import logging
 import os
-import tempfile
 import time
 import traceback
 from collections.abc import Iterable
@@ -30,6 +29,7 @@ from typing import Any
 from scrapy.exporters import JsonLinesItemExporter
 from scrapy.utils.python import to_bytes
 
+from boilerstrip.atomicfile import atomic_open, fsync_dir
 from boilerstrip.config import params_from_settings
 from boilerstrip.items import EXPORT_FIELDS
 from boilerstrip.safety.text import REPLACEMENT, repair_value
@@ -153,80 +153,24 @@ def written_urls(path: Path) -> set[str]:
     return urls
 
 
-def _read_umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-#: files we create get the mode an ordinary ``open()`` would give them (0o666 minus the umask), not
-#: ``mkstemp``'s private 0o600: the output, ledger and manifest are for other users and tools too.
-#: Read once at import: reading the umask means setting it, which would race with other threads later.
-FILE_MODE = 0o666 & ~_read_umask()
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def atomic_write_lines(path: str | Path, lines: Iterable[str | bytes]) -> int:
     """Write ``lines`` (each gets a trailing newline) to ``path`` through a temp file + fsync + rename.
 
     Readers see the old file or the new one, never half of one. Returns the number of lines written.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.fchmod(fd, FILE_MODE)
     count = 0
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            for line in lines:
-                data = line if isinstance(line, bytes) else line.encode("utf-8")
-                handle.write(data.rstrip(b"\n") + b"\n")
-                count += 1
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(path.parent)
+    with atomic_open(path, "wb") as handle:
+        for line in lines:
+            data = line if isinstance(line, bytes) else line.encode("utf-8")
+            handle.write(data.rstrip(b"\n") + b"\n")
+            count += 1
     return count
 
 
 def atomic_write_json(path: str | Path, data: Any) -> None:
     """Write one JSON document atomically (the manifest)."""
-    text = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.fchmod(fd, FILE_MODE)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(path.parent)
+    with atomic_open(path, "w") as handle:
+        handle.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
 def append_line(path: Path, record: dict[str, Any]) -> None:
@@ -323,7 +267,7 @@ class CrashSafeFeedStorage:
     def store(self, file: Any) -> None:
         file.close()
         os.replace(self.paths.part, self.paths.final)
-        _fsync_dir(self.paths.final.parent)
+        fsync_dir(self.paths.final.parent)
         logger.info("feeds: %s complete (%d records written by this run, %d skipped as already written)", self.paths.final, file.written, file.skipped)
 
 

@@ -14,6 +14,7 @@ PURE_MODULES = [
     "boilerstrip.items",
     "boilerstrip.extraction",
     "boilerstrip.boilerplate",
+    "boilerstrip.atomicfile",
     "boilerstrip.rendering",
 ]
 FORBIDDEN = ("scrapy", "twisted", "playwright", "scrapy_playwright")

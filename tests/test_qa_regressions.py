@@ -64,7 +64,9 @@ def test_crawl_ledger_and_manifest_are_not_private_files(serve, tmp_path):
     proc, records = run_crawl(server.url + "/", out=out, args=FAST)
     assert proc.returncode == 0, proc.stderr[-2000:]
     expected = 0o666 & ~_umask()
-    for path in (tmp_path / "out.ledger.jsonl", tmp_path / "out.manifest.json"):
+    # the records and the template report are rewritten by the finishing pass: same mode
+    for path in (tmp_path / "out.ledger.jsonl", tmp_path / "out.manifest.json", out,
+                 tmp_path / "out.report" / "template-report.json", tmp_path / "out.report" / "template-report.txt"):
         assert stat.S_IMODE(path.stat().st_mode) == expected, path
 
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
-import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from boilerstrip.atomicfile import atomic_open
 
 from .blocks import blocks_of_record, cluster_of_url, render_markdown, render_text, repair_text, site_of_url
 from .clean import CleanResult, clean_page, hash_blocks
@@ -330,18 +330,8 @@ def report_text(report: Mapping[str, Any]) -> str:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_open(path, "w") as handle:
+        handle.write(text)
 
 
 class _LineFile:
@@ -410,31 +400,19 @@ def finish_crawl(
     """
     out_path = Path(out_path)
     source = _LineFile(Path(in_path))
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=out_path.name + ".", suffix=".tmp", dir=str(out_path.parent))
     written = 0
-    try:
-        with source.handle, os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            source.scan()
+    with source.handle, atomic_open(out_path, "w") as out:
+        source.scan()
 
-            def emit(record: dict[str, Any]) -> None:
-                nonlocal written
-                out.write(dump_record(record) + "\n")
-                written += 1
+        def emit(record: dict[str, Any]) -> None:
+            nonlocal written
+            out.write(dump_record(record) + "\n")
+            written += 1
 
-            dropped, report = _finish(list(source.offsets), source.load, emit, params, dup_params, store,
-                                      duplicates_enabled)
-            for record in sorted(source.passthrough, key=lambda r: dump_record(r, [])):
-                emit(record)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, out_path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        dropped, report = _finish(list(source.offsets), source.load, emit, params, dup_params, store,
+                                  duplicates_enabled)
+        for record in sorted(source.passthrough, key=lambda r: dump_record(r, [])):
+            emit(record)
     report["invalid_lines"] = source.invalid
     summary: dict[str, Any] = {
         "records_in": source.records,
