@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         summary = finish_crawl(in_path, args.output, params, report_dir, dup_params=dup_params, store=store,
                                duplicates_enabled=duplicates_enabled)
     except (OSError, UnicodeError) as exc:
-        print(f"boilerstrip dedup: {exc}", file=sys.stderr)
+        print(f"boilerstrip dedup: cannot finish {in_path} -> {args.output}: {exc}", file=sys.stderr)
         return 1
     finally:
         if store is not None:
