@@ -151,15 +151,17 @@ def _parse(text: str, flags: list[str]) -> etree._Element | str:
 # --- the ladder ---------------------------------------------------------------------------------------
 
 
+#: the Metadata fields an ExtractionResult carries as they are (jsonld_body is only a locating signal)
+_STATED_FIELDS = ("title", "description", "canonical_url", "lang", "author", "published", "modified")
+
+
+def _stated(metadata: Metadata) -> dict[str, str | None]:
+    return {name: getattr(metadata, name) for name in _STATED_FIELDS}
+
+
 def _empty(reason: str, flags: list[str], metadata: Metadata = Metadata(), attempts=()) -> ExtractionResult:
     return ExtractionResult(
-        title=metadata.title,
-        description=metadata.description,
-        canonical_url=metadata.canonical_url,
-        lang=metadata.lang,
-        author=metadata.author,
-        published=metadata.published,
-        modified=metadata.modified,
+        **_stated(metadata),
         attempts=tuple(attempts),
         flags=tuple(flags),
         reason=reason,
@@ -276,13 +278,7 @@ def _result(method: str, blocks, attempts, flags, metadata: Metadata) -> Extract
     return ExtractionResult(
         text=render_text(blocks),
         markdown=render_markdown(blocks),
-        title=metadata.title,
-        description=metadata.description,
-        canonical_url=metadata.canonical_url,
-        lang=metadata.lang,
-        author=metadata.author,
-        published=metadata.published,
-        modified=metadata.modified,
+        **_stated(metadata),
         method=method,
         attempts=tuple(attempts),
         blocks=tuple(blocks),
