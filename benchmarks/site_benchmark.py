@@ -14,7 +14,7 @@ no politeness delay: it is our own loopback server), once per variant: the defau
 semantic rung off (``BOILERSTRIP_EXTRACTION_SEMANTIC_ENABLED=false``: density plus cross-page alone); the
 cross-page model off (``BOILERSTRIP_BOILERPLATE_ENABLED=false``: what this component adds);
 ``BOILERSTRIP_BOILERPLATE_SOURCE=extracted`` (the extractor's blocks minus the template) and ``=page`` (every
-block of the page minus the template). The default source is ``auto`` (per page, see README).
+block of the page minus the template). The default source is ``auto`` (per page, see docs/cross-page.md).
 
 Ground truth comes from each site's own markup: the page body minus the site's chrome elements (listed
 per site below as XPaths: header/menu, navigation bars, banners, generated footers) and minus non-content

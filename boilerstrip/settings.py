@@ -5,7 +5,7 @@ where a setting is not set here, by the spider or on the command line), so the v
 profile may change are listed in ``PROFILE_KEYS`` and kept out of this module on purpose; their
 polite defaults live in ``settings_profiles/polite.py``.
 
-Every ``BOILERSTRIP_*`` setting is documented in README.md (a test checks that none is missing).
+Every ``BOILERSTRIP_*`` setting is documented in docs/settings.md (a test checks that none is missing).
 """
 
 from boilerstrip import PROJECT_URL, __version__
@@ -43,7 +43,7 @@ TELNETCONSOLE_ENABLED = False
 EXTENSIONS["scrapy.extensions.remote_control.RemoteControl"] = None
 REMOTE_CONTROL_ENABLED = False
 
-# -- safety (README section "safety") ------------------------------------------------------------------
+# -- safety (docs/safety.md) ------------------------------------------------------------------
 # Scope: ScopeMiddleware first in the downloader chain sees every request (links, dont_filter, redirect and
 # meta-refresh hops, robots.txt); it replaces Scrapy's OffsiteMiddleware, which ignores ports and drops
 # requests silently inside the request_scheduled signal.
@@ -73,18 +73,18 @@ METAREFRESH_MAXDELAY = 10  # seconds; a longer refresh is a page to read, not a 
 # Depth is limited by TrapFilterMiddleware with a recorded reason (BOILERSTRIP_TRAPS_MAX_DEPTH).
 DEPTH_LIMIT = 0
 
-# -- extraction (README section "extraction") ----------------------------------------------------------
+# -- extraction (docs/extraction.md) ----------------------------------------------------------
 # The ladder (semantic -> density -> body-text XPath) turns item.html into text, blocks and metadata, then
 # clears the HTML; after PageBlocksPipeline (250), before cross-page removal (500).
 ITEM_PIPELINES["boilerstrip.pipelines.extraction.ExtractionPipeline"] = 300
 
-# -- cross-page boilerplate (README section "boilerplate") -----------------------------
+# -- cross-page boilerplate (docs/cross-page.md) -----------------------------
 # Page block hashes before extraction clears the HTML (250); after extraction (~300): template blocks out (500), then duplicate pages over the cleaned text (600).
 ITEM_PIPELINES["boilerstrip.pipelines.boilerplate.PageBlocksPipeline"] = 250  # reads item.html first
 ITEM_PIPELINES["boilerstrip.pipelines.boilerplate.CrossPageBoilerplatePipeline"] = 500
 ITEM_PIPELINES["boilerstrip.pipelines.duplicates.DuplicatePagesPipeline"] = 600
 
-# -- crawl (README section "crawl") ------------------------------------------------------------------
+# -- crawl (docs/crawling.md) ------------------------------------------------------------------
 # Profiles (settings_profiles/<name>.py) are applied at "addon" priority, below this file: so the
 # politeness knobs (DOWNLOAD_DELAY, AUTOTHROTTLE_*, CONCURRENT_*, RETRY_TIMES...) are NOT set here.
 ADDONS = {"boilerstrip.addons.ProfileAddon": 0}
@@ -101,7 +101,7 @@ DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.htmlonly.HtmlOnlyMiddl
 ITEM_PIPELINES["boilerstrip.pipelines.finalize.FinalizePipeline"] = 900
 EXTENSIONS["boilerstrip.extensions.progress.ProgressExtension"] = 500
 
-# -- rendering (README section "rendering") -----------------------------------------------------------
+# -- rendering (docs/rendering.md) -----------------------------------------------------------
 # Static first, a browser only where the served HTML lacks the content. 555: its process_response sees
 # the final static response (after decompression 590, redirects 600, politeness 560) and runs before
 # RetryMiddleware (550). RenderAddon (after the profile add-on) configures scrapy-playwright as the http(s)

@@ -1,8 +1,8 @@
-"""Every BOILERSTRIP_* setting and boilerstrip_* meta key the code reads is documented in README.md.
+"""Every BOILERSTRIP_* setting and boilerstrip_* meta key the code reads is documented in docs/ (settings.md).
 
 Settings come from two places: literal names in the source, and the fields of the params dataclasses
 that ``boilerstrip.config.params_from_settings(settings, "<component>", <ParamsClass>)`` maps. Both are
-collected from the source itself, so a new setting without a README row fails here.
+collected from the source itself, so a new setting without a docs row fails here.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from boilerstrip.config import setting_name
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "boilerstrip"
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md")))
 
 SETTING_RE = re.compile(r"\bBOILERSTRIP_[A-Z0-9_]*[A-Z0-9]\b")
 META_RE = re.compile(r"""["'](boilerstrip_[a-z0-9_]+)["']""")
@@ -32,7 +32,7 @@ def _module_name(path: Path) -> str:
 
 
 def _documented(name: str) -> bool:
-    return re.search(rf"`{re.escape(name)}`", README) is not None
+    return re.search(rf"`{re.escape(name)}`", DOCS) is not None
 
 
 def _source_files() -> list[Path]:
@@ -88,9 +88,9 @@ def test_every_setting_is_documented() -> None:
     names = _literal_settings() | _params_settings()
     assert names, "no BOILERSTRIP_* settings found: the collector is broken"
     missing = sorted(name for name in names if not _documented(name))
-    assert not missing, f"settings read by the code but missing from README.md: {missing}"
+    assert not missing, f"settings read by the code but missing from docs/: {missing}"
 
 
 def test_every_meta_key_is_documented() -> None:
     missing = sorted(key for key in _meta_keys() if not _documented(key))
-    assert not missing, f"meta keys used by the code but missing from README.md: {missing}"
+    assert not missing, f"meta keys used by the code but missing from docs/: {missing}"

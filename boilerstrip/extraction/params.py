@@ -108,7 +108,7 @@ class ExtractionParams:
     #: in-text box: at least this many characters of paragraph prose, link density at most
     #: ``max_inflow_box_link_density``, and a parent that holds a good paragraph of its own beside it
     #: (DocBook/magazine sidebars set among a section's paragraphs; 0: off). Site benchmark
-    #: (debian-handbook, density rung): off F1 0.846, on 0.977; article benchmark: see README.
+    #: (debian-handbook, density rung): off F1 0.846, on 0.977; article benchmark: see docs/extraction.md.
     min_inflow_box_chars: int = 200
     #: ...and link density at most this (a related-links box is mostly links; prose has few).
     max_inflow_box_link_density: float = 0.25
@@ -138,7 +138,7 @@ class ExtractionParams:
     keep_h1: bool = False
     #: ...unless the content holds at least this many <h1>: then they are its section headings
     #: (documentation generators number sections with <h1>) and are kept, the headline still dropped
-    #: (0: off). Article benchmark unchanged (its pages have one <h1>); sqlite3-doc: see README.
+    #: (0: off). Article benchmark unchanged (its pages have one <h1>); sqlite3-doc: see docs/extraction.md.
     min_section_h1s: int = 2
 
     def __post_init__(self) -> None:
