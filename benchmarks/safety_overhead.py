@@ -40,7 +40,7 @@ def site_routes(pages: int) -> dict[str, Reply]:
 
 def crawl(url: str, out: Path, extra: list[str]) -> float:
     cmd = [sys.executable, "-m", "boilerstrip", "crawl", url, "-o", str(out), "--profile", "test", "--no-sitemaps",
-           "-s", "BOILERSTRIP_BOILERPLATE_FINISH_ENABLED=false", *extra]  # fmt: skip
+           "-s", "BOILERSTRIP_FINISHING_ENABLED=false", *extra]  # fmt: skip
     started = time.monotonic()
     subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
     return time.monotonic() - started

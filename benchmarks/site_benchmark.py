@@ -225,7 +225,7 @@ def crawl_records(base_url: str, site: Site, out: Path, extra_settings: dict[str
         "AUTOTHROTTLE_ENABLED": "false",
         "CONCURRENT_REQUESTS_PER_DOMAIN": "16",
         "ROBOTSTXT_OBEY": "false",
-        "BOILERSTRIP_BOILERPLATE_STATE_DIR": "",  # no state shared between the benchmark's runs
+        "BOILERSTRIP_STATE_DIR": "",  # no state shared between the benchmark's runs
         "LOG_LEVEL": "WARNING",
         **extra_settings,
     }

@@ -31,6 +31,7 @@ from scrapy.utils.python import to_bytes
 
 from boilerstrip.atomicfile import atomic_open, fsync_dir
 from boilerstrip.config import params_from_settings
+from boilerstrip.state.layout import CrawlLayout, crawl_layout
 from boilerstrip.items import EXPORT_FIELDS
 from boilerstrip.safety.text import REPLACEMENT, repair_value
 
@@ -73,29 +74,9 @@ class FeedParams:
             raise ValueError("fsync_every_s must be > 0")
 
 
-@dataclasses.dataclass(frozen=True)
-class OutputPaths:
-    final: Path  # OUT.jsonl
-    part: Path  # OUT.jsonl.part
-    manifest: Path  # OUT.manifest.json
-    ledger: Path  # OUT.ledger.jsonl
-    ledger_journal: Path  # OUT.ledger.jsonl.part (appended while the crawl runs)
-    deadletter: Path  # OUT.deadletter.jsonl
-
-
-def output_paths(out: str | Path) -> OutputPaths:
-    final = Path(out)
-    stem = final.name[: -len(".jsonl")] if final.name.endswith(".jsonl") else final.name
-    folder = final.parent
-    ledger = folder / f"{stem}.ledger.jsonl"
-    return OutputPaths(
-        final=final,
-        part=folder / f"{final.name}.part",
-        manifest=folder / f"{stem}.manifest.json",
-        ledger=ledger,
-        ledger_journal=folder / f"{ledger.name}.part",
-        deadletter=folder / f"{stem}.deadletter.jsonl",
-    )
+#: the paths of a crawl's files, derived in one place (boilerstrip.state.layout)
+OutputPaths = CrawlLayout
+output_paths = crawl_layout
 
 
 def feed_settings(out: str | Path, resume: bool = False) -> dict[str, Any]:
@@ -111,7 +92,8 @@ def feed_settings(out: str | Path, resume: bool = False) -> dict[str, Any]:
             }
         },
         "FEED_STORAGES": {"": "boilerstrip.feeds.CrashSafeFeedStorage", "file": "boilerstrip.feeds.CrashSafeFeedStorage"},
-        "FEED_EXPORTERS": {"jsonl": "boilerstrip.feeds.SafeJsonLinesExporter"},
+        "FEED_EXPORTERS": {"jsonl": "boilerstrip.feeds.SafeJsonLinesExporter",
+                           "jsonlines": "boilerstrip.feeds.SafeJsonLinesExporter"},
         "BOILERSTRIP_FEEDS_RESUME": resume,
     }
 

@@ -55,6 +55,12 @@ DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.scope.CredentialsMiddl
 SPIDER_MIDDLEWARES["boilerstrip.spidermiddlewares.traps.TrapFilterMiddleware"] = 950
 # The ledger accounts for every admitted URL and writes the manifest (after the FeedExporter, at 0).
 EXTENSIONS["boilerstrip.extensions.ledger.LedgerExtension"] = 600
+# The finishing pass over the JSONL output once the engine has stopped (docs/finishing.md): the same for
+# `scrapy crawl site -O out.jsonl`, scrapyd and `boilerstrip crawl`.
+EXTENSIONS["boilerstrip.extensions.finishing.FinishingExtension"] = 700
+# Every JSONL feed is written crash-safely (part file, fsync, dead letters), whoever starts the crawl.
+FEED_STORAGES = {"": "boilerstrip.feeds.CrashSafeFeedStorage", "file": "boilerstrip.feeds.CrashSafeFeedStorage"}
+FEED_EXPORTERS = {"jsonl": "boilerstrip.feeds.SafeJsonLinesExporter", "jsonlines": "boilerstrip.feeds.SafeJsonLinesExporter"}
 # Only http(s) is ever fetched: a page linking to file:///etc/hostname must not get it read.
 DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None}
 # The connection uses the address this resolver checked (no DNS rebinding between check and connect).

@@ -7,19 +7,17 @@ import random
 
 import pytest
 
+from boilerstrip.finishing import finish_records
+
 from boilerstrip.boilerplate import (
     BoilerplateParams,
     DuplicateIndex,
     DuplicateParams,
-    MemoryTemplateStore,
-    SqliteTemplateStore,
     TemplateModel,
     block_hash,
     clean_page,
     cluster_of_url,
     find_duplicates,
-    finish_records,
-    load_site,
     normalise_block,
     page_block_hashes,
     page_blocks,
@@ -150,28 +148,6 @@ def test_a_page_heading_is_not_the_menu_item_with_the_same_words() -> None:
     assert block_hash("growing", "h1") == block_hash("growing", "h3") != block_hash("growing", "li")
     assert block_hash("growing", "li") == block_hash("growing", "p") == block_hash("growing")
 
-
-def test_a_state_db_with_hashes_of_another_version_is_ignored(tmp_path, caplog) -> None:
-    import sqlite3
-
-    path = tmp_path / "state" / "templates.sqlite3"
-    path.parent.mkdir()
-    db = sqlite3.connect(str(path))  # a DB as the previous version wrote it: no meta table
-    db.execute("CREATE TABLE pages (site TEXT NOT NULL, url TEXT NOT NULL, cluster TEXT NOT NULL,"
-               " hashes TEXT NOT NULL, PRIMARY KEY (site, url))")
-    db.execute("INSERT INTO pages VALUES ('s', 'http://s/1', '-:1', 'aa,bb')")
-    db.commit()
-    db.close()
-    with caplog.at_level("WARNING", logger="boilerstrip.boilerplate.store"):
-        store = SqliteTemplateStore(tmp_path / "state")
-    assert store.get_page("s", "http://s/1") is None and load_site(TemplateModel(), store, "s") == 0
-    assert "ignoring them" in caplog.text
-    store.put_page("s", "http://s/2", "-:1", ("cc",))
-    store.close()
-    caplog.clear()
-    store = SqliteTemplateStore(tmp_path / "state")  # written by this version: kept
-    assert store.get_page("s", "http://s/2") == ("-:1", ("cc",)) and not caplog.text
-    store.close()
 
 
 def test_thresholds_share_and_minimum_pages() -> None:
@@ -329,28 +305,7 @@ def test_bad_params_are_refused() -> None:
     with pytest.raises(ValueError):
         BoilerplateParams(min_share_of_pages=0)
     with pytest.raises(ValueError):
-        BoilerplateParams(warmup_pages=0)
-    with pytest.raises(ValueError):
         DuplicateParams(mode="sometimes")
-
-
-# -- stores -----------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("kind", ["memory", "sqlite"])
-def test_store_replaces_a_page_seen_again(kind: str, tmp_path) -> None:
-    store = MemoryTemplateStore() if kind == "memory" else SqliteTemplateStore(tmp_path / "state")
-    store.put_page("s", "http://s/1", "-:1", ("a", "b"))
-    store.put_page("s", "http://s/2", "-:1", ("a",))
-    store.put_page("s", "http://s/1", "-:1", ("c",))  # crawled again: replaces
-    store.commit()
-    if kind == "sqlite":
-        store.close()
-        store = SqliteTemplateStore(tmp_path / "state")  # a later crawl
-    assert store.get_page("s", "http://s/1") == ("-:1", ("c",))
-    model = TemplateModel()
-    assert load_site(model, store, "s") == 2
-    assert model.pages("s") == 2 and model.block_pages("s", "a") == 1 and model.block_pages("s", "b") == 0
-    assert load_site(TemplateModel(), store, "s", exclude={"http://s/1"}) == 1
-    store.close()
 
 
 # -- the finishing pass ---------------------------------------------------------------------------------------------
@@ -421,7 +376,7 @@ def test_finish_records_never_raises_on_junk() -> None:
 
 
 def test_streaming_finish_crawl_matches_finish_records(tmp_path) -> None:
-    from boilerstrip.boilerplate import finish_crawl
+    from boilerstrip.finishing import finish_crawl
 
     pages = _site(n_articles=25, n_listings=10)
     pages["http://site/posts/copy.html"] = pages["http://site/posts/1.html"]

@@ -103,27 +103,26 @@ TEMPLATE_LINES = ("Subscribe to our monthly letter about the workshop", "Opening
                   "Workshop notes, all rights reserved, updated 2026-11-30", "Home")
 
 
-def test_a_five_page_site_does_not_wait_for_the_warm_up(tmp_path) -> None:
-    """warmup_pages (20) is never reached: held items go when the crawl has nothing else in flight."""
+def test_a_five_page_site_is_cleaned_by_the_finishing_pass(tmp_path) -> None:
+    """Nothing is held during the crawl (its clean is provisional); the finishing pass cleans every page."""
     _write_site(tmp_path / "site", pages=5)
     out = tmp_path / "out.jsonl"
     started = time.monotonic()
     with SiteServer(root=tmp_path / "site") as server:
         proc, records = run_crawl(server.url + "/index.html", out=out, args=FAST, timeout=120,
-                                  settings=_with_extraction({"BOILERSTRIP_BOILERPLATE_FINISH_ENABLED": "false",
-                                                             "BOILERSTRIP_BOILERPLATE_MIN_PAGES": 5}))
+                                  settings=_with_extraction({"BOILERSTRIP_BOILERPLATE_MIN_PAGES": 5}))
     elapsed = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert elapsed < 60, elapsed
     notes = [r for r in records if "/notes/" in r["url"]]
     assert len(notes) == 5
-    # cleaned during the crawl (the finishing pass is off): the held pages saw the whole 6-page model
+    # cleaned by the finishing pass with the whole 6-page model, the first pages crawled too
     for record in records:
         for line in TEMPLATE_LINES:
             assert line not in _lines(record), (record["url"], line)
     for record in notes:
         assert len(record["text"]) > 300
-    assert (tmp_path / ".boilerstrip-state" / "templates.sqlite3").exists()  # state next to the output
+    assert (tmp_path / ".boilerstrip-state" / "state.sqlite3").exists()  # state next to the output
 
 
 def test_crawl_order_and_concurrency_do_not_change_the_output(tmp_path) -> None:
@@ -135,7 +134,7 @@ def test_crawl_order_and_concurrency_do_not_change_the_output(tmp_path) -> None:
             proc, records = run_crawl(server.url + "/index.html", out=out, args=FAST, timeout=180,
                                       settings=_with_extraction({"CONCURRENT_REQUESTS": concurrency,
                                                                  "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
-                                                                 "BOILERSTRIP_BOILERPLATE_STATE_DIR": ""}))
+                                                                 "BOILERSTRIP_STATE_DIR": ""}))
             assert proc.returncode == 0, proc.stderr[-3000:]
             outputs.append([{k: r[k] for k in ("url", "text", "blocks", "boilerplate_removed_chars", "flags")}
                             for r in records])
@@ -153,7 +152,7 @@ def test_page_source_keeps_the_whole_article_and_drops_the_template(tmp_path) ->
     with SiteServer(root=tmp_path / "site") as server:
         proc, records = run_crawl(server.url + "/index.html", out=out, args=FAST, timeout=120,
                                   settings=_with_extraction({"BOILERSTRIP_BOILERPLATE_SOURCE": "page",
-                                                             "BOILERSTRIP_BOILERPLATE_STATE_DIR": ""}))
+                                                             "BOILERSTRIP_STATE_DIR": ""}))
     assert proc.returncode == 0, proc.stderr[-3000:]
     notes = [r for r in records if "/notes/" in r["url"]]
     assert len(notes) == 8
@@ -186,7 +185,7 @@ def test_sqlite_docs_subset_loses_its_template(tmp_path) -> None:
     out = tmp_path / "sqlite.jsonl"
     with SiteServer(root=root) as server:
         proc, records = run_crawl(server.url + "/start.html", out=out, args=[*FAST, "--max-depth", "1"], timeout=240,
-                                  settings=_with_extraction({"BOILERSTRIP_BOILERPLATE_STATE_DIR": ""}))
+                                  settings=_with_extraction({"BOILERSTRIP_STATE_DIR": ""}))
     assert proc.returncode == 0, proc.stderr[-3000:]
     pages = [r for r in records if not r["url"].endswith("/start.html")]
     assert len(pages) >= 60

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from boilerstrip.boilerplate import BoilerplateParams, finish_records, page_block_hashes, region_blocks
+from boilerstrip.boilerplate import BoilerplateParams, page_block_hashes, region_blocks
+from boilerstrip.finishing import finish_records
 from boilerstrip.demo.server import SiteServer
 from conftest import run_crawl
 

@@ -6,6 +6,8 @@ import random
 
 import pytest
 
+from boilerstrip.finishing import finish_records
+
 from boilerstrip.boilerplate import (
     BoilerplateParams,
     TemplateModel,
@@ -13,7 +15,6 @@ from boilerstrip.boilerplate import (
     choose_source,
     cluster_of_url,
     extraction_failed,
-    finish_records,
     region_blocks,
     region_blocks_of_record,
     site_of_url,

@@ -3,18 +3,18 @@
 Blocks that appear on most pages of a site (or of a template cluster of it) are template and are removed
 from every page; duplicate pages are found exactly (hash of the cleaned text) and nearly (MinHash + LSH).
 The Scrapy glue is ``boilerstrip.pipelines.boilerplate`` and ``boilerstrip.pipelines.duplicates``; the
-deterministic finishing pass is :func:`finish_crawl` (``boilerstrip dedup``).
+deterministic finishing pass is :mod:`boilerstrip.finishing`; the template counts that outlive a run
+live in :mod:`boilerstrip.state`.
 """
 
 from .blocks import block_hash, blocks_of_record, cluster_of_url, normalise_block, site_of_url
 from .clean import CleanResult, clean_page, hash_blocks
 from .duplicates import Duplicate, DuplicateIndex, find_duplicates, keep_order, text_digest
-from .finish import FinishResult, cleaned_fields, finish_crawl, finish_records, merge_flags, model_hashes, read_records
+from .finish import cleaned_fields, merge_flags, model_hashes, read_records
 from .page import page_block_hashes, page_blocks, region_blocks
 from .source import SourceChoice, choose_source, extraction_failed, region_blocks_of_record
 from .model import SCOPE_CLUSTER, SCOPE_SITE, TemplateDecision, TemplateModel
 from .params import BoilerplateParams, DuplicateParams
-from .store import MemoryTemplateStore, SqliteTemplateStore, TemplateStore, load_site, open_store, resolve_state_dir
 
 __all__ = [
     "BoilerplateParams",
@@ -36,15 +36,6 @@ __all__ = [
     "find_duplicates",
     "keep_order",
     "text_digest",
-    "TemplateStore",
-    "MemoryTemplateStore",
-    "SqliteTemplateStore",
-    "load_site",
-    "open_store",
-    "resolve_state_dir",
-    "FinishResult",
-    "finish_records",
-    "finish_crawl",
     "cleaned_fields",
     "merge_flags",
     "read_records",

@@ -1,11 +1,8 @@
-"""The deterministic finishing pass over a whole crawl, and the per-site template report.
+"""The per-record parts of the finishing pass, and the per-site template report.
 
-``finish_records`` rebuilds the template model from every record (the original text of every block is in
-the record), cleans every page with that final model, drops duplicate pages with the fixed keep rule and
-returns the records sorted by URL: the same set of records gives byte-identical output in any order.
-``finish_crawl`` does it file to file (what ``boilerstrip dedup`` and the end of ``boilerstrip crawl`` run),
-streaming: it keeps ``url -> file offset`` and re-reads each record when it needs it, so memory holds the
-model and the duplicate signatures, not the crawl.
+``clean_record`` cleans one page with a template model (a pure function of record and model), and
+``ReportBuilder`` accumulates the template report page by page. The pass itself (one record per URL, the
+final model, duplicates, sort, write) is the steps of :mod:`boilerstrip.finishing`.
 """
 
 from __future__ import annotations
@@ -14,41 +11,25 @@ import dataclasses
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from boilerstrip.atomicfile import atomic_open
-
 from .blocks import blocks_of_record, cluster_of_url, render_markdown, render_text, repair_text, site_of_url
-from .clean import CleanResult, clean_page, hash_blocks
-from .duplicates import DuplicateIndex, keep_order
+from .clean import CleanResult, hash_blocks
 from .model import TemplateModel
 from .params import BoilerplateParams, DuplicateParams
 from .source import SourceChoice, choose_source, extraction_failed, region_blocks_of_record, region_fields
-from .store import TemplateStore, load_site
 
-__all__ = ["FinishResult", "finish_records", "finish_crawl", "cleaned_fields", "source_fields", "merge_flags",
-           "model_hashes",
-           "dump_record", "read_records", "REPORT_JSON", "REPORT_TXT"]
+__all__ = ["cleaned_fields", "source_fields", "merge_flags", "model_hashes", "clean_record", "ReportBuilder",
+           "report_text", "dump_record", "read_records", "REPORT_JSON", "REPORT_TXT"]
 
 REPORT_JSON = "template-report.json"
 REPORT_TXT = "template-report.txt"
 #: flags this component owns: replaced (not accumulated) each time a page is cleaned again
 _OWN_FLAG_PREFIXES = ("boilerplate_", "exact_duplicate", "near_duplicate")
-#: records with these outcomes are not pages: passed through untouched
-_NOT_PAGES = ("failed", "filtered")
 #: removed-block examples kept in the report per block (text is cut to this many characters)
 _REPORT_TEXT_CHARS = 160
-
-
-@dataclass
-class FinishResult:
-    records: list[dict[str, Any]]
-    dropped: list[dict[str, Any]]  # {"url", "reason", "of", "similarity"}
-    report: dict[str, Any]
-    invalid_lines: list[int] = field(default_factory=list)
 
 
 def merge_flags(old: Iterable[str] | None, new: Iterable[str]) -> list[str]:
@@ -136,44 +117,12 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:
     return records, invalid
 
 
-def _is_page(record: Mapping[str, Any]) -> bool:
-    url = record.get("url")
-    return isinstance(url, str) and bool(url) and record.get("outcome") not in _NOT_PAGES
-
-
-def finish_records(
-    records: Iterable[Mapping[str, Any]],
-    params: BoilerplateParams | None = None,
-    dup_params: DuplicateParams | None = None,
-    store: TemplateStore | None = None,
-    duplicates_enabled: bool = True,
-) -> FinishResult:
-    """The finishing pass over records in memory (``finish_crawl`` streams a file through the same steps)."""
-    passthrough: list[dict[str, Any]] = []
-    by_url: dict[str, dict[str, Any]] = {}
-    for record in records:
-        record = dict(record)
-        if not _is_page(record):
-            passthrough.append(record)
-            continue
-        url = record["url"]
-        # One record per URL; if a URL came twice, keep the record that sorts last (order-independent).
-        if url in by_url and dump_record(record, []) <= dump_record(by_url[url], []):
-            continue
-        by_url[url] = record
-    out: list[dict[str, Any]] = []
-    dropped, report = _finish(list(by_url), by_url.__getitem__, out.append, params, dup_params, store,
-                              duplicates_enabled)
-    out += sorted(passthrough, key=lambda r: dump_record(r, []))
-    return FinishResult(out, dropped, report)
-
-
 def _title(record: Mapping[str, Any]) -> str | None:
     title = record.get("title")
     return title if isinstance(title, str) else None
 
 
-def _clean_record(record: Mapping[str, Any], url: str, model: TemplateModel, params: BoilerplateParams
+def clean_record(record: Mapping[str, Any], url: str, model: TemplateModel, params: BoilerplateParams
                   ) -> tuple[dict[str, Any], CleanResult, str, str]:
     site, cluster = site_of_url(url), cluster_of_url(url)
     choice = choose_source(blocks_of_record(record), region_blocks_of_record(record), extraction_failed(record),
@@ -187,55 +136,7 @@ def _clean_record(record: Mapping[str, Any], url: str, model: TemplateModel, par
     return out, result, site, cluster
 
 
-def _finish(
-    urls: list[str],
-    load: Callable[[str], Mapping[str, Any]],
-    emit: Callable[[dict[str, Any]], None],
-    params: BoilerplateParams | None,
-    dup_params: DuplicateParams | None,
-    store: TemplateStore | None,
-    duplicates_enabled: bool,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The pass over one record per URL. ``load(url)`` reads a record (from memory or the file), so only
-    the model, the URLs and the kept pages' duplicate signatures stay in memory; ``emit`` gets the output
-    records in URL order. Returns (dropped duplicates, report)."""
-    params = params or BoilerplateParams()
-    dup_params = dup_params or DuplicateParams()
-    # 1. The final model: every page once, plus stored pages of the same sites not crawled this time.
-    model = TemplateModel()
-    sites: set[str] = set()
-    for url in sorted(urls):
-        record = load(url)
-        site = site_of_url(url)
-        sites.add(site)
-        model.add_page(site, cluster_of_url(url), model_hashes(record, blocks_of_record(record), params))
-    stored_pages = 0
-    if store is not None:
-        exclude = set(urls)
-        for site in sorted(sites):
-            stored_pages += load_site(model, store, site, exclude=exclude)
-
-    # 2. Clean every page with it, in keep order (shortest URL first): duplicates of a kept page go.
-    report = _ReportBuilder()
-    index = DuplicateIndex(dup_params) if duplicates_enabled else None
-    dropped: dict[str, dict[str, Any]] = {}
-    for url in sorted(urls, key=keep_order):
-        record, result, site, cluster = _clean_record(load(url), url, model, params)
-        report.add(url, site, cluster, result)
-        if index is not None:
-            dup = index.check_and_add(url, record["text"])
-            if dup is not None:
-                dropped[url] = {"url": url, "reason": dup.reason, "of": dup.of, "similarity": dup.similarity}
-
-    # 3. Write the kept pages in URL order (cleaned again: cleaning is a pure function of record and model).
-    for url in sorted(urls):
-        if url not in dropped:
-            emit(_clean_record(load(url), url, model, params)[0])
-    dropped_list = [dropped[u] for u in sorted(dropped)]
-    return dropped_list, report.build(model, dropped_list, params, dup_params, stored_pages)
-
-
-class _ReportBuilder:
+class ReportBuilder:
     """Accumulates the template report page by page (small entries only, never the pages' text)."""
 
     def __init__(self) -> None:
@@ -327,105 +228,3 @@ def report_text(report: Mapping[str, Any]) -> str:
         for dup in info["duplicates"]:
             lines.append(f"   dropped {dup['reason']}: {dup['url']} (of {dup['of']}, similarity {dup['similarity']})")
     return "\n".join(lines) + "\n"
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    with atomic_open(path, "w") as handle:
-        handle.write(text)
-
-
-class _LineFile:
-    """One JSON record per line of a file, read back by offset: the finishing pass keeps only
-    ``url -> offset`` in memory, not the records."""
-
-    def __init__(self, path: Path) -> None:
-        self.handle = open(path, "rb")  # noqa: SIM115 - closed by finish_crawl
-        self.offsets: dict[str, int] = {}
-        self.passthrough: list[dict[str, Any]] = []
-        self.invalid: list[int] = []
-        self.records = 0
-
-    def scan(self) -> None:
-        offset = 0
-        for number, raw in enumerate(iter(self.handle.readline, b""), 1):
-            here, offset = offset, offset + len(raw)
-            value = self._parse(raw)
-            if value is None:
-                if raw.strip():
-                    self.invalid.append(number)
-                continue
-            self.records += 1
-            if not _is_page(value):
-                self.passthrough.append(value)
-                continue
-            url = value["url"]
-            # one record per URL; if a URL came twice, keep the record that sorts last (order-independent)
-            if url in self.offsets and dump_record(value, []) <= dump_record(self.load(url), []):
-                continue
-            self.offsets[url] = here
-
-    @staticmethod
-    def _parse(raw: bytes) -> dict[str, Any] | None:
-        if not raw.strip():
-            return None
-        try:
-            value = json.loads(raw.decode("utf-8", errors="replace"))
-        except json.JSONDecodeError:
-            return None
-        return value if isinstance(value, dict) else None
-
-    def load(self, url: str) -> dict[str, Any]:
-        position = self.handle.tell()
-        self.handle.seek(self.offsets[url])
-        value = self._parse(self.handle.readline())
-        self.handle.seek(position)
-        assert value is not None
-        return value
-
-
-def finish_crawl(
-    in_path: str | Path,
-    out_path: str | Path,
-    params: BoilerplateParams | None = None,
-    report_dir: str | Path | None = None,
-    dup_params: DuplicateParams | None = None,
-    store: TemplateStore | None = None,
-    duplicates_enabled: bool = True,
-) -> dict[str, Any]:
-    """Apply the final model to a whole crawl file; write ``out_path`` (may equal ``in_path``) and the report.
-
-    Streams: memory holds the model, the URLs with their file offsets and the kept pages' duplicate
-    signatures, not the records. The output is byte-identical to ``finish_records`` on the same records.
-    Returns a summary: pages in/out, duplicates dropped, invalid lines skipped, report path.
-    """
-    out_path = Path(out_path)
-    source = _LineFile(Path(in_path))
-    written = 0
-    with source.handle, atomic_open(out_path, "w") as out:
-        source.scan()
-
-        def emit(record: dict[str, Any]) -> None:
-            nonlocal written
-            out.write(dump_record(record) + "\n")
-            written += 1
-
-        dropped, report = _finish(list(source.offsets), source.load, emit, params, dup_params, store,
-                                  duplicates_enabled)
-        for record in sorted(source.passthrough, key=lambda r: dump_record(r, [])):
-            emit(record)
-    report["invalid_lines"] = source.invalid
-    summary: dict[str, Any] = {
-        "records_in": source.records,
-        "records_out": written,
-        "pages": report["pages"],
-        "dropped_duplicates": len(dropped),
-        "dropped": dropped,
-        "invalid_lines": len(source.invalid),
-        "out": str(out_path),
-    }
-    if report_dir is not None:
-        report_dir = Path(report_dir)
-        _atomic_write(report_dir / REPORT_JSON, json.dumps(report, ensure_ascii=False, indent=1) + "\n")
-        _atomic_write(report_dir / REPORT_TXT, report_text(report))
-        summary["report"] = str(report_dir / REPORT_JSON)
-    return summary

@@ -8,7 +8,7 @@ any order gives the same counts, hence the same template decisions.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from .params import BoilerplateParams
@@ -62,6 +62,15 @@ class TemplateModel:
     def remove_page(self, site: str, cluster: str, hashes: Iterable[str | None]) -> None:
         """Undo :meth:`add_page` (a page seen again in a later crawl replaces its earlier version)."""
         self._update(site, cluster, hashes, -1)
+
+    def add_counts(self, site: str, cluster: str | None, pages: int, blocks: Mapping[str, int]) -> None:
+        """Add stored counts to one scope (the site when ``cluster`` is None, else that cluster only): a
+        model loaded from a state store's counts, without its page rows."""
+        entry = self._sites.setdefault(site, _Site())
+        counts = entry.counts if cluster is None else entry.clusters.setdefault(cluster, _Counts())
+        counts.pages += pages
+        for h, n in blocks.items():
+            counts.blocks[h] += n
 
     def _update(self, site: str, cluster: str, hashes: Iterable[str | None], sign: int) -> None:
         unique = frozenset(h for h in hashes if h)

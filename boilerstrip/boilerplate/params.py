@@ -109,21 +109,6 @@ class BoilerplateParams:
     #: (listed as suspicious in the report, still cleaned). 0.8: template-only pages (tag listings).
     max_removed_share_unflagged: float = 0.8
 
-    # --- the crawl-time pipeline ---------------------------------------------------------------------
-    #: Pages of a site are held back until its model has seen this many pages (the issue's default, 20),
-    #: or the crawl has nothing else in flight; then released cleaned.
-    warmup_pages: int = 20
-    #: Safety valve: an item is never held longer than this (seconds), whatever the crawl does.
-    max_hold_s: float = 300.0
-    #: How often a held item checks whether it may go (seconds); cheap, only held items poll.
-    hold_poll_s: float = 0.2
-    #: Folder of the persisted per-site model (SQLite ``templates.sqlite3``). "auto": a
-    #: ``.boilerstrip-state`` folder next to the output file (in the working folder without one);
-    #: "" keeps the model in memory for this run only.
-    state_dir: str = "auto"
-    #: Run the deterministic finishing pass (``boilerstrip dedup``) over the crawl's output at the end.
-    finish_enabled: bool = True
-
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {self.source!r}")
@@ -134,7 +119,7 @@ class BoilerplateParams:
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
                 raise ValueError(f"{name} must be in (0, 1], got {value!r}")
-        for name in ("min_pages", "cluster_min_pages", "warmup_pages", "list_min_items"):
+        for name in ("min_pages", "cluster_min_pages", "list_min_items"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
         if self.extra_min_chars < 0 or self.extra_max_pages < 1:
@@ -143,8 +128,6 @@ class BoilerplateParams:
             raise ValueError(f"headline_search_blocks must be >= 0, got {self.headline_search_blocks!r}")
         if self.min_kept_chars < 0 or self.protect_min_chars < 0:
             raise ValueError("min_kept_chars and protect_min_chars must be >= 0")
-        if self.max_hold_s < 0 or self.hold_poll_s <= 0:
-            raise ValueError("max_hold_s must be >= 0 and hold_poll_s > 0")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ values above them. Exit status: 0 when the crawl finished, 1 when it stopped ear
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -17,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from boilerstrip.items import EXPORT_FIELDS
+
+#: the stat the FinishingExtension sets (boilerstrip.extensions.finishing.STATUS; not imported: no Scrapy here)
+FINISHING_STATUS = "boilerstrip/finishing/status"
 
 __all__ = ["HELP", "add_arguments", "run", "feed_settings", "UsageError", "build_settings", "run_spider"]
 
@@ -182,8 +186,8 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
     return settings, spider_kwargs
 
 
-def run_spider(settings: Any, spider_kwargs: dict[str, Any]) -> int:
-    """Run the ``site`` spider to completion; 0 when it finished, 1 otherwise."""
+def run_spider(settings: Any, spider_kwargs: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """Run the ``site`` spider to completion: (0 when it finished, 1 otherwise; its stats)."""
     from scrapy.crawler import CrawlerProcess
 
     from boilerstrip.config import ConfigError
@@ -210,15 +214,16 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any]) -> int:
     if error is not None:
         kind = "bad setting" if isinstance(error, ConfigError) else type(error).__name__
         print(f"boilerstrip crawl: {kind}: {error}", file=sys.stderr)
-        return 2 if isinstance(error, (ConfigError, ValueError)) else 1
+        return (2 if isinstance(error, (ConfigError, ValueError)) else 1), {}
+    stats = crawler.stats.get_stats() if crawler.stats is not None else {}
     if outcome.get("reason") != "finished":
         print(f"boilerstrip crawl: stopped early ({outcome.get('reason', 'unknown')})", file=sys.stderr)
-        return 1
-    if crawler.stats is not None and crawler.stats.get_value("boilerstrip/ledger/mismatch"):
+        return 1, stats
+    if stats.get("boilerstrip/ledger/mismatch"):
         # the ledger did not reconcile (a URL never settled, or settled twice): an error, not a log line
         print("boilerstrip crawl: ledger mismatch: some URLs are unaccounted for (see the manifest)", file=sys.stderr)
-        return 3
-    return 0
+        return 3, stats
+    return 0, stats
 
 
 def run(args: argparse.Namespace) -> int:
@@ -240,22 +245,54 @@ def run(args: argparse.Namespace) -> int:
 
 
 def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path) -> int:
-    """Run the crawl, then the deterministic finishing pass, then reconcile the ledger with what is on disk."""
-    code = run_spider(settings, spider_kwargs)
-    # The deterministic finishing pass (same as `boilerstrip dedup OUT -o OUT`): the final template model
-    # applied to the whole crawl, duplicates dropped whatever the crawl order.
-    if code == 0:
-        from boilerstrip.commands.dedup import finish_after_crawl
+    """Run the crawl; the finishing pass and the ledger's reconciliation run inside it (FinishingExtension).
+    Exit status as the module says; a crawl that wrote nothing because no start URL could be reached is 1."""
+    code, stats = run_spider(settings, spider_kwargs)
+    if code != 0:
+        return code
+    status = stats.get(FINISHING_STATUS) if stats else None
+    summary = stats.get(f"{FINISHING_STATUS.rpartition('/')[0]}/summary") if stats else None
+    if status in ("done", "mismatch") and isinstance(summary, dict):
+        print(f"boilerstrip crawl: finishing pass: {summary['pages']} pages, {summary['dropped']} duplicates dropped, "
+              f"template report in {summary['report']}", file=sys.stderr)
+    if status == "failed":
+        print("boilerstrip crawl: the finishing pass failed; the output is left as crawled (see the log)", file=sys.stderr)
+        return 1
+    if status == "mismatch":
+        print("boilerstrip crawl: ledger mismatch after the finishing pass (see the manifest)", file=sys.stderr)
+        return 3
+    unreachable = unreachable_start_urls(out, spider_kwargs.get("start_urls") or [])
+    if unreachable:
+        listed = ", ".join(f"{url} ({reason})" for url, reason in unreachable[:5])
+        print(f"boilerstrip crawl: no start URL could be reached, nothing written: {listed}", file=sys.stderr)
+        return 1
+    return 0
 
-        code = finish_after_crawl(settings, out)
-    # The ledger and manifest follow what the finishing pass left on disk.
-    if code == 0:
-        from boilerstrip.commands.dedup import default_report_dir
-        from boilerstrip.extensions.ledger import dropped_from_report, reconcile_output
-        from boilerstrip.feeds import output_paths
 
-        if output_paths(out).manifest.exists():
-            if not reconcile_output(out, dropped_from_report(default_report_dir(out) / "template-report.json")):
-                print("boilerstrip crawl: ledger mismatch after the finishing pass (see the manifest)", file=sys.stderr)
-                code = 3
-    return code
+#: ledger outcomes of a start URL that mean "the site could not be reached at all"
+_UNREACHABLE = ("failed:", "filtered:robots_unreachable")
+
+
+def unreachable_start_urls(out: Path, start_urls: list[str]) -> list[tuple[str, str]]:
+    """[(start URL, outcome)] when the run wrote no record and every start URL failed to be reached;
+    [] otherwise (one reachable start URL, or any record written, is a crawl that did something)."""
+    from boilerstrip.state import crawl_layout
+
+    layout = crawl_layout(out)
+    if not start_urls or not layout.ledger.exists():
+        return []
+    if out.exists() and out.stat().st_size > 0:
+        return []
+    outcomes: dict[str, str] = {}
+    with open(layout.ledger, encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            outcome = f"{entry.get('outcome')}:{entry.get('reason')}"
+            outcomes[entry.get("url")] = outcome
+    found = [(url, outcomes.get(url, "")) for url in start_urls]
+    if all(outcome.startswith(_UNREACHABLE) for _, outcome in found):
+        return found
+    return []

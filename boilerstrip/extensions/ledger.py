@@ -44,6 +44,7 @@ from boilerstrip.feeds import (
     written_urls,
 )
 from boilerstrip.items import SCHEMA_VERSION
+from boilerstrip.state import feed_output
 from boilerstrip.outcomes import FilteredItem, url_settled
 
 __all__ = ["LedgerParams", "LedgerExtension", "LEDGER_KEY", "LEDGER_SKIP", "Record", "reconcile_output", "dropped_from_report", "run_status"]
@@ -94,20 +95,6 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _feed_path(settings: Any) -> Path | None:
-    """The local JSONL file of the run's FEEDS, if any."""
-    feeds = settings.getdict("FEEDS") if hasattr(settings, "getdict") else dict(settings.get("FEEDS") or {})
-    for uri, options in feeds.items():
-        uri = str(uri)
-        if (options or {}).get("format") != "jsonl":
-            continue
-        if uri.startswith("file://"):
-            return Path(uri[len("file://") :])
-        if "://" not in uri:
-            return Path(uri)
-    return None
-
-
 class LedgerExtension:
     def __init__(self, params: LedgerParams, paths: OutputPaths | None = None, resume: bool = False, stats: Any = None, settings_digest: str = "") -> None:
         self.params = params
@@ -133,7 +120,7 @@ class LedgerExtension:
         if not component_enabled(settings, "ledger"):
             raise NotConfigured("BOILERSTRIP_LEDGER_ENABLED is off")
         params = params_from_settings(settings, "ledger", LedgerParams)
-        feed = _feed_path(settings)
+        feed = feed_output(settings)
         resume = resume_requested(settings)
         digest_source = json.dumps(
             {k: str(v) for k, v in sorted(settings.copy_to_dict().items()) if k.startswith(("BOILERSTRIP_", "DOWNLOAD_", "DEPTH", "REDIRECT", "ROBOTSTXT", "CONCURRENT", "AUTOTHROTTLE"))},

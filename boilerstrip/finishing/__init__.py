@@ -1,0 +1,71 @@
+"""The finishing pass: ordered steps over a crawl's records, one runner for every use.
+
+Used by :class:`boilerstrip.extensions.finishing.FinishingExtension` when a spider closes (so ``scrapy
+crawl``, scrapyd and ``boilerstrip crawl`` write the same output), by ``boilerstrip dedup``, and by later
+passes (export, check) with steps of their own. Pure Python: no Scrapy import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from boilerstrip.boilerplate.params import BoilerplateParams, DuplicateParams
+
+from .base import Dropped, FinishContext, Record, Spill, Step, dump_record, is_page, read_jsonl, run_steps
+from .steps import MarkDuplicates, SortByUrl, TemplateReport, TemplateStep, WriteJsonl, crawl_steps
+
+__all__ = ["Dropped", "FinishContext", "Record", "Spill", "Step", "dump_record", "is_page", "read_jsonl",
+           "run_steps", "MarkDuplicates", "SortByUrl", "TemplateReport", "TemplateStep", "WriteJsonl",
+           "crawl_steps", "FinishResult", "finish_records", "finish_crawl"]
+
+
+@dataclass
+class FinishResult:
+    records: list[Record]
+    dropped: list[dict[str, Any]]  # {"url", "reason", "of", "similarity"}
+    report: dict[str, Any]
+    invalid_lines: list[int] = field(default_factory=list)
+
+
+def finish_records(records: Any, params: BoilerplateParams | None = None, dup_params: DuplicateParams | None = None,
+                   state: Any = None, duplicates_enabled: bool = True) -> FinishResult:
+    """The crawl's finishing pass over records in memory (no files written)."""
+    context = FinishContext(state=state)
+    out = list(run_steps(records, crawl_steps(None, params, dup_params, None, duplicates_enabled), context))
+    dropped = (context.report.get("duplicates") or {}).get("dropped", [])
+    return FinishResult(out, sorted(dropped, key=lambda d: d["url"]), context.report.get("template_report", {}))
+
+
+def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateParams | None = None,
+                 report_dir: str | Path | None = None, dup_params: DuplicateParams | None = None,
+                 state: Any = None, duplicates_enabled: bool = True,
+                 context: FinishContext | None = None) -> dict[str, Any]:
+    """The crawl's finishing pass file to file (``out_path`` may be ``in_path``), streaming: memory holds
+    the model, offsets and duplicate signatures, not the records. Returns a summary."""
+    context = context if context is not None else FinishContext(state=state)
+    records_in = 0
+
+    def counted() -> Any:
+        nonlocal records_in
+        for record in read_jsonl(in_path, context):
+            records_in += 1
+            yield record
+
+    written = sum(1 for _ in run_steps(counted(), crawl_steps(out_path, params, dup_params, report_dir,
+                                                              duplicates_enabled), context))
+    dropped = sorted((context.report.get("duplicates") or {}).get("dropped", []), key=lambda d: d["url"])
+    report = context.report.get("template_report", {})
+    summary: dict[str, Any] = {
+        "records_in": records_in,
+        "records_out": written,
+        "pages": report.get("pages", 0),
+        "dropped_duplicates": len(dropped),
+        "dropped": dropped,
+        "invalid_lines": len(context.invalid_lines),
+        "out": str(out_path),
+    }
+    if "template_report_path" in context.report:
+        summary["report"] = context.report["template_report_path"]
+    return summary

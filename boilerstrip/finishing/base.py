@@ -1,0 +1,136 @@
+"""Finishing steps: each takes records and yields records, and counts what it dropped and why.
+
+Modelled on datatrove's ``PipelineStep``: a step is an object with ``run(records, context)`` returning an
+iterator; :func:`run_steps` chains them lazily, so a pass streams from the first reader to the last
+writer. A step that must see every record before it can decide (the final template model, duplicates,
+sort) spills what it received to a temporary file (:class:`Spill`), so memory holds offsets and
+counts, not records. Pure Python: no Scrapy import.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from boilerstrip.boilerplate.finish import dump_record
+
+__all__ = ["Record", "Dropped", "FinishContext", "Step", "run_steps", "Spill", "is_page", "dump_record",
+           "read_jsonl"]
+
+Record = dict[str, Any]
+
+#: records with these outcomes are not pages: steps that work on pages pass them through untouched
+NOT_PAGES = ("failed", "filtered")
+
+
+def is_page(record: Mapping[str, Any]) -> bool:
+    url = record.get("url")
+    return isinstance(url, str) and bool(url) and record.get("outcome") not in NOT_PAGES
+
+
+@dataclass(frozen=True)
+class Dropped:
+    url: str
+    reason: str  # short machine-readable reason, e.g. exact_duplicate
+    step: str
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class FinishContext:
+    """What the steps of one pass share: the drops (the ledger turns them into filtered:<reason>), counts
+    per step, report sections, and the state backend when the pass has one."""
+
+    state: Any = None  # boilerstrip.state.State, or None
+    dropped: list[Dropped] = field(default_factory=list)
+    counts: Counter = field(default_factory=Counter)
+    report: dict[str, Any] = field(default_factory=dict)
+    invalid_lines: list[int] = field(default_factory=list)
+
+    def dropped_by_url(self) -> dict[str, str]:
+        return {d.url: d.reason for d in self.dropped}
+
+
+class Step:
+    """Base class of a finishing step. ``name`` keys its counts (``<name>/<what>``)."""
+
+    name = "step"
+
+    def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
+        raise NotImplementedError
+
+    def drop(self, record: Mapping[str, Any], reason: str, context: FinishContext, **detail: Any) -> None:
+        context.dropped.append(Dropped(str(record.get("url") or ""), reason, self.name, detail))
+        self.count(context, f"dropped/{reason}")
+
+    def count(self, context: FinishContext, what: str, n: int = 1) -> None:
+        if n:
+            context.counts[f"{self.name}/{what}"] += n
+
+
+def run_steps(records: Iterable[Record], steps: Iterable[Step], context: FinishContext) -> Iterator[Record]:
+    """Chain ``steps`` over ``records``; nothing runs until the result is iterated."""
+    stream: Iterable[Record] = records
+    for step in steps:
+        stream = step.run(stream, context)
+    return iter(stream)
+
+
+def read_jsonl(path: str | Path, context: FinishContext | None = None) -> Iterator[Record]:
+    """The JSON objects of a JSONL file, in order; other lines are skipped and their numbers noted."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if not raw.strip():
+                continue
+            try:
+                value = json.loads(raw.decode("utf-8", errors="replace"))
+            except json.JSONDecodeError:
+                value = None
+            if isinstance(value, dict):
+                yield value
+            elif context is not None:
+                context.invalid_lines.append(number)
+
+
+class Spill:
+    """Records written once to a temporary file and read back by key: a step that needs every record
+    before it decides keeps ``key -> offset`` in memory, not the records."""
+
+    def __init__(self, folder: str | Path | None = None) -> None:
+        fd, name = tempfile.mkstemp(prefix=".boilerstrip-spill-", suffix=".jsonl", dir=folder)
+        os.unlink(name)  # the file lives as long as the handle: nothing is left behind after a crash
+        self._handle = os.fdopen(fd, "w+b")
+        self.offsets: dict[str, int] = {}
+        self._end = 0
+
+    def put(self, key: str, record: Mapping[str, Any], replace: Callable[[Record, Record], bool] | None = None) -> None:
+        """Store ``record`` under ``key``; when the key is taken, ``replace(old, new)`` decides (default: keep old)."""
+        if key in self.offsets and (replace is None or not replace(self.get(key), dict(record))):
+            return
+        data = json.dumps(record).encode("ascii") + b"\n"  # ASCII: lone surrogates survive the trip
+        self._handle.seek(self._end)
+        self._handle.write(data)
+        self.offsets[key] = self._end
+        self._end += len(data)
+
+    def get(self, key: str) -> Record:
+        self._handle.seek(self.offsets[key])
+        return json.loads(self._handle.readline())
+
+    def keys(self) -> list[str]:
+        return list(self.offsets)
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> "Spill":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,202 @@
+"""The finishing steps of a crawl: final template model and clean, duplicates, sort, report, write.
+
+The order :func:`crawl_steps` builds: ``TemplateStep`` (one record per URL, the final per-site model from
+every page plus the state's counts, each page cleaned with it; yields pages in keep order) ->
+``MarkDuplicates`` (exact and near duplicates of an earlier-kept page dropped) -> ``SortByUrl`` ->
+``TemplateReport`` (writes ``template-report.json``/``.txt``) -> ``WriteJsonl``. The same set of records
+gives byte-identical output in any input order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from boilerstrip.atomicfile import atomic_open
+from boilerstrip.boilerplate.blocks import blocks_of_record, cluster_of_url, site_of_url
+from boilerstrip.boilerplate.duplicates import DuplicateIndex, keep_order
+from boilerstrip.boilerplate.finish import REPORT_JSON, REPORT_TXT, ReportBuilder, clean_record, model_hashes, report_text
+from boilerstrip.boilerplate.model import TemplateModel
+from boilerstrip.boilerplate.params import BoilerplateParams, DuplicateParams
+
+from .base import FinishContext, Record, Spill, Step, dump_record, is_page
+
+__all__ = ["TemplateStep", "MarkDuplicates", "SortByUrl", "TemplateReport", "WriteJsonl", "crawl_steps"]
+
+
+def _sorts_after(old: Record, new: Record) -> bool:
+    """Of two records of one URL the one whose bytes sort last is kept: order-independent."""
+    return dump_record(new, []) > dump_record(old, [])
+
+
+def load_state_counts(model: TemplateModel, state: Any, site: str, crawled: Iterable[str]) -> int:
+    """Add the state's counts of ``site`` to ``model``, minus the stored versions of the ``crawled`` URLs
+    (their versions from this crawl are in the model already). Returns the stored pages counted."""
+    templates = state.templates
+    pages, blocks = templates.site_counts(site)
+    if not pages:
+        return 0
+    model.add_counts(site, None, pages, blocks)
+    for cluster, (cluster_pages, cluster_blocks) in templates.cluster_counts(site).items():
+        model.add_counts(site, cluster, cluster_pages, cluster_blocks)
+    for url in crawled:
+        stored = templates.get_page(site, url)
+        if stored is not None:
+            model.remove_page(site, stored[0], stored[1])
+            pages -= 1
+    return pages
+
+
+class TemplateStep(Step):
+    """The final template model over the whole crawl, then every page cleaned with it."""
+
+    name = "template"
+
+    def __init__(self, params: BoilerplateParams | None = None) -> None:
+        self.params = params or BoilerplateParams()
+
+    def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
+        params = self.params
+        others: list[Record] = []
+        with Spill() as spill:
+            for record in records:
+                if is_page(record):
+                    spill.put(record["url"], record, replace=_sorts_after)
+                else:
+                    others.append(record)
+            urls = sorted(spill.keys())
+            model = TemplateModel()
+            by_site: dict[str, list[str]] = {}
+            for url in urls:
+                record = spill.get(url)
+                site = site_of_url(url)
+                by_site.setdefault(site, []).append(url)
+                model.add_page(site, cluster_of_url(url), model_hashes(record, blocks_of_record(record), params))
+            stored = 0
+            if context.state is not None:
+                for site in sorted(by_site):
+                    stored += load_state_counts(model, context.state, site, by_site[site])
+            builder = ReportBuilder()
+            context.report["template"] = {"model": model, "builder": builder, "stored_pages": stored,
+                                          "params": params}
+            self.count(context, "pages", len(urls))
+            self.count(context, "stored_pages_used", stored)
+            for url in sorted(urls, key=keep_order):
+                record, result, site, cluster = clean_record(spill.get(url), url, model, params)
+                builder.add(url, site, cluster, result)
+                yield record
+        yield from others
+
+
+class MarkDuplicates(Step):
+    """Drops a page whose cleaned text duplicates (exactly, or nearly by MinHash) a page kept before it.
+
+    Expects pages in keep order (shortest URL first, as :class:`TemplateStep` yields them), so the page
+    kept of a group is the same whatever the crawl order."""
+
+    name = "duplicates"
+
+    def __init__(self, params: DuplicateParams | None = None) -> None:
+        self.params = params or DuplicateParams()
+
+    def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
+        index = DuplicateIndex(self.params)
+        last: tuple[int, str] | None = None
+        dropped: list[dict[str, Any]] = []
+        context.report["duplicates"] = {"dropped": dropped, "params": self.params}
+        for record in records:
+            if not is_page(record):
+                yield record
+                continue
+            url = record["url"]
+            if last is not None and keep_order(url) < last:
+                raise ValueError("MarkDuplicates needs pages in keep order (TemplateStep yields them so)")
+            last = keep_order(url)
+            dup = index.check_and_add(url, record.get("text") or "")
+            if dup is None:
+                yield record
+                continue
+            dropped.append({"url": url, "reason": dup.reason, "of": dup.of, "similarity": dup.similarity})
+            self.drop(record, dup.reason, context, of=dup.of, similarity=dup.similarity)
+
+
+class SortByUrl(Step):
+    """Pages sorted by URL, then the other records (failed/filtered) in a fixed order."""
+
+    name = "sort"
+
+    def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
+        others: list[Record] = []
+        with Spill() as spill:
+            for record in records:
+                if is_page(record):
+                    spill.put(record["url"], record, replace=_sorts_after)
+                else:
+                    others.append(record)
+            for url in sorted(spill.keys()):
+                yield spill.get(url)
+        yield from sorted(others, key=lambda r: dump_record(r, []))
+
+
+class TemplateReport(Step):
+    """Passes records through; when they are all through, writes the template report (when the pass has
+    a template step) to ``folder`` and keeps it in ``context.report["template_report"]``."""
+
+    name = "report"
+
+    def __init__(self, folder: str | Path | None) -> None:
+        self.folder = Path(folder) if folder is not None else None
+
+    def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
+        yield from records
+        template = context.report.get("template")
+        if template is None:
+            return
+        dups = context.report.get("duplicates") or {}
+        dropped = sorted(dups.get("dropped", []), key=lambda d: d["url"])
+        report = template["builder"].build(template["model"], dropped, template["params"],
+                                           dups.get("params") or DuplicateParams(), template["stored_pages"])
+        report["invalid_lines"] = list(context.invalid_lines)
+        context.report["template_report"] = report
+        if self.folder is not None:
+            with atomic_open(self.folder / REPORT_JSON, "w") as handle:
+                handle.write(json.dumps(report, ensure_ascii=False, indent=1) + "\n")
+            with atomic_open(self.folder / REPORT_TXT, "w") as handle:
+                handle.write(report_text(report))
+            context.report["template_report_path"] = str(self.folder / REPORT_JSON)
+
+
+class WriteJsonl(Step):
+    """Writes every record as one JSON line to ``path``, atomically: the file appears, whole, only once
+    the last record is written (so ``path`` may be the pass's own input). Yields the records on."""
+
+    name = "write"
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
+        with atomic_open(self.path, "w") as out:
+            for record in records:
+                out.write(dump_record(record) + "\n")
+                self.count(context, "records")
+                yield record
+
+
+def crawl_steps(
+    out: str | Path | None,
+    params: BoilerplateParams | None = None,
+    dup_params: DuplicateParams | None = None,
+    report_dir: str | Path | None = None,
+    duplicates_enabled: bool = True,
+) -> list[Step]:
+    """The finishing pass of a crawl, as ordered steps; ``out`` None: nothing written (records yielded)."""
+    steps: list[Step] = [TemplateStep(params)]
+    if duplicates_enabled:
+        steps.append(MarkDuplicates(dup_params))
+    steps += [SortByUrl(), TemplateReport(report_dir)]
+    if out is not None:
+        steps.append(WriteJsonl(out))
+    return steps

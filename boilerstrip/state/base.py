@@ -1,0 +1,70 @@
+"""The state interfaces: template counts and per-URL history, and the backend that holds both."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+__all__ = ["STATE_SCHEMA_VERSION", "TemplateCounts", "UrlHistory", "UrlState", "State", "SiteCounts"]
+
+#: the layout of what a backend stores; a store written with another version is not read (it is rebuilt)
+STATE_SCHEMA_VERSION = 1
+
+#: (pages, {block hash: pages holding it}) of one scope (a site, or one cluster of a site)
+SiteCounts = tuple[int, dict[str, int]]
+
+
+@runtime_checkable
+class TemplateCounts(Protocol):
+    """Per-site template counts, shared by everything that cleans pages of the site.
+
+    ``put_page`` records the latest block hashes of a URL and updates the counts: a URL put again replaces
+    its earlier version (its old hashes are subtracted first), so re-crawling never double-counts and the
+    counts depend only on the set of (URL, latest hashes), whatever the order.
+    """
+
+    def put_page(self, site: str, url: str, cluster: str, hashes: Iterable[str]) -> None: ...
+    def get_page(self, site: str, url: str) -> tuple[str, tuple[str, ...]] | None: ...
+    def remove_page(self, site: str, url: str) -> bool: ...
+    def site_counts(self, site: str) -> SiteCounts: ...
+    def cluster_counts(self, site: str) -> dict[str, SiteCounts]: ...
+    def urls(self, site: str) -> Iterator[str]: ...
+
+
+@dataclass(frozen=True)
+class UrlState:
+    """What is remembered of one URL between crawls (all times UTC ISO 8601, ``2026-12-01T05:00:00Z``)."""
+
+    url: str
+    site: str
+    etag: str | None = None
+    last_modified: str | None = None  # the Last-Modified header as served
+    text_hash: str | None = None  # sha256 of the main text after cross-page removal
+    first_seen: str | None = None
+    last_seen: str | None = None
+    last_changed: str | None = None
+    last_status: int | None = None  # HTTP status of the last fetch (304 included)
+    last_outcome: str | None = None  # item | filtered:<reason> | failed:<reason> | removed:<reason>
+    settings_digest: str | None = None  # the extraction/template settings the text_hash was made with
+
+
+@runtime_checkable
+class UrlHistory(Protocol):
+    def get(self, url: str) -> UrlState | None: ...
+    def put(self, state: UrlState) -> None: ...
+    def delete(self, url: str) -> bool: ...
+    def iter_site(self, site: str) -> Iterator[UrlState]: ...
+    def sites(self) -> list[str]: ...
+
+
+@runtime_checkable
+class State(Protocol):
+    """A backend: both stores, committed together. ``commit`` makes what was put durable; ``close``
+    commits and releases. Both are safe to call more than once."""
+
+    templates: TemplateCounts
+    history: UrlHistory
+
+    def commit(self) -> None: ...
+    def close(self) -> None: ...

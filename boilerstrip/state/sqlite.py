@@ -1,0 +1,162 @@
+"""The embedded default backend: one SQLite file per state folder (``<state_dir>/state.sqlite3``).
+
+Tables: ``meta`` (the ``schema_version`` row), ``template_pages`` (latest block hashes per URL),
+``template_counts`` (pages per block hash, per site — cluster ``""`` — and per cluster), ``template_scopes``
+(pages per site and cluster) and ``urls`` (per-URL history). A file written with another schema version is
+not read: its tables are dropped with a warning and the state is learned again. WAL mode, so a reader (a
+``boilerstrip dedup`` of the same folder) does not block the crawl.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from .base import STATE_SCHEMA_VERSION, SiteCounts, UrlState
+
+__all__ = ["SqliteState", "STATE_FILE"]
+
+logger = logging.getLogger(__name__)
+
+STATE_FILE = "state.sqlite3"
+_SITE = ""  # the cluster value of a site-wide count
+_URL_FIELDS = [f.name for f in dataclasses.fields(UrlState)]
+_TABLES = ("template_pages", "template_counts", "template_scopes", "urls")
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS template_pages (site TEXT NOT NULL, url TEXT NOT NULL, cluster TEXT NOT NULL,
+    hashes TEXT NOT NULL, PRIMARY KEY (site, url));
+CREATE TABLE IF NOT EXISTS template_counts (site TEXT NOT NULL, cluster TEXT NOT NULL, hash TEXT NOT NULL,
+    pages INTEGER NOT NULL, PRIMARY KEY (site, cluster, hash));
+CREATE TABLE IF NOT EXISTS template_scopes (site TEXT NOT NULL, cluster TEXT NOT NULL, pages INTEGER NOT NULL,
+    PRIMARY KEY (site, cluster));
+CREATE TABLE IF NOT EXISTS urls (url TEXT PRIMARY KEY, site TEXT NOT NULL, etag TEXT, last_modified TEXT,
+    text_hash TEXT, first_seen TEXT, last_seen TEXT, last_changed TEXT, last_status INTEGER, last_outcome TEXT,
+    settings_digest TEXT);
+CREATE INDEX IF NOT EXISTS urls_site ON urls (site, url);
+"""
+
+
+class _Templates:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def _apply(self, site: str, cluster: str, hashes: tuple[str, ...], sign: int) -> None:
+        for scope in (_SITE, cluster):
+            self._db.execute(
+                "INSERT INTO template_scopes (site, cluster, pages) VALUES (?, ?, ?) "
+                "ON CONFLICT (site, cluster) DO UPDATE SET pages = pages + excluded.pages", (site, scope, sign))
+            self._db.executemany(
+                "INSERT INTO template_counts (site, cluster, hash, pages) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (site, cluster, hash) DO UPDATE SET pages = pages + excluded.pages",
+                [(site, scope, h, sign) for h in hashes])
+        if sign < 0:
+            self._db.execute("DELETE FROM template_counts WHERE site = ? AND pages <= 0", (site,))
+            self._db.execute("DELETE FROM template_scopes WHERE site = ? AND pages <= 0", (site,))
+
+    def put_page(self, site: str, url: str, cluster: str, hashes: Iterable[str]) -> None:
+        if cluster == _SITE:
+            raise ValueError("a cluster name must not be empty")
+        self.remove_page(site, url)
+        kept = tuple(sorted({h for h in hashes if h}))
+        self._db.execute("INSERT INTO template_pages (site, url, cluster, hashes) VALUES (?, ?, ?, ?)",
+                         (site, url, cluster, ",".join(kept)))
+        self._apply(site, cluster, kept, +1)
+
+    def get_page(self, site: str, url: str) -> tuple[str, tuple[str, ...]] | None:
+        row = self._db.execute("SELECT cluster, hashes FROM template_pages WHERE site = ? AND url = ?",
+                               (site, url)).fetchone()
+        return None if row is None else (row[0], tuple(h for h in row[1].split(",") if h))
+
+    def remove_page(self, site: str, url: str) -> bool:
+        old = self.get_page(site, url)
+        if old is None:
+            return False
+        self._db.execute("DELETE FROM template_pages WHERE site = ? AND url = ?", (site, url))
+        self._apply(site, old[0], old[1], -1)
+        return True
+
+    def _counts(self, site: str, cluster: str) -> SiteCounts:
+        row = self._db.execute("SELECT pages FROM template_scopes WHERE site = ? AND cluster = ?", (site, cluster)).fetchone()
+        blocks = dict(self._db.execute("SELECT hash, pages FROM template_counts WHERE site = ? AND cluster = ?",
+                                       (site, cluster)).fetchall())
+        return (row[0] if row else 0), blocks
+
+    def site_counts(self, site: str) -> SiteCounts:
+        return self._counts(site, _SITE)
+
+    def cluster_counts(self, site: str) -> dict[str, SiteCounts]:
+        clusters = [c for (c,) in self._db.execute(
+            "SELECT cluster FROM template_scopes WHERE site = ? AND cluster != ? ORDER BY cluster", (site, _SITE))]
+        return {c: self._counts(site, c) for c in clusters}
+
+    def urls(self, site: str) -> Iterator[str]:
+        for (url,) in self._db.execute("SELECT url FROM template_pages WHERE site = ? ORDER BY url", (site,)):
+            yield url
+
+
+class _History:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def get(self, url: str) -> UrlState | None:
+        row = self._db.execute(f"SELECT {', '.join(_URL_FIELDS)} FROM urls WHERE url = ?", (url,)).fetchone()
+        return None if row is None else UrlState(*row)
+
+    def put(self, state: UrlState) -> None:
+        self._db.execute(f"INSERT OR REPLACE INTO urls ({', '.join(_URL_FIELDS)}) VALUES ({', '.join('?' * len(_URL_FIELDS))})",
+                         dataclasses.astuple(state))
+
+    def delete(self, url: str) -> bool:
+        return self._db.execute("DELETE FROM urls WHERE url = ?", (url,)).rowcount > 0
+
+    def iter_site(self, site: str) -> Iterator[UrlState]:
+        rows = self._db.execute(f"SELECT {', '.join(_URL_FIELDS)} FROM urls WHERE site = ? ORDER BY url", (site,)).fetchall()
+        for row in rows:
+            yield UrlState(*row)
+
+    def sites(self) -> list[str]:
+        return [s for (s,) in self._db.execute("SELECT DISTINCT site FROM urls ORDER BY site")]
+
+
+class SqliteState:
+    def __init__(self, state_dir: str | Path) -> None:
+        path = Path(state_dir)
+        if path.suffix != ".sqlite3":
+            path = path / STATE_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._db: sqlite3.Connection | None = sqlite3.connect(str(path), timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._check_version()
+        self._db.commit()
+        self.templates = _Templates(self._db)
+        self.history = _History(self._db)
+
+    def _check_version(self) -> None:
+        assert self._db is not None
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is not None and row[0] != str(STATE_SCHEMA_VERSION):
+            logger.warning("state %s: schema version %s, this boilerstrip writes %d: starting from empty state",
+                           self.path, row[0], STATE_SCHEMA_VERSION)
+            for table in _TABLES:
+                self._db.execute(f"DELETE FROM {table}")
+        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+                         (str(STATE_SCHEMA_VERSION),))
+
+    def commit(self) -> None:
+        if self._db is not None:
+            self._db.commit()
+
+    def close(self) -> None:
+        if self._db is not None:
+            try:
+                self._db.commit()
+            finally:
+                self._db.close()
+                self._db = None

@@ -1,0 +1,130 @@
+"""One contract suite for every state backend (in-memory and SQLite), plus layout and opening rules."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from boilerstrip.state import (
+    STATE_SCHEMA_VERSION,
+    MemoryState,
+    SqliteState,
+    StateParams,
+    UrlState,
+    crawl_layout,
+    feed_output,
+    open_state,
+    resolve_state_dir,
+)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def backend(request, tmp_path):
+    """(open, reopen): reopen gives the same state as a later run sees it (memory: the same object)."""
+    if request.param == "memory":
+        state = MemoryState()
+        yield state, lambda: state
+    else:
+        opened: list[SqliteState] = [SqliteState(tmp_path / "state")]
+
+        def reopen() -> SqliteState:
+            opened[-1].close()
+            opened.append(SqliteState(tmp_path / "state"))
+            return opened[-1]
+
+        yield opened[0], reopen
+        opened[-1].close()
+
+
+def test_template_counts_replace_a_page_seen_again(backend) -> None:
+    state, reopen = backend
+    t = state.templates
+    t.put_page("s", "http://s/1", "a:1", ["x", "y", "y", ""])
+    t.put_page("s", "http://s/2", "a:1", ["x"])
+    t.put_page("s", "http://s/3", "b:1", ["x", "z"])
+    t.put_page("s", "http://s/1", "a:1", ["z"])  # crawled again: replaces its earlier version
+    t.put_page("other", "http://o/1", "a:1", ["x"])
+    state.commit()
+    t = reopen().templates
+    assert t.get_page("s", "http://s/1") == ("a:1", ("z",))
+    assert t.site_counts("s") == (3, {"x": 2, "z": 2})
+    assert t.cluster_counts("s") == {"a:1": (2, {"x": 1, "z": 1}), "b:1": (1, {"x": 1, "z": 1})}
+    assert list(t.urls("s")) == ["http://s/1", "http://s/2", "http://s/3"]
+    assert t.remove_page("s", "http://s/3") and not t.remove_page("s", "http://s/3")
+    assert t.site_counts("s") == (2, {"x": 1, "z": 1}) and set(t.cluster_counts("s")) == {"a:1"}
+    assert t.site_counts("nowhere") == (0, {}) and t.get_page("nowhere", "u") is None
+
+
+def test_template_counts_do_not_depend_on_order(tmp_path) -> None:
+    pages = [("s", f"http://s/{i}", f"c:{i % 3}", [f"h{i % 5}", "common", f"h{i % 2}"]) for i in range(30)]
+    results = []
+    for order in (pages, list(reversed(pages))):
+        for state in (MemoryState(), SqliteState(tmp_path / f"s{len(results)}")):
+            for page in order:
+                state.templates.put_page(*page)
+            results.append((state.templates.site_counts("s"), state.templates.cluster_counts("s")))
+            state.close()
+    assert all(r == results[0] for r in results)
+
+
+def test_url_history_round_trips(backend) -> None:
+    state, reopen = backend
+    first = UrlState(url="http://s/a", site="s", etag='"v1"', last_modified="Tue, 01 Dec 2026 05:00:00 GMT",
+                     text_hash="ab" * 32, first_seen="2026-12-01T05:00:00Z", last_seen="2026-12-01T05:00:00Z",
+                     last_changed="2026-12-01T05:00:00Z", last_status=200, last_outcome="item", settings_digest="d1")
+    state.history.put(first)
+    state.history.put(UrlState(url="http://t/b", site="t", last_status=404, last_outcome="failed:http_404"))
+    state.commit()
+    history = reopen().history
+    assert history.get("http://s/a") == first
+    assert [s.url for s in history.iter_site("s")] == ["http://s/a"] and history.sites() == ["s", "t"]
+    history.put(UrlState(url="http://s/a", site="s", last_status=304))
+    assert history.get("http://s/a").etag is None  # put replaces the whole state
+    assert history.delete("http://t/b") and history.get("http://t/b") is None and not history.delete("http://t/b")
+
+
+def test_a_store_of_another_schema_version_is_started_again(tmp_path, caplog) -> None:
+    state = SqliteState(tmp_path)
+    state.templates.put_page("s", "http://s/1", "a:1", ["x"])
+    state.close()
+    db = sqlite3.connect(str(tmp_path / "state.sqlite3"))
+    db.execute("UPDATE meta SET value = '0' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    with caplog.at_level("WARNING"):
+        state = SqliteState(tmp_path)
+    assert state.templates.site_counts("s") == (0, {}) and "schema version 0" in caplog.text
+    state.close()
+    db = sqlite3.connect(str(tmp_path / "state.sqlite3"))
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(STATE_SCHEMA_VERSION),)
+    db.close()
+
+
+def test_open_state_follows_the_settings(tmp_path) -> None:
+    out = tmp_path / "out" / "site.jsonl"
+    state = open_state(StateParams(), out)  # "auto": next to the output
+    assert isinstance(state, SqliteState) and state.path == tmp_path / "out" / ".boilerstrip-state" / "state.sqlite3"
+    state.close()
+    assert isinstance(open_state(StateParams(dir=""), out), MemoryState)
+    state = open_state(StateParams(dir=str(tmp_path / "elsewhere"), backend="boilerstrip.state.MemoryState"), out)
+    assert isinstance(state, MemoryState)
+    with pytest.raises(ValueError, match="cannot load state backend"):
+        open_state(StateParams(dir=str(tmp_path), backend="boilerstrip.state.NoSuchBackend"), out)
+    with pytest.raises(ValueError):
+        StateParams(backend="nodots")
+
+
+def test_one_place_knows_where_a_crawls_files_live(tmp_path) -> None:
+    layout = crawl_layout(tmp_path / "site.jsonl")
+    assert [p.name for p in (layout.final, layout.part, layout.ledger, layout.ledger_journal, layout.manifest,
+                             layout.deadletter, layout.report_dir, layout.state_dir)] == [
+        "site.jsonl", "site.jsonl.part", "site.ledger.jsonl", "site.ledger.jsonl.part", "site.manifest.json",
+        "site.deadletter.jsonl", "site.report", ".boilerstrip-state"]
+    assert feed_output({"FEEDS": {str(tmp_path / "a.jsonl"): {"format": "jsonl"}}}) == tmp_path / "a.jsonl"
+    assert feed_output({"FEEDS": {"file://" + str(tmp_path / "b.jsonl"): {"format": "jsonlines"}}}) == tmp_path / "b.jsonl"
+    assert feed_output({"FEEDS": {"s3://bucket/a.jsonl": {"format": "jsonl"}, "x.csv": {"format": "csv"}}}) is None
+    assert resolve_state_dir("", tmp_path / "a.jsonl") is None
+    assert resolve_state_dir("auto", tmp_path / "a.jsonl") == layout.state_dir
+    assert resolve_state_dir("auto", None) == Path(".boilerstrip-state")
