@@ -13,7 +13,9 @@ from test_crawl_demo import reasons
 def test_robots_503_means_no_page_requests_and_is_retried(serve, tmp_path) -> None:
     server = serve(routes=small_site(robots_reply=robots("oops", status=503)))
     proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    # no start URL could be reached: a non-zero exit with one line that says so
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "no start URL could be reached" in proc.stderr and "robots_unreachable" in proc.stderr
     assert records == []
     assert page_hits(server) == [], [e.path for e in server.log]
     # the test profile fetches an unreachable robots.txt twice before giving the host up
@@ -128,7 +130,8 @@ def test_robots_connection_refused_means_disallow(tmp_path) -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     proc, records = run_crawl(f"http://127.0.0.1:{port}/", out=tmp_path / "o.jsonl", args=FAST)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.returncode == 1, proc.stderr[-2000:]  # a mistyped host or port: exit 1, one clear line
+    assert f"no start URL could be reached, nothing written: http://127.0.0.1:{port}/ (filtered:robots_unreachable)" in proc.stderr
     assert records == []
     assert reasons(proc.stderr) == {"robots_unreachable": 1}
     assert reasons(proc.stderr, "failed") == {}

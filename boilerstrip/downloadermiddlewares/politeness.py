@@ -25,7 +25,6 @@ from urllib.parse import urlsplit
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
-from scrapy.utils.asyncio import call_later
 
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robots_ready
@@ -57,6 +56,7 @@ class PolitenessMiddleware:
         self.refused: dict[str, str] = {}  # slot key -> reason its pages are refused
         self.paused_until: dict[str, float] = {}  # slot key -> time.monotonic() when the pause ends
         self.consecutive: dict[str, int] = {}  # slot key -> consecutive 429/503 answers
+        self._saved_delays: dict[str, tuple[float, float]] = {}  # slot key -> (delay, jitter) before a pause
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "PolitenessMiddleware":
@@ -109,6 +109,7 @@ class PolitenessMiddleware:
         self.crawler.stats.set_value(f"boilerstrip/politeness/crawl_delay_s/{key}", delay)
 
     def _response_downloaded(self, response: Response, request: Request, spider: Any = None) -> None:
+        self._restore_after_pause(request.meta.get("download_slot"))
         self._restore_floor(request)
         if response.status in self.params.throttle_statuses and request.meta.get(KIND_META) != "robots":
             self._throttled(request, response)  # pause now, before the slot sends its next request
@@ -173,8 +174,15 @@ class PolitenessMiddleware:
         return pause
 
     def pause_host(self, key: str, seconds: float) -> None:
-        """Hold every queued request of download slot ``key`` for ``seconds`` (extends, never shortens)."""
-        until = time.monotonic() + seconds
+        """Hold every queued request of download slot ``key`` for ``seconds`` (extends, never shortens).
+
+        The way AutoThrottle adjusts slots, through the slot's public ``delay``/``jitter``/``lastseen``: the
+        slot's delay becomes the pause (no jitter) counted from now, so the downloader sends its next
+        request no sooner; the slot's own delay comes back with the first response after the pause ends
+        (:meth:`_restore_after_pause`). Requests not yet queued wait in :meth:`process_request`.
+        """
+        now = time.monotonic()
+        until = now + seconds
         if until <= self.paused_until.get(key, 0.0):
             return
         self.paused_until[key] = until
@@ -182,8 +190,16 @@ class PolitenessMiddleware:
         slot = downloader.slots.get(key) if downloader is not None else None
         if slot is None or seconds <= 0:
             return
-        # Downloader._process_queue does nothing while slot.latercall is set: replacing it with our own
-        # timer pauses the slot's queue (requests already transferring finish normally).
-        if slot.latercall is not None:
-            slot.latercall.cancel()
-        slot.latercall = call_later(seconds, downloader._latercall, slot)
+        self._saved_delays.setdefault(key, (slot.delay, slot.jitter))
+        slot.delay = max(slot.delay, seconds)
+        slot.jitter = 0.0
+        slot.lastseen = now
+
+    def _restore_after_pause(self, key: str | None) -> None:
+        if key is None or key not in self._saved_delays or time.monotonic() < self.paused_until.get(key, 0.0):
+            return
+        delay, jitter = self._saved_delays.pop(key)
+        downloader = self._downloader()
+        slot = downloader.slots.get(key) if downloader is not None else None
+        if slot is not None:
+            slot.delay, slot.jitter = delay, jitter

@@ -1,0 +1,102 @@
+"""The finishing pass: the step runner, and the same output from `scrapy crawl` and `boilerstrip crawl`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from boilerstrip.demo.server import SiteServer
+from boilerstrip.finishing import FinishContext, Spill, Step, run_steps
+from boilerstrip.state import crawl_layout
+from conftest import ROOT, read_jsonl, run_crawl
+
+HANDBOOK = Path("/usr/share/doc/debian-handbook/html/en-US")
+
+
+class _DropOdd(Step):
+    name = "odd"
+
+    def run(self, records, context):
+        for record in records:
+            if record["n"] % 2:
+                self.drop(record, "odd", context, n=record["n"])
+            else:
+                yield record
+
+
+class _Double(Step):
+    name = "double"
+
+    def run(self, records, context):
+        for record in records:
+            self.count(context, "seen")
+            yield {**record, "n": record["n"] * 2}
+
+
+def test_steps_chain_lazily_and_count_their_drops() -> None:
+    pulled = []
+
+    def source():
+        for n in range(6):
+            pulled.append(n)
+            yield {"url": f"http://s/{n}", "n": n}
+
+    context = FinishContext()
+    stream = run_steps(source(), [_DropOdd(), _Double()], context)
+    assert pulled == []  # nothing runs until the result is read
+    assert [r["n"] for r in stream] == [0, 4, 8]
+    assert context.counts == {"odd/dropped/odd": 3, "double/seen": 3}
+    assert context.dropped_by_url() == {"http://s/1": "odd", "http://s/3": "odd", "http://s/5": "odd"}
+    assert [d.detail["n"] for d in context.dropped] == [1, 3, 5] and {d.step for d in context.dropped} == {"odd"}
+
+
+def test_spill_keeps_offsets_not_records() -> None:
+    with Spill() as spill:
+        spill.put("b", {"text": "second \udc80"})
+        spill.put("a", {"text": "first"})
+        spill.put("a", {"text": "ignored"})  # taken: kept as it was
+        spill.put("a", {"text": "replaces"}, replace=lambda old, new: new["text"] > old["text"])
+        assert sorted(spill.keys()) == ["a", "b"]
+        assert spill.get("a") == {"text": "replaces"} and spill.get("b") == {"text": "second \udc80"}
+
+
+def _scrapy_crawl(url: str, out: Path) -> subprocess.CompletedProcess:
+    """`scrapy crawl site -a url=URL -O OUT` from the project folder, as scrapyd or a Scrapy user runs it."""
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"url={url}", "-O", str(out),
+           "-s", "BOILERSTRIP_PROFILE=test", "-s", "LOG_LEVEL=WARNING"]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, PYTHONUNBUFFERED="1"))
+
+
+@pytest.mark.slow
+def test_scrapy_crawl_and_boilerstrip_crawl_write_the_same_output(tmp_path: Path) -> None:
+    if not (HANDBOOK / "index.html").is_file():
+        if os.environ.get("CI") == "true":
+            pytest.fail("debian-handbook is not installed: ./run tests installs it")
+        pytest.skip("debian-handbook is not installed (apt-get install debian-handbook)")
+    with SiteServer(root=HANDBOOK) as server:
+        start = server.url + "/index.html"
+        a, b = tmp_path / "a" / "a.jsonl", tmp_path / "b" / "b.jsonl"
+        a.parent.mkdir()
+        proc_a = _scrapy_crawl(start, a)
+        proc_b, _ = run_crawl(start, out=b, args=["--profile", "test"], timeout=600)
+    assert proc_a.returncode == 0, proc_a.stderr[-3000:]
+    assert proc_b.returncode == 0, proc_b.stderr[-3000:]
+    records_a, records_b = read_jsonl(a), read_jsonl(b)
+    assert len(records_a) > 100
+    assert [r["url"] for r in records_a] == [r["url"] for r in records_b]  # sorted by URL, both
+    assert {r["url"]: r["text"] for r in records_a} == {r["url"]: r["text"] for r in records_b}
+    for out in (a, b):
+        layout = crawl_layout(out)
+        report = json.loads((layout.report_dir / "template-report.json").read_text(encoding="utf-8"))
+        assert report["pages"] >= len(read_jsonl(out))
+        manifest = json.loads(layout.manifest.read_text(encoding="utf-8"))
+        assert manifest["reconciled"] is True and manifest["output"]["record_lines"] == len(read_jsonl(out))
+        ledger = [json.loads(line) for line in layout.ledger.read_text(encoding="utf-8").splitlines()]
+        assert sum(1 for e in ledger if e["outcome"] == "item") == len(read_jsonl(out))
+        assert not layout.part.exists() and (layout.state_dir / "state.sqlite3").exists()
