@@ -56,7 +56,8 @@ if str(REPO_ROOT) not in sys.path:
 from lxml import html as lxml_html  # noqa: E402
 
 from benchmarks.extraction_benchmark import score_page, summarise  # noqa: E402  (the same metric)
-from boilerstrip.boilerplate import finish_records, page_block_hashes  # noqa: E402
+from boilerstrip.boilerplate import page_block_hashes  # noqa: E402
+from boilerstrip.finishing import finish_records  # noqa: E402
 from boilerstrip.boilerplate.finish import read_records  # noqa: E402
 from boilerstrip.demo.server import SiteServer  # noqa: E402
 

@@ -11,7 +11,7 @@ from boilerstrip.items import PageItem
 from boilerstrip.outcomes import FilteredItem
 from boilerstrip.pipelines.boilerplate import CrossPageBoilerplatePipeline, PageBlocksPipeline
 from boilerstrip.pipelines.duplicates import DuplicatePagesPipeline
-from boilerstrip.state import SqliteState
+from boilerstrip.state import MemoryState, SqliteState
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -213,3 +213,23 @@ def test_auto_carries_the_headline_and_counts_it() -> None:
     assert crawler.stats.get_value("boilerstrip/boilerplate/source/headline") == 7
     assert crawler.stats.get_value("boilerstrip/boilerplate/source/extracted/extracted_covers_region") == 3
     assert crawler.stats.get_value("boilerstrip/boilerplate/source/extracted/model_not_ready") == 4
+
+
+def test_a_shared_state_lends_the_pipeline_what_other_workers_learned() -> None:
+    state = MemoryState()
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_MIN_PAGES": 5,
+                                         "BOILERSTRIP_BOILERPLATE_STATE_REFRESH_PAGES": 2})
+    pipeline = CrossPageBoilerplatePipeline.from_crawler(crawler)
+    pipeline._state_arg = state
+    pipeline.open_spider()
+    first = pipeline.process_item(_item(0))
+    assert "cookies" in first.text  # alone, this worker knows one page
+    other = CrossPageBoilerplatePipeline(pipeline.params, state=MemoryState())  # another worker's hashes
+    for i in range(1, 9):
+        state.templates.put_page("site.test", f"http://site.test/posts/w{i}.html", "posts:2",
+                                 other._hashes_of(_item(i)))
+    pipeline.process_item(_item(10))  # the second page of the site: the next one reloads the counts
+    item = pipeline.process_item(_item(11))
+    pipeline.close_spider()
+    assert "cookies" not in item.text and item.text.startswith("Article ")
+    assert crawler.stats.get_value("boilerstrip/boilerplate/state_reloads") == 1

@@ -72,6 +72,10 @@ class TemplateModel:
         for h, n in blocks.items():
             counts.blocks[h] += n
 
+    def forget_site(self, site: str) -> None:
+        """Drop everything counted for ``site`` (before it is loaded again from a shared store)."""
+        self._sites.pop(site, None)
+
     def _update(self, site: str, cluster: str, hashes: Iterable[str | None], sign: int) -> None:
         unique = frozenset(h for h in hashes if h)
         entry = self._sites.setdefault(site, _Site())

@@ -109,6 +109,13 @@ class BoilerplateParams:
     #: (listed as suspicious in the report, still cleaned). 0.8: template-only pages (tag listings).
     max_removed_share_unflagged: float = 0.8
 
+    # --- the crawl-time pipeline ---------------------------------------------------------------------
+    #: The pipeline reloads a site's counts from the run's state after this many of its pages, so a
+    #: shared state (several workers) lends each worker what the others learned. Not tuned: a reload
+    #: costs one read of the site's distinct blocks, cheap beside 200 page cleans; the final output
+    #: comes from the finishing pass either way.
+    state_refresh_pages: int = 200
+
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {self.source!r}")
@@ -119,7 +126,7 @@ class BoilerplateParams:
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
                 raise ValueError(f"{name} must be in (0, 1], got {value!r}")
-        for name in ("min_pages", "cluster_min_pages", "list_min_items"):
+        for name in ("min_pages", "cluster_min_pages", "list_min_items", "state_refresh_pages"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
         if self.extra_min_chars < 0 or self.extra_max_pages < 1:

@@ -31,6 +31,7 @@ from boilerstrip.boilerplate import (
 from boilerstrip.boilerplate.finish import model_hashes, source_fields
 from boilerstrip.boilerplate.page import page_block_hashes, page_blocks, region_blocks
 from boilerstrip.config import component_enabled, params_from_settings
+from boilerstrip.finishing.steps import load_state_counts
 from boilerstrip.state import MemoryState, State, StateParams, feed_output, open_state
 
 __all__ = ["PageBlocksPipeline", "CrossPageBoilerplatePipeline"]
@@ -81,7 +82,7 @@ class CrossPageBoilerplatePipeline:
         self.output = output
         self.state: State | None = None
         self.model = TemplateModel()
-        self._loaded_sites: set[str] = set()
+        self._site_pages: dict[str, int] = {}  # pages of each site this pipeline counted
         self._unsaved = 0
 
     @classmethod
@@ -119,7 +120,7 @@ class CrossPageBoilerplatePipeline:
         if page is not None and self.params.source == "page":
             adapter["page_blocks"] = None
         blocks = blocks_of_record(adapter)
-        self._learn(site, cluster, url, model_hashes(adapter, blocks, self.params))
+        self._learn(site, cluster, url, self._hashes_of(adapter, blocks))
         self._inc("pages")
         title = adapter.get("title")
         choice = choose_source(blocks, region_blocks_of_record(adapter), extraction_failed(adapter), site, cluster,
@@ -139,15 +140,23 @@ class CrossPageBoilerplatePipeline:
             self._inc(f"flagged/{flag}")
         return item
 
+    def _hashes_of(self, item: Any, blocks: Any = None) -> set[str]:
+        """What a page teaches the model (see ``boilerplate.finish.model_hashes``)."""
+        adapter = item if isinstance(item, ItemAdapter) else ItemAdapter(item)
+        return model_hashes(adapter, blocks_of_record(adapter) if blocks is None else blocks, self.params)
+
     def _learn(self, site: str, cluster: str, url: str, hashes: set[str]) -> None:
         if self.state is None:  # used without open_spider (a test, a batch job)
             self.state = self._state_arg if self._state_arg is not None else MemoryState()
         templates = self.state.templates
-        if site not in self._loaded_sites:  # a later crawl of the same site starts warm
-            self._loaded_sites.add(site)
-            from boilerstrip.finishing.steps import load_state_counts
-
-            self._inc("stored_pages_loaded", load_state_counts(self.model, self.state, site, ()))
+        seen = self._site_pages.get(site, 0)
+        if seen % self.params.state_refresh_pages == 0:
+            # the first page of a site (a later crawl starts warm), then every state_refresh_pages pages:
+            # the state may be shared, and other workers' pages count too
+            self.model.forget_site(site)
+            loaded = load_state_counts(self.model, self.state, site, ())
+            self._inc("stored_pages_loaded" if seen == 0 else "state_reloads", loaded if seen == 0 else 1)
+        self._site_pages[site] = seen + 1
         previous = templates.get_page(site, url)
         if previous is not None:  # this URL was seen before: its new version replaces the old one
             self.model.remove_page(site, previous[0], previous[1])
