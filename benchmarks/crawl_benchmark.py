@@ -7,6 +7,15 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/crawl_benchmark.py --compare-scrapy-defaults
     .venv/bin/python benchmarks/crawl_benchmark.py -s BOILERSTRIP_EXTRACTION_ENABLED=false \
         -s BOILERSTRIP_BOILERPLATE_ENABLED=false -s BOILERSTRIP_RENDER_MODE=never   # the crawl alone
+    .venv/bin/python benchmarks/crawl_benchmark.py --throughput                  # bare Scrapy vs boilerstrip
+    .venv/bin/python benchmarks/crawl_benchmark.py --throughput --growth 1000,10000,100000
+
+``--throughput`` crawls two documentation sites (``sqlite3-doc``, ``docbook-xsl-doc-html``) on loopback,
+each with bare Scrapy (``benchmarks/bare_spider.py``: follow links, write URL and body length) and with
+boilerstrip's whole pipeline (``--profile own-site``, finishing pass included), both at 16 connections per
+host, and prints pages/s, their ratio and each process's peak RSS. ``--growth`` crawls a generated
+one-template site (``benchmarks/gensite.py``) of each size with boilerstrip and prints time, peak RSS and
+KiB per extra page, so memory that grows with pages shows.
 
 The site (by default Debian's ``sqlite3-doc``, ``/usr/share/doc/sqlite3``: 766 HTML files) is served by
 SiteServer with a ``robots.txt`` that disallows a folder. The expected set is computed independently of
@@ -114,6 +123,100 @@ def crawl(root: Path, disallow: tuple[str, ...], profile: str, settings: dict[st
     }
 
 
+THROUGHPUT_SITES = (Path("/usr/share/doc/sqlite3"), Path("/usr/share/doc/docbook-xsl-doc-html/doc"))
+#: the concurrency the throughput comparison gives both crawlers (politeness off)
+THROUGHPUT_PER_HOST = 16
+
+
+def _timed(cmd: list[str], cwd: Path) -> dict:
+    """Run ``cmd``; wall seconds, exit code, stderr and the process's own peak RSS (MiB, from wait4)."""
+    import os
+
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stderr_lines: list[str] = []
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        stderr_lines.append(line)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return {"seconds": time.monotonic() - started, "returncode": proc.returncode,
+            "stderr": "".join(stderr_lines[-200:]), "peak_rss_mib": usage.ru_maxrss / 1024}
+
+
+def _lines(path: Path) -> int:
+    return sum(1 for line in path.open(encoding="utf-8") if line.strip()) if path.exists() else 0
+
+
+def bare_scrapy(start: str, out: Path) -> dict:
+    """The reference: plain Scrapy, no project settings (run from a folder without scrapy.cfg)."""
+    cmd = [sys.executable, "-m", "scrapy", "runspider", str(ROOT / "benchmarks" / "bare_spider.py"), "-a", f"start={start}",
+           "-O", str(out), "-s", "LOG_LEVEL=WARNING", "-s", "ROBOTSTXT_OBEY=False", "-s", "TELNETCONSOLE_ENABLED=False",
+           "-s", "CONCURRENT_REQUESTS=32", "-s", f"CONCURRENT_REQUESTS_PER_DOMAIN={THROUGHPUT_PER_HOST}",
+           "-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=False"]
+    result = _timed(cmd, out.parent)
+    result["pages"] = _lines(out)
+    return result
+
+
+def whole_pipeline(start: str, out: Path, extra: dict[str, str] | None = None) -> dict:
+    """boilerstrip crawl with every stage on and the finishing pass, politeness off (own-site profile)."""
+    cmd = [sys.executable, "-m", "boilerstrip", "crawl", start, "-o", str(out), "--profile", "own-site",
+           "--no-sitemaps", "-s", f"CONCURRENT_REQUESTS_PER_DOMAIN={THROUGHPUT_PER_HOST}"]
+    for key, value in (extra or {}).items():
+        cmd += ["-s", f"{key}={value}"]
+    result = _timed(cmd, ROOT)
+    result["pages"] = _lines(out)
+    return result
+
+
+def throughput(sites: tuple[Path, ...]) -> bool:
+    print(f"throughput: bare Scrapy vs boilerstrip's whole pipeline (finishing pass included), "
+          f"{THROUGHPUT_PER_HOST} connections per host, politeness off")
+    print(f"{'site':28s} {'crawler':12s} {'pages':>6s} {'seconds':>8s} {'pages/s':>8s} {'peak RSS MiB':>13s}  ratio")
+    ok = True
+    for root in sites:
+        if not (root / "index.html").is_file():
+            print(f"{str(root):28s} missing (apt-get install the package): skipped")
+            continue
+        with SiteServer(root=root) as server, tempfile.TemporaryDirectory() as tmp:
+            start = server.url + "/index.html"
+            bare = bare_scrapy(start, Path(tmp) / "bare.jsonl")
+            ours = whole_pipeline(start, Path(tmp) / "ours" / "out.jsonl")
+        rates = []
+        for name, result in (("bare-scrapy", bare), ("boilerstrip", ours)):
+            rate = result["pages"] / result["seconds"] if result["seconds"] else 0.0
+            rates.append(rate)
+            ratio = f"{rates[1] / rates[0]:.2f}" if len(rates) == 2 and rates[0] else ""
+            print(f"{root.parent.name + '/' + root.name:28s} {name:12s} {result['pages']:6d} {result['seconds']:8.1f} "
+                  f"{rate:8.1f} {result['peak_rss_mib']:13.0f}  {ratio}")
+            if result["returncode"] != 0:
+                ok = False
+                print("  exit", result["returncode"], result["stderr"][-500:])
+    return ok
+
+
+def growth(sizes: list[int]) -> bool:
+    from gensite import GeneratedSite
+
+    print("growth: boilerstrip's whole pipeline on a generated one-template site")
+    print(f"{'pages':>7s} {'records':>8s} {'seconds':>8s} {'pages/s':>8s} {'peak RSS MiB':>13s} {'KiB/extra page':>15s}")
+    previous: tuple[int, float] | None = None
+    ok = True
+    for size in sizes:
+        with GeneratedSite(size) as site, tempfile.TemporaryDirectory() as tmp:
+            result = whole_pipeline(site.url + "/p/0.html", Path(tmp) / "out.jsonl",
+                                    {"BOILERSTRIP_TRAPS_MAX_PAGES_PER_HOST": str(size + 10)})
+        per_page = ""
+        if previous is not None and result["pages"] > previous[0]:
+            per_page = f"{(result['peak_rss_mib'] - previous[1]) * 1024 / (result['pages'] - previous[0]):.2f}"
+        previous = (result["pages"], result["peak_rss_mib"])
+        rate = result["pages"] / result["seconds"] if result["seconds"] else 0.0
+        print(f"{size:7d} {result['pages']:8d} {result['seconds']:8.1f} {rate:8.1f} {result['peak_rss_mib']:13.0f} {per_page:>15s}")
+        ok = ok and result["returncode"] == 0 and result["pages"] == size
+    return ok
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT)
@@ -123,7 +226,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="also crawl with Scrapy's stock concurrency (8 per domain, no delay, no AutoThrottle)")
     parser.add_argument("-s", "--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
                         help="extra settings for every run, e.g. -s BOILERSTRIP_EXTRACTION_ENABLED=false")
+    parser.add_argument("--throughput", action="store_true",
+                        help="bare Scrapy vs the whole pipeline on two doc sites (pages/s ratio, peak RSS)")
+    parser.add_argument("--growth", metavar="N,N,...", default="",
+                        help="with --throughput: also crawl generated one-template sites of these sizes")
     args = parser.parse_args(argv)
+    if args.throughput:
+        ok = throughput(THROUGHPUT_SITES)
+        if args.growth:
+            sys.path.insert(0, str(ROOT / "benchmarks"))
+            ok = growth([int(n) for n in args.growth.split(",") if n.strip()]) and ok
+        return 0 if ok else 1
     disallow = tuple(args.disallow or DEFAULT_DISALLOW)
     if not (args.root / "index.html").is_file():
         if args.root != DEFAULT_ROOT:
