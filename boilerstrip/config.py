@@ -15,12 +15,20 @@ import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-__all__ = ["ConfigError", "params_from_settings", "setting_name", "component_enabled"]
+__all__ = ["ConfigError", "params_from_settings", "setting_name", "component_enabled", "RENAMED_SETTINGS"]
 
 P = TypeVar("P")
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
+
+
+#: setting -> its older name, still read when the setting itself is not set (one setting per concept: the
+#: URL-length rule belongs to the trap rules, session-id stripping to URL normalisation)
+RENAMED_SETTINGS = {
+    "BOILERSTRIP_TRAPS_MAX_URL_CHARS": "BOILERSTRIP_URLS_MAX_URL_CHARS",
+    "BOILERSTRIP_URLS_STRIP_SESSION_IDS": "BOILERSTRIP_TRAPS_STRIP_SESSION_IDS",
+}
 
 
 class ConfigError(ValueError):
@@ -103,6 +111,9 @@ def params_from_settings(settings: Any, component: str, cls: type[P], **override
             continue
         name = setting_name(component, field.name)
         raw = _get(settings, name)
+        if raw is None and name in RENAMED_SETTINGS:
+            name = RENAMED_SETTINGS[name]
+            raw = _get(settings, name)
         if raw is None:
             continue
         if field.default is not dataclasses.MISSING:

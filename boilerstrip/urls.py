@@ -4,26 +4,34 @@ Pure functions over strings (w3lib and tldextract; no Scrapy import). ``normaliz
 every URL before it becomes a request: start URLs, links, sitemap entries and ``rel=canonical`` targets.
 
 What it does, in order: resolve against a base, keep only http/https, lowercase scheme and host, drop
-the default port (80/443), drop the fragment, drop tracking parameters (``utm_*``, ``fbclid``...), sort
-the query (w3lib ``canonicalize_url``), and turn an empty path into ``/``. It does *not* guess that
-``/index.html`` equals ``/`` (not true on every server); ``rel=canonical`` handles such variants.
+the default port (80/443), drop the fragment, drop tracking parameters (``utm_*``, ``fbclid``...) and
+session ids (``;jsessionid=``, ``?sid=``, ``PHPSESSID``...), sort the query (w3lib ``canonicalize_url``),
+and turn an empty path into ``/``. It does *not* guess that ``/index.html`` equals ``/`` (not true on
+every server); ``rel=canonical`` handles such variants.
+
+This is the one normal form: the spider admits a URL under it and the trap rules see the same string,
+so ``/a`` and ``/a;jsessionid=1`` are one URL before either becomes a request. Length is not judged
+here: an over-long URL is the trap rule's ``filtered:url_too_long`` (``BOILERSTRIP_TRAPS_MAX_URL_CHARS``),
+with a reason, never a silent ``None``.
 """
 
 from __future__ import annotations
 
-import functools
-import ipaddress
+import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
-import tldextract
 from w3lib.url import canonicalize_url
+
+from boilerstrip.scope import in_scope, origin, site_key  # noqa: F401 -- re-exported: scope lives in boilerstrip.scope
 
 __all__ = [
     "UrlParams",
     "TRACKING_PARAMS",
     "TRACKING_PREFIXES",
+    "SESSION_ID_PARAMS",
     "normalize_url",
+    "strip_session_ids",
     "site_key",
     "in_scope",
     "origin",
@@ -37,9 +45,15 @@ TRACKING_PARAMS: tuple[str, ...] = (
 )  # fmt: skip
 #: query parameter prefixes that only track (``utm_source``, ``utm_medium``...)
 TRACKING_PREFIXES: tuple[str, ...] = ("utm_", "pk_", "mtm_", "hsa_")
+#: query parameters that carry a session id: the same page under endless names (lowercase compared)
+SESSION_ID_PARAMS: frozenset[str] = frozenset(
+    {"jsessionid", "phpsessid", "aspsessionid", "asp.net_sessionid", "sid", "sessionid", "session_id", "sessid",
+     "cfid", "cftoken", "zenid", "oscsid"}
+)  # fmt: skip
+#: ``;jsessionid=...`` style path parameters (Java servlets, PHP with trans_sid)
+_PATH_SESSION_ID = re.compile(r";(?:jsessionid|phpsessid|sid|sessionid)=[^/?#;]*", re.IGNORECASE)
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_SCOPES = ("host", "domain")
 
 
 @dataclass(frozen=True)
@@ -48,12 +62,8 @@ class UrlParams:
     tracking_params: tuple[str, ...] = TRACKING_PARAMS
     # Parameters dropped when their name starts with one of these.
     tracking_prefixes: tuple[str, ...] = TRACKING_PREFIXES
-    # A URL longer than this is refused: no real page needs 2 KiB of URL and traps generate them.
-    max_url_chars: int = 2048
-
-    def __post_init__(self) -> None:
-        if self.max_url_chars < 16:
-            raise ValueError("max_url_chars must be >= 16")
+    # Strip session-id parameters (SESSION_ID_PARAMS, ``;jsessionid=``) so each page has one URL.
+    strip_session_ids: bool = True
 
 
 _DEFAULT_PARAMS = UrlParams()
@@ -84,15 +94,37 @@ def normalize_url(url: str, base: str | None = None, params: UrlParams = _DEFAUL
     netloc = host if port is None or port == _DEFAULT_PORTS[scheme] else f"{host}:{port}"
     query = _drop_tracking(parts.query, params)
     path = parts.path or "/"
+    if params.strip_session_ids:
+        path = _PATH_SESSION_ID.sub("", path) or "/"
+        query = _drop_session_ids(query)
     # userinfo is dropped on purpose: credentials never belong in a crawl frontier.
     rebuilt = urlunsplit((scheme, netloc, path, query, ""))
     try:
         normal = canonicalize_url(rebuilt, keep_blank_values=True, keep_fragments=False)
     except (ValueError, UnicodeError):
         return None
-    if len(normal) > params.max_url_chars:
-        return None
     return normal
+
+
+def strip_session_ids(url: str) -> str:
+    """``url`` without session-id query parameters and ``;jsessionid=`` path parameters (else unchanged)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    path = _PATH_SESSION_ID.sub("", parts.path)
+    query = _drop_session_ids(parts.query)
+    if path == parts.path and query == parts.query:
+        return url
+    return urlunsplit((parts.scheme, parts.netloc, path, query, parts.fragment))
+
+
+def _drop_session_ids(query: str) -> str:
+    if not query:
+        return ""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    kept = [(name, value) for name, value in pairs if name.lower() not in SESSION_ID_PARAMS]
+    return query if len(kept) == len(pairs) else urlencode(kept)
 
 
 def _drop_tracking(query: str, params: UrlParams) -> str:
@@ -108,53 +140,3 @@ def _drop_tracking(query: str, params: UrlParams) -> str:
     if len(kept) == len(pairs):
         return query
     return urlencode(kept)
-
-
-@functools.lru_cache(maxsize=1)
-def _extractor() -> tldextract.TLDExtract:
-    # The bundled public-suffix snapshot only: a crawler must not fetch a list from the network.
-    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
-
-
-def _registrable_domain(host: str) -> str:
-    bare = host.strip("[]")
-    try:
-        ipaddress.ip_address(bare)
-        return bare
-    except ValueError:
-        pass
-    result = _extractor()(bare)
-    top = getattr(result, "top_domain_under_public_suffix", None) or result.registered_domain
-    return top or bare
-
-
-def site_key(url: str, scope: str = "host") -> str | None:
-    """The key of the site ``url`` belongs to: ``host[:port]`` (scope "host") or the registrable domain."""
-    if scope not in _SCOPES:
-        raise ValueError(f"scope must be one of {_SCOPES}, got {scope!r}")
-    try:
-        parts = urlsplit(url)
-        host = (parts.hostname or "").lower().rstrip(".")
-        port = parts.port
-    except ValueError:
-        return None
-    if not host:
-        return None
-    if scope == "domain":
-        return _registrable_domain(host)
-    scheme = parts.scheme.lower()
-    if port is None or port == _DEFAULT_PORTS.get(scheme):
-        return host
-    return f"{host}:{port}"
-
-
-def in_scope(url: str, sites: frozenset[str] | set[str], scope: str = "host") -> bool:
-    """Whether ``url`` belongs to one of ``sites`` (keys from :func:`site_key` with the same scope)."""
-    key = site_key(url, scope)
-    return key is not None and key in sites
-
-
-def origin(url: str) -> str:
-    """``scheme://netloc`` of a (normalised) URL: where its robots.txt and /sitemap.xml live."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"

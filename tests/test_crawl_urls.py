@@ -53,9 +53,17 @@ def test_variants_collapse_to_one() -> None:
     assert len({normalize_url(v) for v in variants}) == 1
 
 
-def test_overlong_url_is_refused() -> None:
-    params = UrlParams(max_url_chars=40)
-    assert normalize_url("http://example.org/" + "a" * 100, params=params) is None
+def test_overlong_url_is_left_to_the_trap_rule_which_gives_a_reason() -> None:
+    # one URL-length rule (BOILERSTRIP_TRAPS_MAX_URL_CHARS, filtered:url_too_long), not a silent None here
+    long = "http://example.org/" + "a" * 3000
+    assert normalize_url(long) == long
+
+
+def test_session_ids_are_part_of_the_normal_form() -> None:
+    variants = ["http://example.org/a", "http://example.org/a;jsessionid=1", "http://example.org/a?sid=9",
+                "http://example.org/a?PHPSESSID=z#x"]
+    assert {normalize_url(v) for v in variants} == {"http://example.org/a"}
+    assert normalize_url("http://example.org/a?sid=9", params=UrlParams(strip_session_ids=False)) == "http://example.org/a?sid=9"
 
 
 def test_scope_host_and_domain() -> None:

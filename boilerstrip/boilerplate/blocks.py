@@ -9,6 +9,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from boilerstrip.scope import site_key
+
 __all__ = [
     "normalise_block",
     "digits_insensitive",
@@ -73,14 +75,8 @@ def block_hash(normalised: str, kind: str | None = None) -> str | None:
 
 
 def site_of_url(url: str) -> str:
-    """The site a page belongs to: lower-cased host, with the port when one is given."""
-    try:
-        parts = urlsplit(url or "")
-        host = (parts.hostname or "").lower()
-        port = parts.port
-    except ValueError:
-        return ""
-    return f"{host}:{port}" if port else host
+    """The site a page belongs to: :func:`boilerstrip.scope.site_key` (host, and the port unless default)."""
+    return site_key(url or "", "host") or ""
 
 
 def cluster_of_url(url: str) -> str:

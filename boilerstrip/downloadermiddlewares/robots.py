@@ -195,7 +195,9 @@ class Rfc9309RobotsMiddleware:
     def _apply(self, host: HostRobots, verdict: RobotsVerdict, body: bytes) -> None:
         host.reason, host.detail = verdict.reason, verdict.detail
         if verdict.action == "parse":
-            text = body[: self.params.max_bytes].decode("utf-8", errors="replace")
+            # "utf-8-sig" drops a leading byte-order mark: left in, it glues itself to the first line's
+            # field name ("\ufeffUser-agent") and Protego ignores the whole first group.
+            text = body[: self.params.max_bytes].decode("utf-8-sig", errors="replace")
             try:
                 parser = Protego.parse(text)
                 crawl_delay = parser.crawl_delay(self.token)

@@ -30,7 +30,6 @@ grew past ``DOWNLOAD_MAXSIZE`` while streaming (``response_too_large``) and a co
 
 from __future__ import annotations
 
-import functools
 import logging
 import weakref
 from dataclasses import dataclass
@@ -47,6 +46,7 @@ from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares.robots import KIND_META
 from boilerstrip.outcomes import Filtered
 from boilerstrip.safety.addresses import Origin, address_refusal, origin_of, parse_host_port, parse_ip_literal
+from boilerstrip.scope import joined_site, site_key
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -108,25 +108,6 @@ class ResponseTooLarge(Exception):
     refusal_reason = "response_too_large"
 
 
-@functools.lru_cache(maxsize=4096)
-def _registrable_domain(host: str) -> str:
-    if parse_ip_literal(host) is not None:
-        return host
-    try:
-        parts = _tld_extractor()(host)
-        return parts.top_domain_under_public_suffix or host
-    except Exception:  # no suffix list: fall back to the last two labels
-        return ".".join(host.split(".")[-2:])
-
-
-@functools.lru_cache(maxsize=1)
-def _tld_extractor() -> Any:
-    import tldextract
-
-    # The suffix list bundled with tldextract: no network access during a crawl.
-    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
-
-
 class _Allowlist:
     """Origins the crawl may reach although they are private: start URLs' origins and explicit entries."""
 
@@ -159,9 +140,8 @@ class ScopeMiddleware:
         self._received: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.private = _Allowlist(params.allow_private)
         self.mode = "host" if params.offsite == "auto" else params.offsite
-        self.sites: set[tuple[str, int | None]] = set()
-        self.domains: set[str] = set()
-        self.ports: set[int] = set()
+        #: scope ("host"/"domain") -> the crawl's site keys (boilerstrip.scope.site_key) under it
+        self.sites: dict[str, set[str]] = {"host": set(), "domain": set()}
         self.start_urls: set[str] = set()  # the start URLs as requested: a redirect chain begins at one
         self.set_start_urls(start_urls)
 
@@ -213,9 +193,10 @@ class ScopeMiddleware:
         _share_with_resolver(self.private)
 
     def _add_site(self, origin: Origin) -> None:
-        self.sites.add(origin.site)
-        self.domains.add(_registrable_domain(origin.host))
-        self.ports.add(origin.port)
+        for scope, keys in self.sites.items():
+            key = site_key(str(origin), scope)
+            if key is not None:
+                keys.add(key)
 
     def _is_start_chain(self, request: Request) -> bool:
         """A redirect (or meta-refresh) hop, retry or re-issue of a start URL's request (depth 0)."""
@@ -225,7 +206,7 @@ class ScopeMiddleware:
     def _add_start_redirect_origin(self, request: Request) -> None:
         """The final origin of a start URL's redirect chain joins the sites (not the private allowlist)."""
         origin = origin_of(request.url)
-        if origin is None or not self.is_offsite(origin):
+        if origin is None or self.mode == "off" or joined_site(str(origin), self.sites[self.mode], self.mode) is None:
             return
         self._add_site(origin)
         self._count("start_redirect_origin_added")
@@ -241,19 +222,15 @@ class ScopeMiddleware:
         if self.params.offsite == "auto":
             scope = getattr(getattr(spider, "params", None), "scope", None) or getattr(spider, "scope", None)
             self.mode = scope if scope in ("host", "domain") else "host"
-        if not self.sites and self.mode != "off":
+        if not self.sites["host"] and self.mode != "off":
             logger.warning("scope: the spider has no start_urls; every request will be filtered as offsite")
 
     def is_offsite(self, origin: Origin) -> bool:
-        mode = self.mode
-        if mode == "off":
+        """Not one of the crawl's sites under the scope mode (boilerstrip.scope: host or registrable
+        domain, with the port; 80 and 443 count as one)."""
+        if self.mode == "off":
             return False
-        if origin.site in self.sites:
-            return False
-        if mode == "domain":
-            default = origin.site[1] is None or origin.port in self.ports
-            return not (default and _registrable_domain(origin.host) in self.domains)
-        return True
+        return site_key(str(origin), self.mode) not in self.sites[self.mode]
 
     # -- the hook --------------------------------------------------------------------------------------
     def process_request(self, request: Request) -> Any:

@@ -2,7 +2,8 @@
 
 Pure: a :class:`TrapState` per crawl holds the counters; :meth:`TrapState.check` returns None (follow)
 or a short reason (``max_depth``, ``host_budget``, ``repeated_segments``, ``pattern_budget``,
-``url_too_long``). Session ids are stripped from URLs rather than dropped (:func:`normalise_session_ids`).
+``url_too_long``). Session ids are not a trap rule: URL normalisation strips them
+(:func:`boilerstrip.urls.normalize_url`, ``BOILERSTRIP_URLS_STRIP_SESSION_IDS``).
 """
 
 from __future__ import annotations
@@ -10,36 +11,17 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit
 
 __all__ = [
     "TrapParams",
     "TrapState",
-    "SESSION_ID_PARAMS",
     "normalise_session_ids",
     "non_http_scheme",
     "FETCHABLE_OTHER_SCHEMES",
     "url_pattern",
     "is_date_like",
 ]
-
-#: query/path parameters that carry a session id: the same page under endless names.
-SESSION_ID_PARAMS = frozenset(
-    {
-        "jsessionid",
-        "phpsessid",
-        "aspsessionid",
-        "asp.net_sessionid",
-        "sid",
-        "sessionid",
-        "session_id",
-        "sessid",
-        "cfid",
-        "cftoken",
-        "zenid",
-        "osCsid".lower(),
-    }
-)
 
 #: schemes some URL handler could fetch (Scrapy's file/data/ftp/s3, curl's, a browser's): a link with one of
 #: these is recorded as filtered:scheme_not_allowed; mailto:, tel:, javascript: are not fetches at all.
@@ -49,7 +31,6 @@ FETCHABLE_OTHER_SCHEMES = frozenset(
 )  # fmt: skip
 _SCHEME = re.compile(r"^\s*([a-zA-Z][a-zA-Z0-9+.-]*):")
 
-_PATH_PARAM = re.compile(r";(?:jsessionid|phpsessid|sid|sessionid)=[^/?#;]*", re.IGNORECASE)
 _DIGITS = re.compile(r"\d+")
 _YEAR_MONTH = re.compile(r"(?<!\d)(?:19|20)\d\d(?:[-/_.]?)(?:0?[1-9]|1[0-2])(?!\d)")
 _DATE_KEYS = frozenset(
@@ -76,10 +57,10 @@ class TrapParams:
     # many times (reason ``pattern_budget``): 120 = ten years of monthly pages, then the calendar ends.
     max_urls_per_pattern: int = 120
     # URLs longer than this many characters are filtered (reason ``url_too_long``); 2083 is the classic
-    # browser limit and Scrapy's URLLENGTH_LIMIT, whose own middleware drops them without a reason.
+    # browser limit and Scrapy's URLLENGTH_LIMIT, whose own middleware drops them without a reason. The one
+    # URL-length rule of the crawl (URL normalisation does not cut URLs; old BOILERSTRIP_URLS_MAX_URL_CHARS
+    # is read as an alias).
     max_url_chars: int = 2083
-    # Strip session-id parameters (``jsessionid``, ``PHPSESSID``...) from links instead of following each.
-    strip_session_ids: bool = True
 
     def __post_init__(self) -> None:
         for name in ("max_depth", "max_pages_per_host", "max_outlinks_per_page", "max_urls_per_pattern", "max_url_chars"):
@@ -90,21 +71,11 @@ class TrapParams:
 
 
 def normalise_session_ids(url: str) -> str:
-    """``url`` without session-id query parameters and ``;jsessionid=`` path parameters."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    path = _PATH_PARAM.sub("", parts.path)
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        kept = [(k, v) for k, v in pairs if k.lower() not in SESSION_ID_PARAMS]
-        if len(kept) != len(pairs):
-            query = urlencode(kept)
-    if path == parts.path and query == parts.query:
-        return url
-    return urlunsplit((parts.scheme, parts.netloc, path, query, parts.fragment))
+    """``url`` without session-id parameters: :func:`boilerstrip.urls.strip_session_ids` (the one copy of
+    the rule, applied by URL normalisation before a request is admitted)."""
+    from boilerstrip.urls import strip_session_ids  # here: boilerstrip.urls imports the safety package
+
+    return strip_session_ids(url)
 
 
 def non_http_scheme(href: str) -> str | None:

@@ -3,7 +3,8 @@
 ``TrapFilterMiddleware`` looks at every Request the spider yields (it sits on the spider side of Scrapy's
 DepthMiddleware and UrlLengthMiddleware, which drop without a recorded reason) and applies the pure rules of
 :mod:`boilerstrip.safety.traps`: depth, per-host page budget, repeated path segments, date-pattern budget
-(calendars), URL length, and an outlink cap per page. Session-id parameters are stripped, not dropped.
+(calendars), URL length, and an outlink cap per page. Session-id parameters are stripped, not dropped
+(the spider's URL normalisation already did; this catches requests built elsewhere).
 A filtered URL is reported once (``report_filtered``), however many pages link to it.
 """
 
@@ -19,7 +20,8 @@ from scrapy.http import TextResponse
 
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.outcomes import report_filtered
-from boilerstrip.safety.traps import TrapParams, TrapState, non_http_scheme, normalise_session_ids
+from boilerstrip.safety.traps import TrapParams, TrapState, non_http_scheme
+from boilerstrip.urls import UrlParams, strip_session_ids
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -34,9 +36,10 @@ EXEMPT_META = "boilerstrip_traps_exempt"
 
 
 class TrapFilterMiddleware:
-    def __init__(self, params: TrapParams, crawler: Crawler | None = None) -> None:
+    def __init__(self, params: TrapParams, crawler: Crawler | None = None, strip_session_ids: bool = True) -> None:
         self.params = params
         self.crawler = crawler
+        self.strip_session_ids = strip_session_ids
         self.state = TrapState(params)
         self.reported: set[str] = set()
 
@@ -44,7 +47,8 @@ class TrapFilterMiddleware:
     def from_crawler(cls, crawler: Crawler) -> TrapFilterMiddleware:
         if not component_enabled(crawler.settings, "traps"):
             raise NotConfigured("BOILERSTRIP_TRAPS_ENABLED is off")
-        return cls(params_from_settings(crawler.settings, "traps", TrapParams), crawler)
+        url_params = params_from_settings(crawler.settings, "urls", UrlParams)
+        return cls(params_from_settings(crawler.settings, "traps", TrapParams), crawler, url_params.strip_session_ids)
 
     # -- the hooks (sync and async spider output) ---------------------------------------------------------
     def process_spider_output(self, response: Response, result: Iterable[Any]) -> Iterable[Any]:
@@ -89,8 +93,8 @@ class TrapFilterMiddleware:
         if not isinstance(entry, Request) or entry.meta.get(EXEMPT_META):
             return entry, outlinks
         request = entry
-        if self.params.strip_session_ids:
-            clean = normalise_session_ids(request.url)
+        if self.strip_session_ids:
+            clean = strip_session_ids(request.url)
             if clean != request.url:
                 request = request.replace(url=clean)
                 self._inc("session_id_stripped")

@@ -7,7 +7,8 @@ Arguments (``-a NAME=VALUE``; each beats its ``BOILERSTRIP_CRAWL_*`` setting):
 - ``url``: one start URL, or several separated by commas;
 - ``max_pages``: admit at most this many page requests (0 = no limit);
 - ``max_depth``: follow links at most this many hops from a start URL (-1 = no limit);
-- ``scope``: ``host`` (the start URL's host and port, the default) or ``domain`` (its registrable domain);
+- ``scope``: ``host`` (the start URL's host and port, the default) or ``domain`` (its registrable domain
+  and port); what a site is lives in :mod:`boilerstrip.scope`;
 - ``sitemaps``: read robots.txt ``Sitemap:`` lines and ``/sitemap.xml`` (true by default).
 
 Every URL is normalised (:mod:`boilerstrip.urls`) before it becomes a request and admitted once. Every
@@ -45,7 +46,8 @@ from boilerstrip.config import params_from_settings, setting_name
 from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robots_ready
 from boilerstrip.items import PageItem
 from boilerstrip.outcomes import Filtered, failure_reason, report_failed, report_filtered
-from boilerstrip.urls import UrlParams, in_scope, normalize_url, origin, site_key
+from boilerstrip.scope import in_scope, joined_site, origin, site_key
+from boilerstrip.urls import UrlParams, normalize_url
 from boilerstrip.rendering.flags import render_flags
 
 __all__ = ["SiteSpider", "CrawlParams", "parse_start_urls"]
@@ -277,8 +279,8 @@ class SiteSpider(Spider):
 
     def _join_start_redirect(self, final: str) -> Iterator[Request]:
         """A start URL redirected to another site: that site joins the crawl (its links, its sitemaps)."""
-        key = site_key(final, self.params.scope)
-        if key is None or key in self.sites:
+        key = joined_site(final, self.sites, self.params.scope)
+        if key is None:
             return  # same site (say http -> https on default ports), or already joined
         self.sites = self.sites | {key}
         self.crawler.stats.inc_value("boilerstrip/crawl/start_redirect_site_added")

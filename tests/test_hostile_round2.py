@@ -1,0 +1,66 @@
+"""The hostile web, round 2 (issue 16, HTTP side): real crawls (subprocess) against loopback fault servers.
+
+Each case names its outcome; each run's ledger reconciles, or the crawl exits non-zero and says why.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, Reply, read_jsonl, run_crawl
+from hostile_faults import RawServer, assert_reconciled, html_page, read_ledger, read_manifest
+
+FAST = ["--profile", "test", "--no-sitemaps", "--log-level", "INFO", "-s", "BOILERSTRIP_RENDER_MODE=never"]
+HTML = (("Content-Type", "text/html; charset=utf-8"),)
+_WORDS = "river stone cloud maple quiet amber harbor violet meadow copper lantern thistle orbit velvet canyon".split()
+
+
+def _text(seed: str) -> str:
+    """Paragraphs no other page has (the dedup pass would otherwise drop look-alike test pages)."""
+    digest = hashlib.sha256(seed.encode()).digest()
+    words = " ".join(f"{_WORDS[b % len(_WORDS)]}{b}" for b in digest * 4)
+    return f"<p>{words}.</p><p>Ordinary prose about {seed}, long enough for the extractor to keep it as content.</p>"
+
+
+def _page(seed: str, links: str = "") -> Reply:
+    return Reply(200, html_page(_text(seed) + links, seed), HTML)
+
+
+def _outcomes(out: Path) -> dict[str, str]:
+    return {url: f"{e['outcome']}:{e['reason']}".rstrip(":") for url, e in read_ledger(out).items()}
+
+
+# -- 6. robots.txt starting with a UTF-8 byte-order mark ----------------------------------------------------------
+def test_robots_txt_with_a_bom_is_obeyed(serve, tmp_path: Path) -> None:
+    robots = Reply(200, b"\xef\xbb\xbfUser-agent: *\nDisallow: /private\n", (("Content-Type", "text/plain"),))
+    site = serve(routes={"/": _page("home", '<a href="/private">p</a> <a href="/open">o</a>'),
+                         "/private": _page("private"), "/open": _page("open"), "/robots.txt": robots})
+    out = tmp_path / "bom.jsonl"
+    proc, records = run_crawl(site.url + "/", out=out, args=FAST)
+    assert_reconciled(out, proc)
+    assert site.hits("/private") == []
+    assert _outcomes(out)[site.url + "/private"] == "filtered:robots_disallowed"
+    assert {r["url"] for r in records} == {site.url + "/", site.url + "/open"}
+
+
+# -- 3. session-id variants of one page -----------------------------------------------------------------------------
+def test_session_id_variants_are_one_url_settled_once(serve, tmp_path: Path) -> None:
+    links = '<a href="/a">a</a> <a href="/a;jsessionid=1">a1</a> <a href="/b?sid=9">b9</a> <a href="/b">b</a>'
+    site = serve(routes={"/": _page("home", links), "/a": _page("a", '<a href="/a;jsessionid=2">again</a>'),
+                         "/b": _page("b", '<a href="/b?PHPSESSID=3">b3</a>')})
+    out = tmp_path / "sid.jsonl"
+    proc, records = run_crawl(site.url + "/", out=out, args=FAST)
+    assert_reconciled(out, proc)
+    assert sorted(r["url"] for r in records) == [site.url + "/", site.url + "/a", site.url + "/b"]
+    assert len(site.hits("/a")) == 1 and len(site.hits("/b")) == 1
+    outcomes = _outcomes(out)
+    assert not any("sid" in url.lower() for url in outcomes), outcomes
