@@ -238,11 +238,11 @@ class CrashSafeFeedStorage:
                 os.replace(paths.final, paths.part)  # reopen a finished run to add to it
             read_whole_lines(paths.part, truncate=True)
             already = written_urls(paths.part)
-        else:
-            if paths.part.exists():
-                paths.part.unlink()
-            if paths.deadletter.exists():
-                paths.deadletter.unlink()
+        elif paths.part.exists():
+            # The dead-letter file is NOT cleared here: Scrapy opens the storage at the first exported
+            # record, after a pipeline may already have dead-lettered a page of this run. The ledger clears
+            # an earlier run's file when the spider opens.
+            paths.part.unlink()
         self.file = _PartFile(paths, self.params, already)
         return self.file  # type: ignore[return-value]
 

@@ -64,3 +64,29 @@ def test_session_id_variants_are_one_url_settled_once(serve, tmp_path: Path) -> 
     assert len(site.hits("/a")) == 1 and len(site.hits("/b")) == 1
     outcomes = _outcomes(out)
     assert not any("sid" in url.lower() for url in outcomes), outcomes
+
+
+# -- 7. a dead letter written before the feed opens ------------------------------------------------------------------
+def _crawl_with_helpers(url: str, out: Path, extra: list[str], timeout: float = 180, preexec=None) -> tuple[subprocess.CompletedProcess, list[dict]]:
+    cmd = [sys.executable, "-m", "boilerstrip", "crawl", url, "-o", str(out), *FAST, *extra]
+    here = str(Path(__file__).parent)
+    env = dict(os.environ, PYTHONPATH=here + os.pathsep + os.environ.get("PYTHONPATH", ""), PYTHONUNBUFFERED="1")
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env, preexec_fn=preexec)
+    return proc, read_jsonl(out)
+
+
+def test_dead_letter_of_the_first_page_survives_the_feed_opening(serve, tmp_path: Path) -> None:
+    from boilerstrip import settings as project
+
+    site = serve(routes={"/": _page("home", '<a href="/a">a</a> <a href="/b">b</a>'), "/a": _page("a"), "/b": _page("b")})
+    out = tmp_path / "dead.jsonl"
+    stale = tmp_path / "dead.deadletter.jsonl"
+    stale.write_text('{"url": "http://earlier-run/", "reason": "stale"}\n')
+    pipelines = {**project.ITEM_PIPELINES, "hostile_round2_helpers.FailOnHome": 100}
+    proc, records = _crawl_with_helpers(site.url + "/", out, ["-s", f"ITEM_PIPELINES={json.dumps(pipelines)}"])
+    assert_reconciled(out, proc)
+    assert _outcomes(out)[site.url + "/"] == "failed:pipeline_error:RuntimeError"
+    dead = read_jsonl(stale)
+    assert [d["url"] for d in dead] == [site.url + "/"], dead  # this run's dead letter kept, the earlier run's gone
+    assert sorted(r["url"] for r in records) == [site.url + "/a", site.url + "/b"]
+    assert read_manifest(out)["output"]["deadletter"] == str(stale)

@@ -154,7 +154,8 @@ class LedgerExtension:
         if self.resume:
             self._load_previous()
         else:
-            for path in (self.paths.ledger_journal, self.paths.ledger):
+            # an earlier run's files; this run's dead letters may be written before the feed opens
+            for path in (self.paths.ledger_journal, self.paths.ledger, self.paths.deadletter):
                 if path.exists():
                     path.unlink()
 
