@@ -48,6 +48,7 @@ __all__ = [
     "read_whole_lines",
     "export_failed",
     "REPLACEMENT_FLAG",
+    "WRITE_ERROR",
 ]
 
 logger = logging.getLogger(__name__)
@@ -55,6 +56,8 @@ logger = logging.getLogger(__name__)
 #: signal: export_failed(item, reason: str) -- a record could not be written and was dead-lettered
 export_failed = object()
 REPLACEMENT_FLAG = "replacement_chars"
+#: the reason of a record that could not be written (disk full, file size limit); the crawl stops
+WRITE_ERROR = "write_error"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,12 +182,26 @@ class _PartFile:
         self.written = 0
         self.skipped = 0
         self.deadlettered = 0
+        #: the first write error (a full disk, ``ulimit -f``): nothing more is written after it
+        self.failed: OSError | None = None
+        self._good_size = self._raw.seek(0, os.SEEK_END)
 
     def write(self, data: bytes) -> int:
+        if self.failed is not None:
+            raise self.failed
         view = memoryview(data)
-        while view:  # os.write on a regular file writes all of it; loop only for the pathological case
-            done = self._raw.write(view)
-            view = view[done:]
+        try:
+            while view:  # os.write on a regular file writes all of it; loop only for the pathological case
+                done = self._raw.write(view)
+                view = view[done:]
+        except OSError as exc:
+            self.failed = exc
+            try:  # cut the torn line: the file keeps whole records only (shrinking works on a full disk)
+                self._raw.truncate(self._good_size)
+            except OSError:
+                pass  # a resumed run cuts it (read_whole_lines(truncate=True))
+            raise
+        self._good_size += len(data)
         self.written += 1
         self._since_sync += 1
         if self._since_sync >= self.params.fsync_every_items or time.monotonic() - self._synced_at >= self.params.fsync_every_s:
@@ -248,6 +265,10 @@ class CrashSafeFeedStorage:
 
     def store(self, file: Any) -> None:
         file.close()
+        if getattr(file, "failed", None) is not None:
+            # not renamed: OUT.jsonl.part says "incomplete", and --resume appends to it
+            logger.error("feeds: %s is incomplete after a write error (%s); run again with --resume", self.paths.part, file.failed)
+            return
         os.replace(self.paths.part, self.paths.final)
         fsync_dir(self.paths.final.parent)
         logger.info("feeds: %s complete (%d records written by this run, %d skipped as already written)", self.paths.final, file.written, file.skipped)
@@ -267,6 +288,8 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
         exporter = cls(file, **kwargs)
         exporter.crawler = crawler
         return exporter
+
+    _stopping = False  # set at the first write error (the crawl is being stopped)
 
     def export_item(self, item: Any) -> None:
         url = _item_url(item)
@@ -288,18 +311,48 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
             reason = f"export_error:{type(exc).__name__}"
             self._dead_letter(item, url, reason, exc)
             return
-        self.file.write(data)
+        try:
+            self.file.write(data)
+        except OSError as exc:
+            self._write_failed(item, url, exc)
+            return
         if already is not None and url is not None:
             already.add(url)
+
+    def _write_failed(self, item: Any, url: str | None, exc: OSError) -> None:
+        """A record could not be written (disk full, file size limit): ``failed:write_error`` for it and
+        every later one, and the crawl stops, so nothing is lost without a non-zero exit; ``--resume``
+        fetches them again."""
+        self._inc("write_errors")
+        first = not self._stopping
+        if first:
+            self._stopping = True
+            logger.error("feeds: cannot write %s (%s): stopping the crawl; run the same command with --resume",
+                         getattr(getattr(self.file, "paths", None), "part", "the output"), exc)  # fmt: skip
+        try:
+            self._dead_letter_line(url, WRITE_ERROR, exc)
+        except OSError:
+            pass  # the disk that refused the record may refuse this line too: the ledger still has it
+        if self.crawler is None:
+            return
+        self.crawler.signals.send_catch_log(export_failed, item=item, reason=WRITE_ERROR)
+        engine = getattr(self.crawler, "engine", None)
+        if first and engine is not None:
+            from scrapy.utils.defer import deferred_from_coro
+
+            deferred_from_coro(engine.close_spider_async(reason=WRITE_ERROR))
 
     def _dead_letter(self, item: Any, url: str | None, reason: str, exc: BaseException) -> None:
         self._inc("deadlettered")
         logger.error("feeds: could not write the record of %s (%s); dead-lettered", url, reason)
+        self._dead_letter_line(url, reason, exc)
+        if self.crawler is not None:
+            self.crawler.signals.send_catch_log(export_failed, item=item, reason=reason)
+
+    def _dead_letter_line(self, url: str | None, reason: str, exc: BaseException) -> None:
         dead = getattr(self.file, "dead_letter", None)
         if dead is not None:
             dead({"url": url, "stage": "export", "reason": reason, "error": "".join(traceback.format_exception_only(exc)).strip()})
-        if self.crawler is not None:
-            self.crawler.signals.send_catch_log(export_failed, item=item, reason=reason)
 
     def _inc(self, key: str) -> None:
         if self.crawler is not None:

@@ -90,3 +90,44 @@ def test_dead_letter_of_the_first_page_survives_the_feed_opening(serve, tmp_path
     assert [d["url"] for d in dead] == [site.url + "/"], dead  # this run's dead letter kept, the earlier run's gone
     assert sorted(r["url"] for r in records) == [site.url + "/a", site.url + "/b"]
     assert read_manifest(out)["output"]["deadletter"] == str(stale)
+
+
+# -- 2. a full disk (a file size limit) while writing the records ----------------------------------------------------
+def _site_routes(pages: int) -> dict:
+    routes = {}
+    for i in range(pages):
+        links = " ".join(f'<a href="/p{j}">p{j}</a>' for j in (i + 1, i + 2) if j < pages)
+        routes[f"/p{i}"] = _page(f"page {i}", links)
+    routes["/"] = _page("home", '<a href="/p0">p0</a>')
+    return routes
+
+
+def test_a_write_error_stops_the_crawl_non_zero_and_resume_recovers(serve, tmp_path: Path) -> None:
+    import resource
+
+    pages = 40  # + the home page: 41 URLs
+    site = serve(routes=_site_routes(pages))
+    out = tmp_path / "full.jsonl"
+    limit = 40 * 1024  # bytes any one file of the crawl may reach: room for some records, not all 41
+
+    def small_disk() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    proc, _ = _crawl_with_helpers(site.url + "/", out, ["-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1"], preexec=small_disk)
+    assert proc.returncode != 0, proc.stderr[-3000:]
+    assert "write_error" in proc.stderr and "--resume" in proc.stderr
+    part = out.with_name(out.name + ".part")
+    assert not out.exists() and part.exists()  # never renamed: visibly incomplete
+    written = [json.loads(line) for line in part.read_text(encoding="utf-8").splitlines()]  # whole lines only
+    assert 0 < len(written) < pages + 1 and part.stat().st_size <= limit
+    manifest = read_manifest(out)
+    assert manifest["reconciled"] is False and manifest["finish_reason"] == "write_error"
+    ledger = read_ledger(out)
+    items = {u for u, e in ledger.items() if e["outcome"] == "item"}
+    assert items == {r["url"] for r in written}  # an item in the ledger is a record on disk, nothing else
+    assert any(e["outcome"] == "failed" and e["reason"] == "write_error" for e in ledger.values()), ledger
+    assert not any(e["reason"] == "dropped_after_crawl" for e in ledger.values())
+
+    proc2, records = run_crawl(site.url + "/", out=out, args=[*FAST, "--resume"])
+    assert_reconciled(out, proc2)
+    assert sorted(r["url"] for r in records) == sorted({site.url + "/"} | {f"{site.url}/p{i}" for i in range(pages)})

@@ -217,7 +217,8 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any]) -> tuple[int, dict[
         return (2 if isinstance(error, (ConfigError, ValueError)) else 1), {}
     stats = crawler.stats.get_stats() if crawler.stats is not None else {}
     if outcome.get("reason") != "finished":
-        print(f"boilerstrip crawl: stopped early ({outcome.get('reason', 'unknown')})", file=sys.stderr)
+        hint = "; free space, then the same command with --resume" if outcome.get("reason") == "write_error" else ""
+        print(f"boilerstrip crawl: stopped early ({outcome.get('reason', 'unknown')}){hint}", file=sys.stderr)
         return 1, stats
     if stats.get("boilerstrip/ledger/mismatch"):
         # the ledger did not reconcile (a URL never settled, or settled twice): an error, not a log line
