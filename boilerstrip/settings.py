@@ -67,8 +67,11 @@ DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None}
 TWISTED_DNS_RESOLVER = "boilerstrip.downloadermiddlewares.scope.ScopedResolver"
 DNS_TIMEOUT = 10  # seconds; Scrapy's 60 s lets one dead name server stall a slot for a minute
 # Size caps: 16 MiB covers the largest real HTML pages by a wide margin (the web's median is ~30 KiB);
-# Scrapy applies the same cap to the decompressed body (a gzip bomb stops at 16 MiB, reason
-# decompressed_too_large).
+# the same cap applies to the decompressed body (a gzip bomb stops at 16 MiB, reason decompressed_too_large).
+# Our decoder replaces Scrapy's (same place): bounded memory per bomb, and a truncated or corrupt gzip
+# stream is retried, then failed:data_loss, instead of kept as a whole page (docs/safety.md).
+DOWNLOADER_MIDDLEWARES["scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware"] = None
+DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.compression.DecompressionMiddleware"] = 590
 DOWNLOAD_MAXSIZE = 16 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
 REDIRECT_MAX_TIMES = 5  # hops; more is a loop or a trap (reason too_many_redirects)

@@ -131,3 +131,101 @@ def test_a_write_error_stops_the_crawl_non_zero_and_resume_recovers(serve, tmp_p
     proc2, records = run_crawl(site.url + "/", out=out, args=[*FAST, "--resume"])
     assert_reconciled(out, proc2)
     assert sorted(r["url"] for r in records) == sorted({site.url + "/"} | {f"{site.url}/p{i}" for i in range(pages)})
+
+
+# -- 4. a truncated or corrupt gzip body ------------------------------------------------------------------------------
+def _gzip_reply(body: bytes, mangle=None) -> Reply:
+    data = gzip.compress(body)
+    data = mangle(data) if mangle else data
+    return Reply(200, data, (*HTML, ("Content-Encoding", "gzip")))
+
+
+def _cut_in_half(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _wrong_crc(data: bytes) -> bytes:
+    crc = int.from_bytes(data[-8:-4], "little") ^ 0xFFFF
+    return data[:-8] + crc.to_bytes(4, "little") + data[-4:]
+
+
+def _gzip_site(serve) -> tuple:
+    long_text = "".join(_text(f"gz {i}") for i in range(30))  # long enough that half of it still looks like a page
+    routes = {
+        "/": _page("home", '<a href="/cut">c</a> <a href="/crc">k</a> <a href="/whole">w</a>'),
+        "/cut": _gzip_reply(html_page(long_text, "cut"), _cut_in_half),
+        "/crc": _gzip_reply(html_page(long_text + _text("crc"), "crc"), _wrong_crc),
+        "/whole": _gzip_reply(html_page(_text("whole gzip page"), "whole")),
+    }
+    return serve(routes=routes)
+
+
+def test_truncated_or_corrupt_gzip_is_retried_then_failed_as_data_loss(serve, tmp_path: Path) -> None:
+    site = _gzip_site(serve)
+    out = tmp_path / "gz.jsonl"
+    proc, records = run_crawl(site.url + "/", out=out, args=FAST)
+    assert_reconciled(out, proc)
+    outcomes = _outcomes(out)
+    assert outcomes[site.url + "/cut"] == "failed:data_loss", outcomes
+    assert outcomes[site.url + "/crc"] == "failed:data_loss", outcomes
+    assert len(site.hits("/cut")) == 2 and len(site.hits("/crc")) == 2  # RETRY_TIMES = 1 in the test profile
+    assert sorted(r["url"] for r in records) == [site.url + "/", site.url + "/whole"]
+
+
+def test_partial_gzip_bodies_are_kept_flagged_when_asked(serve, tmp_path: Path) -> None:
+    site = _gzip_site(serve)
+    out = tmp_path / "gz-partial.jsonl"
+    proc, records = run_crawl(site.url + "/", out=out, args=FAST, settings={"BOILERSTRIP_COMPRESSION_KEEP_PARTIAL": "true"})
+    assert_reconciled(out, proc)
+    flags = {r["url"].rsplit("/", 1)[1]: r["flags"] for r in records}
+    assert "partial_body:gzip_truncated" in flags["cut"]
+    assert "partial_body:gzip_corrupt" in flags["crc"]
+    assert not any(f.startswith("partial_body") for f in flags["whole"] + flags[""])
+    assert len(site.hits("/cut")) == 1
+
+
+# -- 9. memory of stopped decompression bombs ----------------------------------------------------------------------
+_PEAK_RSS = (
+    "import atexit, resource, runpy, sys\n"
+    "atexit.register(lambda: print('PEAK_RSS_KIB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr))\n"
+    "sys.argv = ['boilerstrip', *sys.argv[1:]]\n"
+    "runpy.run_module('boilerstrip', run_name='__main__')\n"
+)
+
+
+def _bomb(compressed_mib: int = 1) -> bytes:
+    """A gzip stream of ~compressed_mib MiB that inflates ~1000-fold (zeros)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    zeros = b"\0" * (1 << 20)
+    parts = [packer.compress(zeros) for _ in range(1030 * compressed_mib)]
+    return b"".join(parts) + packer.flush()
+
+
+def _peak_rss_mib(url: str, out: Path) -> tuple[float, subprocess.CompletedProcess]:
+    cmd = [sys.executable, "-c", _PEAK_RSS, "crawl", url, "-o", str(out), *FAST,
+           "-s", "CONCURRENT_REQUESTS=1", "-s", "BOILERSTRIP_BOILERPLATE_ENABLED=false"]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    line = [ln for ln in proc.stderr.splitlines() if ln.startswith("PEAK_RSS_KIB")][-1]
+    return int(line.split()[1]) / 1024, proc
+
+
+@pytest.mark.slow
+def test_forty_stopped_gzip_bombs_add_a_bounded_amount_of_memory(serve, tmp_path: Path) -> None:
+    bomb = _bomb(1)
+    assert 0.9 * (1 << 20) < len(bomb) < 1.2 * (1 << 20)
+    count = 40
+    links = " ".join(f'<a href="/b{i}">b{i}</a>' for i in range(count))
+    bombs = serve(routes={"/": _page("home", links), **{f"/b{i}": Reply(200, bomb, (*HTML, ("Content-Encoding", "gzip"))) for i in range(count)}})
+    plain = serve(routes={"/": _page("home", links), **{f"/b{i}": _gzip_reply(html_page(_text(f"plain {i}"), f"p{i}")) for i in range(count)}})
+    base_mib, base_proc = _peak_rss_mib(plain.url + "/", tmp_path / "plain.jsonl")
+    assert_reconciled(tmp_path / "plain.jsonl", base_proc)
+    peak_mib, proc = _peak_rss_mib(bombs.url + "/", tmp_path / "bombs.jsonl")
+    out = tmp_path / "bombs.jsonl"
+    assert_reconciled(out, proc)
+    outcomes = _outcomes(out)
+    assert sum(1 for o in outcomes.values() if o == "filtered:decompressed_too_large") == count, outcomes
+    # The bound: one capped body (DOWNLOAD_MAXSIZE, 16 MiB) plus the 1 MiB compressed body and slack for
+    # the allocator -- not one per bomb. Before our decoder, forty bombs added ~550 MiB.
+    growth = peak_mib - base_mib
+    print(f"peak RSS: plain {base_mib:.0f} MiB, 40 bombs {peak_mib:.0f} MiB, growth {growth:.0f} MiB")
+    assert growth < 48, f"40 stopped bombs grew peak RSS by {growth:.0f} MiB (plain {base_mib:.0f}, bombs {peak_mib:.0f})"

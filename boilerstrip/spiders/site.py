@@ -43,6 +43,7 @@ from scrapy.utils.response import get_base_url
 from scrapy.utils.sitemap import Sitemap
 
 from boilerstrip.config import params_from_settings, setting_name
+from boilerstrip.downloadermiddlewares.compression import BODY_FLAGS_META
 from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robots_ready
 from boilerstrip.items import PageItem
 from boilerstrip.outcomes import Filtered, failure_reason, report_failed, report_filtered
@@ -270,7 +271,8 @@ class SiteSpider(Spider):
             depth=depth,
             fetch="browser" if response.meta.get("playwright") else "http",
             render_reason=response.meta.get("boilerstrip_render_reason"),
-            flags=render_flags(response.meta),  # render_failed:<reason>, render_truncated...
+            # render_failed:<reason>, render_truncated..., partial_body:<what> (a partial body kept on request)
+            flags=render_flags(response.meta) + list(response.meta.get(BODY_FLAGS_META) or ()),
             content_type=response.headers.get(b"Content-Type", b"").decode("latin-1", errors="replace") or None,
             encoding=response.encoding,
             html=response.text,
