@@ -5,7 +5,8 @@ This is the shared vocabulary of the Scrapy glue. Components never drop a reques
 - a downloader middleware that refuses a request raises :class:`Filtered` (an ``IgnoreRequest``) with a
   short machine-readable reason (``robots_disallowed``, ``private_address``...);
 - a spider middleware that drops an outgoing request calls :func:`report_filtered`;
-- a pipeline that drops an item raises :class:`FilteredItem` (a ``DropItem``) with a reason;
+- a pipeline that drops an item raises :class:`FilteredItem` (a ``DropItem``) with a reason, or
+  :class:`FailedItem` when the page could not be processed (``extraction_budget``);
 - the spider's errback turns any other failure into :func:`report_failed` with :func:`failure_reason`.
 
 The ledger extension listens to :data:`url_settled` and to Scrapy's item signals and reconciles the
@@ -22,6 +23,7 @@ __all__ = [
     "url_settled",
     "Filtered",
     "FilteredItem",
+    "FailedItem",
     "report_filtered",
     "report_failed",
     "failure_reason",
@@ -47,6 +49,11 @@ class FilteredItem(DropItem):
         self.reason = reason
         self.detail = detail
         super().__init__(f"filtered:{reason}" + (f" ({detail})" if detail else ""))
+
+
+class FailedItem(FilteredItem):
+    """An item that could not be processed (a page over the extraction budget): the ledger records it as
+    ``failed:<reason>``, the crawl goes on."""
 
 
 def _send(crawler: Any, url: str, outcome: str, reason: str, detail: str, request: Any) -> None:

@@ -36,7 +36,7 @@ def pipeline(settings: dict | None = None) -> ExtractionPipeline:
 def test_fills_a_page_item_and_clears_html() -> None:
     pipe = pipeline()
     item = PageItem(url="https://example.org/bridge", html=HTML)
-    out = pipe.process_item(item)
+    out = pipe.extract_item(item)
     assert out is item
     assert item.html is None
     assert item.method == "semantic"
@@ -52,7 +52,7 @@ def test_fills_a_page_item_and_clears_html() -> None:
 def test_works_on_plain_dict_items_and_records_refusals() -> None:
     pipe = pipeline({"BOILERSTRIP_EXTRACTION_MARKDOWN": False})
     item = {"url": "https://example.org/", "html": "<html><body><div><div>" + f"<p>{STORY}</p>" * 2 + "</div></div></body></html>"}
-    pipe.process_item(item)
+    pipe.extract_item(item)
     assert item["method"] == "density" and item["markdown"] is None and item["html"] is None
     assert item["attempts"][0] == {"method": "semantic", "accepted": False, "chars": 0, "reason": "no_semantic_container"}
     stats = pipe.stats.get_stats()
@@ -63,7 +63,7 @@ def test_works_on_plain_dict_items_and_records_refusals() -> None:
 def test_empty_pages_say_why() -> None:
     pipe = pipeline()
     item = {"url": "https://example.org/", "html": "", "flags": ["kept"]}
-    pipe.process_item(item)
+    pipe.extract_item(item)
     assert item["text"] == "" and item["method"] is None
     assert item["flags"] == ["kept", "extraction_empty:empty_input"]
     assert pipe.stats.get_stats()["boilerstrip/extraction/empty/empty_input"] == 1
@@ -71,7 +71,7 @@ def test_empty_pages_say_why() -> None:
 
 def test_items_without_html_pass_through() -> None:
     item = {"url": "https://example.org/", "text": "already"}
-    assert pipeline().process_item(item) == {"url": "https://example.org/", "text": "already"}
+    assert pipeline().extract_item(item) == {"url": "https://example.org/", "text": "already"}
 
 
 def test_settings_select_the_method_and_tune_the_xpath() -> None:
@@ -87,7 +87,7 @@ def test_settings_select_the_method_and_tune_the_xpath() -> None:
     assert pipe.params.bodytext_include_tags == ("p", "li")
     assert pipe.params.min_text_chars == 100
     item = {"url": "https://example.org/", "html": HTML}
-    pipe.process_item(item)
+    pipe.extract_item(item)
     assert item["method"] == "bodytext" and "Next steps" not in item["text"] and "Paint" in item["text"]
 
 
@@ -107,7 +107,7 @@ def test_disabled_and_bad_settings() -> None:
 def test_init_takes_plain_values() -> None:
     pipe = ExtractionPipeline(params=ExtractionParams(min_text_chars=10), markdown=False)
     item = {"url": "u", "html": "<article><p>Short but perfectly fine text.</p></article>"}
-    pipe.process_item(item)
+    pipe.extract_item(item)
     assert item["text"] == "Short but perfectly fine text." and item["method"] == "semantic"
 
 

@@ -229,3 +229,50 @@ def test_forty_stopped_gzip_bombs_add_a_bounded_amount_of_memory(serve, tmp_path
     growth = peak_mib - base_mib
     print(f"peak RSS: plain {base_mib:.0f} MiB, 40 bombs {peak_mib:.0f} MiB, growth {growth:.0f} MiB")
     assert growth < 48, f"40 stopped bombs grew peak RSS by {growth:.0f} MiB (plain {base_mib:.0f}, bombs {peak_mib:.0f})"
+
+
+# -- 5. an extraction budget, and extraction off the reactor ----------------------------------------------------------
+def _huge_page(blocks: int = 120_000) -> bytes:
+    body = "".join(f"<div><p>Block {i} of a very long page, with some more words.</p></div>" for i in range(blocks))
+    return html_page(body, "huge")
+
+
+def _largest_gap_s(server, prefix: str = "/p") -> float:
+    times = sorted(entry.at for entry in server.log if entry.path.startswith(prefix))
+    return max((b - a for a, b in zip(times, times[1:])), default=0.0)
+
+
+def _two_hosts(serve, pages: int = 50) -> tuple:
+    huge = serve(routes={"/": _page("huge host", '<a href="/huge">h</a>'), "/huge": Reply(200, _huge_page(), HTML)})
+    routes = {f"/p{i}": Reply(200, html_page(_text(f"steady {i}") + f'<a href="/p{i + 1}">next</a>', f"s{i}"), HTML, delay_s=0.08)
+              for i in range(pages)}  # fmt: skip
+    steady = serve(routes={"/": _page("steady host", '<a href="/p0">p0</a>'), **routes})
+    return huge, steady
+
+
+@pytest.mark.slow
+def test_a_huge_page_fails_within_budget_and_other_hosts_keep_going(serve, tmp_path: Path) -> None:
+    huge, steady = _two_hosts(serve)
+    assert 8 * 2**20 < len(_huge_page()) < 10 * 2**20  # 9 MiB, 120 000 blocks
+    out = tmp_path / "huge.jsonl"
+    proc, records = run_crawl(huge.url + "/", steady.url + "/", out=out, args=FAST)
+    assert_reconciled(out, proc)
+    assert _outcomes(out)[huge.url + "/huge"] == "failed:extraction_budget"
+    assert len(steady.hits("/p49")) == 1
+    gap = _largest_gap_s(steady)
+    print(f"largest gap between the steady host's requests, default budget: {gap:.2f} s")
+    assert gap < 2.0, gap
+
+
+@pytest.mark.slow
+def test_without_the_budget_a_huge_page_stalls_other_hosts(serve, tmp_path: Path) -> None:
+    """The control: the same crawl without the budget holds the reactor for seconds (the per-block stages
+    after extraction run on it), so the test above can fail."""
+    huge, steady = _two_hosts(serve)
+    out = tmp_path / "nobudget.jsonl"
+    proc, _ = run_crawl(huge.url + "/", steady.url + "/", out=out, args=FAST, timeout=400,
+                        settings={"BOILERSTRIP_EXTRACTION_MAX_NODES": 0, "BOILERSTRIP_EXTRACTION_MAX_CPU_S": 0})  # fmt: skip
+    assert_reconciled(out, proc)
+    gap = _largest_gap_s(steady)
+    print(f"largest gap between the steady host's requests, no budget: {gap:.2f} s")
+    assert gap > 5.0, gap

@@ -6,7 +6,8 @@ retry and browser re-issue (Scrapy copies meta), so a hop never counts as a seco
 dupefilter drops (``request_dropped``) was never admitted. Links filtered *before* scheduling (traps) are
 entered as filtered too, once per URL.
 
-Outcomes: ``item_scraped`` -> item; ``item_dropped`` -> filtered:<FilteredItem.reason or "dropped">;
+Outcomes: ``item_scraped`` -> item; ``item_dropped`` -> filtered:<FilteredItem.reason or "dropped"> (failed:<reason>
+for a FailedItem);
 ``item_error`` -> failed:pipeline_error:<Exception> and a dead-letter line; :data:`url_settled` -> as
 reported. At ``spider_closed`` admitted must equal items + filtered + failed with no URL settled twice;
 otherwise an ERROR, stat ``boilerstrip/ledger/mismatch`` = 1 and ``"reconciled": false`` in the manifest
@@ -44,8 +45,8 @@ from boilerstrip.feeds import (
     written_urls,
 )
 from boilerstrip.items import SCHEMA_VERSION
+from boilerstrip.outcomes import FailedItem, FilteredItem, url_settled
 from boilerstrip.state import feed_output
-from boilerstrip.outcomes import FilteredItem, url_settled
 
 __all__ = ["LedgerParams", "LedgerExtension", "LEDGER_KEY", "LEDGER_SKIP", "Record", "reconcile_output", "dropped_from_report", "run_status"]
 
@@ -216,7 +217,8 @@ class LedgerExtension:
 
     def item_dropped(self, item: Any, response: Any = None, exception: Any = None, spider: Any = None) -> None:
         reason = exception.reason if isinstance(exception, FilteredItem) else "dropped"
-        self._settle(self._key(response, item), "filtered", reason, str(exception or ""))
+        outcome = "failed" if isinstance(exception, FailedItem) else "filtered"
+        self._settle(self._key(response, item), outcome, reason, str(exception or ""))
 
     def item_error(self, item: Any, response: Any = None, spider: Any = None, failure: Any = None) -> None:
         exc = getattr(failure, "value", failure)

@@ -8,6 +8,7 @@ gives a result (maybe empty) with a ``reason`` and ``flags``.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 from lxml import etree
@@ -31,6 +32,13 @@ from .semantic import extract_semantic
 logger = logging.getLogger(__name__)
 
 RUNGS = ("semantic", "density", "bodytext")
+#: the rung of last resort over budget: the body's text, one line per block-level element
+PLAINTEXT = "plaintext"
+_PLAINTEXT_BREAKS = frozenset(
+    "address article blockquote br dd div dl dt figcaption figure h1 h2 h3 h4 h5 h6 header hr li main ol p pre "
+    "section table tbody td tfoot th thead tr ul".split()
+)
+_PLAINTEXT_SKIPPED = ("nav", "aside", "footer")
 _SNIFF_CHARS = 4096
 _UNICODE_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
@@ -220,6 +228,7 @@ def extract(
     if replacements > params.max_replacement_char_ratio * len(html):
         flags.append("replacement_chars")
 
+    started_cpu_s = time.thread_time()
     document = _parse(html, flags)
     if isinstance(document, str):
         return _empty(document, flags)
@@ -231,15 +240,27 @@ def extract(
     body = document.find("body")
     if body is None:
         body = document
-    image_holders = find_image_holders(body) if not params.keep_captions else []
     etree.strip_elements(document, *NEVER_CONTENT_TAGS, with_tail=False)
-
     attempts: list[Attempt] = []
+    if over_node_budget(document, params.max_nodes):
+        # Every later stage (the rungs here, block hashes, cross-page cleaning, dedup, export) is Python per
+        # block: a page this size would cost tens of seconds. No text, and a reason the crawl records.
+        flags.append("extraction_budget:nodes")
+        for name, _enabled in _rungs_to_run(params):
+            attempts.append(Attempt(name, False, 0, "over_budget"))
+        return _empty("over_budget", flags, metadata, attempts)
+    image_holders = find_image_holders(body) if not params.keep_captions else []
+
     page = None
     fallback: tuple[str, tuple[Block, ...], int] | None = None
+    over_budget = False
     for name, enabled in _rungs_to_run(params):
         if not enabled:
             attempts.append(Attempt(name, False, 0, "disabled"))
+            continue
+        if over_budget or (params.max_cpu_s and time.thread_time() - started_cpu_s > params.max_cpu_s):
+            over_budget = True
+            attempts.append(Attempt(name, False, 0, "over_budget"))
             continue
         try:
             if name == "bodytext":
@@ -265,13 +286,59 @@ def extract(
             and (fallback is None or selection.chars > fallback[2])
         ):
             fallback = (name, blocks, selection.chars)
+    if over_budget:
+        flags.append("extraction_budget:cpu")
     if fallback is not None:
         # Every rung refused; the longest result refused only for being short is better than nothing
         # for a genuinely short page, and the attempts say so.
         name, blocks, chars = fallback
         attempts.append(Attempt(name, True, chars, "accepted_short"))
         return _result(name, blocks, attempts, flags, metadata)
+    if over_budget:
+        return _plaintext_result(body, attempts, flags, metadata, params)
     return _empty("no_content_found", flags, metadata, attempts)
+
+
+def over_node_budget(document: etree._Element, max_nodes: int) -> bool:
+    """Whether the parsed ``document`` has more than ``max_nodes`` elements (0: no limit). Stops counting
+    at the limit: a few milliseconds per 100 000 elements."""
+    if not max_nodes:
+        return False
+    for count, _element in enumerate(document.iter(), 1):
+        if count > max_nodes:
+            return True
+    return False
+
+
+def _plaintext_blocks(body: etree._Element) -> tuple[Block, ...]:
+    """The body's text, cut at block-level elements, navigation/aside/footer left out: one pass over the
+    tree (no scoring), so its cost is the walk itself."""
+    etree.strip_elements(body, *_PLAINTEXT_SKIPPED, with_tail=False)
+    parts: list[str] = []
+    for event, element in etree.iterwalk(body, events=("start", "end")):
+        tag = element.tag if isinstance(element.tag, str) else ""
+        if event == "start":
+            if tag in _PLAINTEXT_BREAKS:
+                parts.append("\n")
+            if element.text:
+                parts.append(element.text)
+        else:
+            if tag in _PLAINTEXT_BREAKS:
+                parts.append("\n")
+            if element.tail and element is not body:
+                parts.append(element.tail)
+    lines = (" ".join(line.split()) for line in "".join(parts).split("\n") if line and not line.isspace())
+    return tuple(Block("p", line) for line in lines if line)
+
+
+def _plaintext_result(body, attempts: list[Attempt], flags: list[str], metadata: Metadata, params: ExtractionParams) -> ExtractionResult:
+    blocks = _plaintext_blocks(body)
+    chars = sum(len(block.text) for block in blocks)
+    if chars < params.min_last_resort_chars:
+        attempts.append(Attempt(PLAINTEXT, False, chars, "too_short"))
+        return _empty("no_content_found", flags, metadata, attempts)
+    attempts.append(Attempt(PLAINTEXT, True, chars, "over_budget"))
+    return _result(PLAINTEXT, blocks, attempts, flags, metadata)
 
 
 def _result(method: str, blocks, attempts, flags, metadata: Metadata) -> ExtractionResult:

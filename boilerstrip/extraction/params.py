@@ -39,6 +39,18 @@ class ExtractionParams:
     #: Share of U+FFFD in the decoded text above which the result is flagged "replacement_chars".
     max_replacement_char_ratio: float = 0.0
 
+    # --- budget (a page must not hold the crawl: the ladder's rungs are Python over every node) ------
+    #: A parsed page with more elements than this is not extracted: empty, reason ``over_budget``, flag
+    #: ``extraction_budget:nodes`` (the crawl records it as ``failed:extraction_budget``). Long real pages (a
+    #: long Wikipedia article, a big documentation page) have 10-60 thousand elements; a 9 MiB page of
+    #: 120 000 blocks has 240 000: ~4 s in the ladder, and ~50 s more in the per-block stages after it.
+    #: 0: no limit.
+    max_nodes: int = 100_000
+    #: CPU seconds (of the extracting thread) after which no further rung starts: the best result so far,
+    #: else the plain-text rung, with the flag ``extraction_budget:cpu``. The ladder takes ~10-50 ms on a
+    #: typical page; 2 s is a page 40x the size of a large one. 0: no limit.
+    max_cpu_s: float = 2.0
+
     # --- sanity checks on a rung's result ------------------------------------------------------------
     #: A result shorter than this is refused ("too_short"); when every rung is refused, the longest
     #: short result is still returned ("accepted_short"). 250: teasers and cookie notices are shorter;
@@ -142,6 +154,8 @@ class ExtractionParams:
     min_section_h1s: int = 2
 
     def __post_init__(self) -> None:
+        if self.max_nodes < 0 or self.max_cpu_s < 0:
+            raise ValueError("max_nodes and max_cpu_s must be >= 0 (0 = no limit)")
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, not {self.method!r}")
         # tuples keep the dataclass hashable and stop callers mutating the defaults through it

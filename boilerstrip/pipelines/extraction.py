@@ -11,11 +11,21 @@ It reads the item's transient ``html``, fills ``text``, ``markdown`` (when ``BOI
 the page metadata, ``method``, ``attempts``, ``blocks`` and ``flags``, and clears ``html``. Stats:
 ``boilerstrip/extraction/method/<method|none>``, ``boilerstrip/extraction/refused/<rung>/<reason>`` and
 ``boilerstrip/extraction/empty/<reason>``.
+
+Extraction runs off the reactor thread, in a pool of ``BOILERSTRIP_EXTRACTION_WORKERS`` threads (lxml
+releases the GIL while it parses, and the reactor gets its turn between Python bytecodes), so one huge page
+does not stall every other host's downloads. Its cost per page is bounded: a page over ``max_nodes`` elements
+is dropped as ``failed:extraction_budget`` (every later stage is Python per block too), and after
+``max_cpu_s`` no further rung starts (the best result so far, else the plain-text rung, flagged
+``extraction_budget:cpu``). ``extract_item`` is the same work, synchronously.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from itemadapter import ItemAdapter
@@ -23,19 +33,35 @@ from scrapy.exceptions import NotConfigured
 
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings
 from boilerstrip.extraction import ExtractionParams, ExtractionResult, extract
+from boilerstrip.outcomes import FailedItem
 
-__all__ = ["ExtractionPipeline"]
+__all__ = ["ExtractionPipeline", "ExtractionRunParams"]
 
 logger = logging.getLogger(__name__)
 STATS = "boilerstrip/extraction"
 _METADATA_FIELDS = ("title", "description", "canonical_url", "lang", "author", "published", "modified")
 
 
+@dataclass(frozen=True)
+class ExtractionRunParams:
+    # Threads extracting pages off the reactor. 2 = the cores of the machines we size for; more threads
+    # only contend for the GIL. 0 = on the reactor thread (one huge page then stalls every download).
+    workers: int = 2
+
+    def __post_init__(self) -> None:
+        if self.workers < 0:
+            raise ValueError("workers must be >= 0")
+
+
 class ExtractionPipeline:
-    def __init__(self, params: ExtractionParams = ExtractionParams(), markdown: bool = True, stats: Any = None) -> None:
+    def __init__(
+        self, params: ExtractionParams = ExtractionParams(), markdown: bool = True, stats: Any = None, workers: int = 0
+    ) -> None:
         self.params = params
         self.markdown = markdown
         self.stats = stats
+        self.workers = workers
+        self._executor: ThreadPoolExecutor | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "ExtractionPipeline":
@@ -48,15 +74,46 @@ class ExtractionPipeline:
         except ValueError:
             value = settings.get("BOILERSTRIP_EXTRACTION_MARKDOWN")
             raise ConfigError(f"BOILERSTRIP_EXTRACTION_MARKDOWN: expected a boolean, got {value!r}") from None
-        return cls(params=params, markdown=markdown, stats=crawler.stats)
+        run = params_from_settings(settings, "extraction", ExtractionRunParams)
+        return cls(params=params, markdown=markdown, stats=crawler.stats, workers=run.workers)
 
-    def process_item(self, item: Any, spider: Any = None) -> Any:
+    def open_spider(self) -> None:
+        if self.workers and self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="boilerstrip-extract")
+
+    def close_spider(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+
+    async def process_item(self, item: Any, spider: Any = None) -> Any:
         adapter = ItemAdapter(item)
         html = adapter.get("html")
         if html is None:
             return item  # nothing fetched to read (or already extracted)
         url = adapter.get("final_url") or adapter.get("url")
-        result = extract(html, url=url, params=self.params)
+        if self._executor is None:
+            result = extract(html, url=url, params=self.params)
+        else:
+            loop = asyncio.get_running_loop()
+            result = await loop.run_in_executor(self._executor, extract, html, url, self.params)
+        self._apply(adapter, url, result)
+        return item
+
+    def extract_item(self, item: Any) -> Any:
+        """``process_item`` on the calling thread (tests, batch use)."""
+        adapter = ItemAdapter(item)
+        html = adapter.get("html")
+        if html is None:
+            return item
+        url = adapter.get("final_url") or adapter.get("url")
+        self._apply(adapter, url, extract(html, url=url, params=self.params))
+        return item
+
+    def _apply(self, adapter: ItemAdapter, url: Any, result: ExtractionResult) -> None:
+        if result.reason == "over_budget":
+            self._count(result)
+            raise FailedItem("extraction_budget", f"more than {self.params.max_nodes} elements (BOILERSTRIP_EXTRACTION_MAX_NODES)")
         self.fill(adapter, result)
         self._count(result)
         logger.debug(
@@ -66,7 +123,6 @@ class ExtractionPipeline:
             len(result.text),
             ",".join(f"{a.method}:{a.reason}" for a in result.attempts),
         )
-        return item
 
     def fill(self, adapter: ItemAdapter, result: ExtractionResult) -> None:
         """Copy a result onto an item (any item type with the PageItem field names)."""
@@ -101,3 +157,6 @@ class ExtractionPipeline:
                 self.stats.inc_value(f"{STATS}/refused/{attempt.method}/{attempt.reason}")
         if result.reason:
             self.stats.inc_value(f"{STATS}/empty/{result.reason}")
+        for flag in result.flags:
+            if flag.startswith("extraction_budget:"):
+                self.stats.inc_value(f"{STATS}/over_budget/{flag.split(':', 1)[1]}")

@@ -45,6 +45,7 @@ from scrapy.utils.sitemap import Sitemap
 from boilerstrip.config import params_from_settings, setting_name
 from boilerstrip.downloadermiddlewares.compression import BODY_FLAGS_META
 from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robots_ready
+from boilerstrip.extraction import ExtractionParams, over_node_budget
 from boilerstrip.items import PageItem
 from boilerstrip.outcomes import Filtered, failure_reason, report_failed, report_filtered
 from boilerstrip.scope import in_scope, joined_site, origin, site_key
@@ -148,6 +149,7 @@ class SiteSpider(Spider):
         self.sitemaps_seen: set[str] = set()
         self.robots_sitemaps: dict[str, tuple[str, ...]] = {}  # origin -> its robots.txt Sitemap: lines
         self.url_params = UrlParams()
+        self.max_nodes = 0  # BOILERSTRIP_EXTRACTION_MAX_NODES, read in from_crawler
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "SiteSpider":
@@ -157,6 +159,7 @@ class SiteSpider(Spider):
             settings_view[f"BOILERSTRIP_CRAWL_{key.upper()}"] = value
         spider.params = params_from_settings(settings_view, "crawl", CrawlParams)
         spider.url_params = params_from_settings(crawler.settings, "urls", UrlParams)
+        spider.max_nodes = params_from_settings(crawler.settings, "extraction", ExtractionParams).max_nodes
         spider.start_urls = [spider._normal(u) or u for u in spider.start_urls]
         spider.sites = frozenset(k for k in (site_key(u, spider.params.scope) for u in spider.start_urls) if k)
         crawler.signals.connect(spider._request_dropped, signal=signals.request_dropped)
@@ -251,6 +254,14 @@ class SiteSpider(Spider):
         if depth == 0 and page_url in self.start_urls and final != page_url:
             yield from self._join_start_redirect(final)
         selector, base = self._selector(response)
+        if over_node_budget(selector.root, self.max_nodes):
+            # The extraction budget, applied to the tree parsed for the links anyway: a page this size would
+            # hold the reactor in every per-block stage (block hashes, cleaning, dedup, export), not only in
+            # extraction. Its links are still followed.
+            yield from self._follow(selector, depth, base)
+            report_failed(self.crawler, request or page_url, "extraction_budget",
+                          f"more than {self.max_nodes} elements (BOILERSTRIP_EXTRACTION_MAX_NODES)")  # fmt: skip
+            return
         canonical = self._canonical(selector, base)
         duplicate_of = None
         if canonical and canonical not in (page_url, final):
