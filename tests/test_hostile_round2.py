@@ -276,3 +276,26 @@ def test_without_the_budget_a_huge_page_stalls_other_hosts(serve, tmp_path: Path
     gap = _largest_gap_s(steady)
     print(f"largest gap between the steady host's requests, no budget: {gap:.2f} s")
     assert gap > 5.0, gap
+
+
+# -- a PDF or binary body served as text/html -------------------------------------------------------------------------
+def test_binary_bodies_declared_html_are_filtered_not_html(serve, tmp_path: Path) -> None:
+    pdf = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj<</Type/Catalog>>endobj\n" + bytes(range(256)) * 8
+    routes = {
+        "/": _page("home", '<a href="/pdf">p</a> <a href="/png">i</a> <a href="/bin">b</a> <a href="/gzpdf">g</a> <a href="/utf16">u</a>'),
+        "/pdf": Reply(200, pdf, HTML),
+        "/png": Reply(200, b"\x89PNG\r\n\x1a\n" + bytes(500), HTML),
+        "/bin": Reply(200, bytes(range(256)) * 4, HTML),
+        "/gzpdf": Reply(200, gzip.compress(pdf), (*HTML, ("Content-Encoding", "gzip"))),
+        "/utf16": Reply(200, "\ufeff".encode("utf-16-le") + html_page(_text("utf16")).decode().encode("utf-16-le"),
+                        (("Content-Type", "text/html; charset=utf-16"),)),
+    }
+    site = serve(routes=routes)
+    out = tmp_path / "binary.jsonl"
+    proc, records = run_crawl(site.url + "/", out=out, args=FAST)
+    assert_reconciled(out, proc)
+    outcomes = _outcomes(out)
+    for path in ("/pdf", "/png", "/bin", "/gzpdf"):
+        assert outcomes[site.url + path] == "filtered:not_html", outcomes
+    assert read_ledger(out)[site.url + "/pdf"]["detail"].startswith("application/pdf")
+    assert sorted(r["url"] for r in records) == [site.url + "/", site.url + "/utf16"]

@@ -44,6 +44,7 @@ from scrapy.utils.sitemap import Sitemap
 
 from boilerstrip.config import params_from_settings, setting_name
 from boilerstrip.downloadermiddlewares.compression import BODY_FLAGS_META
+from boilerstrip.downloadermiddlewares.htmlonly import sniff_not_html
 from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robots_ready
 from boilerstrip.extraction import ExtractionParams, over_node_budget
 from boilerstrip.items import PageItem
@@ -247,6 +248,11 @@ class SiteSpider(Spider):
         if not isinstance(response, HtmlResponse):
             ctype = response.headers.get(b"Content-Type", b"").decode("latin-1", errors="replace")
             report_filtered(self.crawler, request or page_url, "not_html", ctype.split(";")[0].strip())
+            return
+        sniffed = sniff_not_html(response.body, response.encoding)
+        if sniffed is not None:  # a PDF or other binary body served as text/html: not a page, not an empty record
+            self.crawler.stats.inc_value("boilerstrip/crawl/not_html_sniffed")
+            report_filtered(self.crawler, request or page_url, "not_html", f"{sniffed} (sniffed; declared HTML)")
             return
         depth = int(response.meta.get("depth", 0))
         final = self._normal(response.url) or response.url
