@@ -22,6 +22,7 @@ __all__ = [
     "robots_verdict_for_status",
     "parse_retry_after",
     "pause_for_s",
+    "transport_backoff_s",
     "host_delay_s",
     "crawl_delay_refusal",
 ]
@@ -69,6 +70,10 @@ class PolitenessParams:
     max_retries: int = 4
     # HTTP statuses that mean "slow down" and pause the whole host.
     throttle_statuses: tuple[int, ...] = (429, 503)
+    # A timeout, reset or refused connection pauses the host too before Scrapy's retry (which has no delay
+    # of its own): the same base * 2**(n-1) back-off, capped at max_backoff_s, of which this share is random
+    # ("equal jitter": retries of many pages that failed together do not come back together). 0 = exact.
+    backoff_jitter_share: float = 0.5
 
     def __post_init__(self) -> None:
         if self.max_crawl_delay_s < 0 or self.max_retry_after_s < 0 or self.max_backoff_s < 0:
@@ -77,6 +82,8 @@ class PolitenessParams:
             raise ValueError("retry_backoff_base_s must be >= 0")
         if self.max_retries < 0:
             raise ValueError("max_retries must be >= 0")
+        if not 0.0 <= self.backoff_jitter_share <= 1.0:
+            raise ValueError("backoff_jitter_share must be between 0 and 1")
 
 
 @dataclass(frozen=True)
@@ -147,6 +154,15 @@ def pause_for_s(retry_after_s: float | None, consecutive: int, params: Politenes
     exponent = max(0, consecutive - 1)
     backoff = params.retry_backoff_base_s * (2 ** min(exponent, 30))
     return min(backoff, params.max_backoff_s)
+
+
+def transport_backoff_s(consecutive: int, params: PolitenessParams, random_fraction: float) -> float:
+    """How long to pause a host after its ``consecutive``-th transport failure in a row (timeout, reset,
+    refused; 1 = first). ``random_fraction`` in [0, 1) supplies the jitter."""
+    exponent = max(0, consecutive - 1)
+    backoff = min(params.retry_backoff_base_s * (2 ** min(exponent, 30)), params.max_backoff_s)
+    share = params.backoff_jitter_share
+    return backoff * (1.0 - share) + backoff * share * random_fraction
 
 
 def host_delay_s(configured_delay_s: float, crawl_delay_s: float | None) -> float:

@@ -299,3 +299,31 @@ def test_binary_bodies_declared_html_are_filtered_not_html(serve, tmp_path: Path
         assert outcomes[site.url + path] == "filtered:not_html", outcomes
     assert read_ledger(out)[site.url + "/pdf"]["detail"].startswith("application/pdf")
     assert sorted(r["url"] for r in records) == [site.url + "/", site.url + "/utf16"]
+
+
+# -- timeouts, resets and refused connections: retried after a back-off ---------------------------------------------
+def test_resets_are_retried_after_an_exponential_back_off_with_jitter(tmp_path: Path) -> None:
+    import socket as socketlib
+    import time
+
+    times: list[float] = []
+
+    def reset(conn: socketlib.socket, request: bytes) -> None:
+        times.append(time.monotonic())
+        conn.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # RST
+
+    with RawServer(reset) as server:
+        out = tmp_path / "reset.jsonl"
+        base = 0.8
+        proc, records = run_crawl(server.url + "/", out=out, args=FAST, settings={
+            "RETRY_TIMES": 3, "BOILERSTRIP_POLITENESS_RETRY_BACKOFF_BASE_S": base, "BOILERSTRIP_POLITENESS_MAX_BACKOFF_S": 10})  # fmt: skip
+    assert_reconciled(out, proc)
+    assert records == []
+    outcome = _outcomes(out)[server.url + "/"]
+    assert outcome.startswith("failed:") and outcome.split(":")[1] in ("connection_lost", "no_response", "response_failed"), outcome
+    assert len(times) == 4, times  # the first try and RETRY_TIMES retries
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    # pause n is base * 2**(n-1), half of it random: at least half the back-off, at most all of it (+ slack)
+    for n, gap in enumerate(gaps, 1):
+        backoff = base * 2 ** (n - 1)
+        assert backoff / 2 - 0.05 <= gap <= backoff + 0.6, (n, gaps)

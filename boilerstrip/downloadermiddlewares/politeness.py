@@ -9,6 +9,9 @@
   capped) or, without it, an exponential back-off per host; the request is retried. After
   ``MAX_RETRIES`` the response goes on with ``dont_retry`` set, so the spider's errback records the
   give-up as ``failed:http_429`` / ``failed:http_503``.
+- **Timeouts, resets, refused connections**: Scrapy's RetryMiddleware retries them at once; here
+  ``process_exception`` (which runs before RetryMiddleware's) first pauses the host for an exponential
+  back-off with jitter (``transport_backoff_s``), so the retry waits for it. A response resets the count.
 
 The arithmetic lives in :mod:`boilerstrip.politeness`. Registered at 560 so its ``process_response``
 sees 429/503 before Scrapy's RetryMiddleware (550) and its ``process_request`` runs after robots (100).
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,13 +32,14 @@ from scrapy.http import Response
 
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robots_ready
-from boilerstrip.outcomes import Filtered
+from boilerstrip.outcomes import Filtered, failure_reason
 from boilerstrip.politeness import (
     PolitenessParams,
     crawl_delay_refusal,
     host_delay_s,
     parse_retry_after,
     pause_for_s,
+    transport_backoff_s,
 )
 
 __all__ = ["PolitenessMiddleware", "RETRIES_META"]
@@ -45,6 +50,8 @@ logger = logging.getLogger(__name__)
 RETRIES_META = "boilerstrip_throttle_retries"
 #: internal: the pause a 429/503 response of this request already caused (set once per response)
 _PAUSED_META = "_boilerstrip_throttle_paused_s"
+#: failure reasons (boilerstrip.outcomes.failure_reason) of the transport errors Scrapy retries at once
+TRANSPORT_FAILURES = frozenset({"timeout", "connection_refused", "connection_lost", "no_response", "response_failed", "data_loss"})
 
 
 class PolitenessMiddleware:
@@ -57,6 +64,8 @@ class PolitenessMiddleware:
         self.paused_until: dict[str, float] = {}  # slot key -> time.monotonic() when the pause ends
         self.consecutive: dict[str, int] = {}  # slot key -> consecutive 429/503 answers
         self._saved_delays: dict[str, tuple[float, float]] = {}  # slot key -> (delay, jitter) before a pause
+        self.transport_failures: dict[str, int] = {}  # slot key -> consecutive timeouts/resets/refusals
+        self.random = random.Random()
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "PolitenessMiddleware":
@@ -141,7 +150,9 @@ class PolitenessMiddleware:
         if request.meta.get(KIND_META) == "robots":
             return response
         if response.status not in self.params.throttle_statuses:
-            self.consecutive.pop(request.meta.get("download_slot") or self._slot_key(request), None)
+            key = request.meta.get("download_slot") or self._slot_key(request)
+            self.consecutive.pop(key, None)
+            self.transport_failures.pop(key, None)
             return response
         stats = self.crawler.stats
         pause = self._throttled(request, response)  # a no-op when response_downloaded already did it
@@ -157,6 +168,21 @@ class PolitenessMiddleware:
         retry.meta[RETRIES_META] = retries + 1
         retry.dont_filter = True
         return retry
+
+    def process_exception(self, request: Request, exception: BaseException, spider: Any = None) -> None:
+        """A timeout, reset or refused connection: pause the host before RetryMiddleware's retry."""
+        reason = failure_reason(exception)
+        if request.meta.get(KIND_META) == "robots" or reason not in TRANSPORT_FAILURES or request.meta.get("dont_retry"):
+            return None
+        key = request.meta.get("download_slot") or self._slot_key(request)
+        consecutive = self.transport_failures.get(key, 0) + 1
+        self.transport_failures[key] = consecutive
+        pause = transport_backoff_s(consecutive, self.params, self.random.random())
+        self.pause_host(key, pause)
+        self.crawler.stats.inc_value(f"boilerstrip/politeness/backoff/{reason}")
+        self.crawler.stats.inc_value("boilerstrip/politeness/backoff_s", pause)
+        logger.debug("%s from %s: host paused %.2f s before the retry", reason, request.url, pause)
+        return None
 
     def _throttled(self, request: Request, response: Response) -> float:
         """Count a 429/503 for the request's host and pause the host; once per response. The pause (s)."""
