@@ -327,3 +327,50 @@ def test_resets_are_retried_after_an_exponential_back_off_with_jitter(tmp_path: 
     for n, gap in enumerate(gaps, 1):
         backoff = base * 2 ** (n - 1)
         assert backoff / 2 - 0.05 <= gap <= backoff + 0.6, (n, gaps)
+
+
+# -- an IPv6-literal start URL ----------------------------------------------------------------------------------------
+def _ipv6_server(routes: dict):
+    import socket as socketlib
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Server(ThreadingHTTPServer):
+        address_family = socketlib.AF_INET6
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            reply = routes.get(self.path)
+            if reply is None:
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            self.send_response(reply.status)
+            for name, value in reply.headers:
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(reply.body)))
+            self.end_headers()
+            self.wfile.write(reply.body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    try:
+        server = Server(("::1", 0), Handler)
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_an_ipv6_literal_start_url_is_crawled(tmp_path: Path) -> None:
+    server = _ipv6_server({"/": _page("v6 home", '<a href="/b">b</a>'), "/b": _page("v6 b")})
+    try:
+        base = f"http://[::1]:{server.server_address[1]}"
+        out = tmp_path / "v6.jsonl"
+        proc, records = run_crawl(base + "/", out=out, args=FAST)
+    finally:
+        server.shutdown()
+    assert_reconciled(out, proc)
+    assert sorted(r["url"] for r in records) == [base + "/", base + "/b"]

@@ -40,7 +40,10 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.resolver import CachingThreadedResolver
 from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.address import IPv6Address
 from twisted.internet.error import DNSLookupError
+from twisted.internet.interfaces import IHostnameResolver, IHostResolution
+from zope.interface import implementer
 
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares.robots import KIND_META
@@ -344,6 +347,42 @@ def _resolver_refusal(host: str) -> str | None:
     return None
 
 
+@implementer(IHostResolution)
+class _LiteralResolution:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def cancel(self) -> None:  # already complete
+        return None
+
+
+@implementer(IHostnameResolver)
+class _IPv6LiteralNameResolver:
+    """Answers IPv6 literals itself, hands names to the reactor's own name resolver.
+
+    A simple resolver (``getHostByName``, what ``TWISTED_DNS_RESOLVER`` installs) speaks IPv4 only, and the
+    adapter Twisted wraps it in sends ``::1`` to ``gethostbyname``, which fails: without this an
+    ``http://[::1]:8080/`` start URL cannot be crawled at all. A literal cannot rebind; the scope middleware
+    decided on it before the connect.
+    """
+
+    def __init__(self, fallback: Any) -> None:
+        self.fallback = fallback
+
+    def resolveHostName(  # noqa: N802 (Twisted's name)
+        self, resolutionReceiver: Any, hostName: str, portNumber: int = 0, addressTypes: Any = None,
+        transportSemantics: str = "TCP",
+    ) -> Any:  # fmt: skip
+        ip = parse_ip_literal(hostName) if ":" in hostName else None
+        if ip is None or ip.version != 6:
+            return self.fallback.resolveHostName(resolutionReceiver, hostName, portNumber, addressTypes, transportSemantics)
+        resolution = _LiteralResolution(hostName)
+        resolutionReceiver.resolutionBegan(resolution)
+        resolutionReceiver.addressResolved(IPv6Address("TCP", str(ip), portNumber))
+        resolutionReceiver.resolutionComplete()
+        return resolution
+
+
 class ScopedResolver(CachingThreadedResolver):
     """Scrapy's caching resolver that refuses to hand out non-global addresses for hosts not allowed.
 
@@ -368,6 +407,12 @@ class ScopedResolver(CachingThreadedResolver):
         hosts = _Allowlist(params.allow_private).hosts
         enabled = component_enabled(settings, "scope")
         return cls(reactor, cache_size, settings.getfloat("DNS_TIMEOUT"), hosts, enabled=enabled)
+
+    def install_on_reactor(self) -> None:
+        super().install_on_reactor()
+        self.reactor.installNameResolver(_IPv6LiteralNameResolver(self.reactor.nameResolver))
+        # installNameResolver put a plain adapter in reactor.resolver: the scope checks look for us there
+        self.reactor.resolver = self
 
     def getHostByName(self, name: str, timeout: Any = ()) -> Any:  # noqa: N802 (Twisted's name)
         deferred = super().getHostByName(name, timeout)
