@@ -76,7 +76,7 @@ def report_failed(crawler: Any, request: Any, reason: str, detail: str = "") -> 
 
 
 def failure_reason(failure: Any) -> str:
-    """A short reason for a Twisted failure or exception: ``http_503``, ``timeout``, ``dns_error``..."""
+    """A short reason for a Twisted failure or exception: ``http_503``, ``timeout``, ``dns_not_found``..."""
     exc = getattr(failure, "value", failure)
     if isinstance(exc, (Filtered, FilteredItem)):
         return exc.reason
@@ -100,16 +100,17 @@ def failure_reason(failure: Any) -> str:
         return "decompressed_too_large"  # a decompression bomb stopped at DOWNLOAD_MAXSIZE
     if name == "IgnoreRequest" and "max redirections" in message:
         return "too_many_redirects"  # REDIRECT_MAX_TIMES
+    if name in ("CannotResolveHostError", "DNSLookupError"):
+        # a lookup that took longer than DNS_TIMEOUT (a dead name server) is not a name that does not exist
+        return "dns_timeout" if "timeout error" in message else "dns_not_found"
     known = {
         "DownloadTimeoutError": "timeout",
-        "CannotResolveHostError": "dns_error",
         "DownloadConnectionRefusedError": "connection_refused",
         "ResponseDataLossError": "data_loss",
         "DownloadFailedError": "response_failed",
         "DownloadCancelledError": "cancelled",
         "TimeoutError": "timeout",
         "TCPTimedOutError": "timeout",
-        "DNSLookupError": "dns_error",
         "ConnectionRefusedError": "connection_refused",
         "ConnectionLost": "connection_lost",
         "ConnectionDone": "connection_lost",

@@ -374,3 +374,40 @@ def test_an_ipv6_literal_start_url_is_crawled(tmp_path: Path) -> None:
         server.shutdown()
     assert_reconciled(out, proc)
     assert sorted(r["url"] for r in records) == [base + "/", base + "/b"]
+
+
+# -- a DNS stall is not a missing name, and does not hold the exit --------------------------------------------------
+_FAKE_DNS = '''
+import socket, time
+_real = socket.gethostbyname
+def _fake(name):
+    if name.endswith("stall.test"):
+        time.sleep(90)  # a dead name server: the lookup thread is stuck far past DNS_TIMEOUT
+        raise socket.gaierror(-3, "Temporary failure in name resolution")
+    if name.endswith("missing.test"):
+        raise socket.gaierror(-2, "Name or service not known")
+    return _real(name)
+socket.gethostbyname = _fake
+'''
+
+
+def test_dns_timeout_and_dns_not_found_are_told_apart_and_exit_is_prompt(serve, tmp_path: Path) -> None:
+    import time
+
+    fake = tmp_path / "fakedns"
+    fake.mkdir()
+    (fake / "sitecustomize.py").write_text(_FAKE_DNS)
+    site = serve(routes={"/": _page("home")})
+    out = tmp_path / "dns.jsonl"
+    cmd = [sys.executable, "-m", "boilerstrip", "crawl", "http://stall.test:8080/", "http://missing.test:8080/",
+           site.url + "/", "-o", str(out), *FAST, "-s", "DNS_TIMEOUT=1", "-s", "ROBOTSTXT_OBEY=false", "-s", "RETRY_TIMES=0"]  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(fake) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    started = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    elapsed = time.monotonic() - started
+    assert_reconciled(out, proc)
+    outcomes = _outcomes(out)
+    assert outcomes["http://stall.test:8080/"] == "failed:dns_timeout", outcomes
+    assert outcomes["http://missing.test:8080/"] == "failed:dns_not_found", outcomes
+    assert outcomes[site.url + "/"] == "item"
+    assert elapsed < 45, f"the exit waited for the stuck lookup ({elapsed:.0f} s)"

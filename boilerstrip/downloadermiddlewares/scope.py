@@ -31,6 +31,8 @@ grew past ``DOWNLOAD_MAXSIZE`` while streaming (``response_too_large``) and a co
 from __future__ import annotations
 
 import logging
+import socket
+import threading
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -41,6 +43,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.resolver import CachingThreadedResolver
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.address import IPv6Address
+from twisted.internet.base import ThreadedResolver
+from twisted.internet.defer import Deferred
 from twisted.internet.error import DNSLookupError
 from twisted.internet.interfaces import IHostnameResolver, IHostResolution
 from zope.interface import implementer
@@ -62,6 +66,7 @@ __all__ = [
     "ScopedResolver",
     "PrivateAddressRefused",
     "ResponseTooLarge",
+    "DnsTimeout",
     "CREDENTIAL_HEADERS",
 ]
 
@@ -103,6 +108,12 @@ class PrivateAddressRefused(DNSLookupError):
     """The resolver refused to hand out a non-global address for a host that is not allowed."""
 
     refusal_reason = "private_address"
+
+
+class DnsTimeout(Exception):
+    """A lookup that did not answer within DNS_TIMEOUT (Twisted's endpoint reports it as "no results")."""
+
+    refusal_reason = "dns_timeout"
 
 
 class ResponseTooLarge(Exception):
@@ -171,11 +182,15 @@ class ScopeMiddleware:
             raise ResponseTooLarge(f"{received} bytes received, DOWNLOAD_MAXSIZE is {maxsize}") from exception
         if name in ("CannotResolveHostError", "DNSLookupError"):
             # Twisted's endpoint reports any resolver failure as "no results": ask the resolver whether it
-            # refused this host, so the outcome says private_address rather than dns_error.
-            refusal = _resolver_refusal(urlsplit(request.url).hostname or "")
+            # refused this host, so the outcome says private_address rather than dns_not_found (and
+            # whether its lookup timed out: dns_timeout).
+            host = urlsplit(request.url).hostname or ""
+            refusal = _resolver_refusal(host)
             if refusal:
                 self._count("filtered/private_address")
                 raise PrivateAddressRefused(refusal) from exception
+            if _resolver_timed_out(host):
+                raise DnsTimeout(f"the lookup of {host!r} took longer than DNS_TIMEOUT") from exception
         return None
 
     def process_response(self, request: Request, response: Any) -> Any:
@@ -336,6 +351,15 @@ def _share_with_resolver(allowlist: _Allowlist) -> None:
         resolver.allowed_hosts.update(allowlist.hosts)
 
 
+def _resolver_timed_out(host: str) -> bool:
+    try:
+        from twisted.internet import reactor
+    except Exception:  # pragma: no cover
+        return False
+    resolver = getattr(reactor, "resolver", None)
+    return isinstance(resolver, ScopedResolver) and host.strip().rstrip(".").lower() in resolver.timed_out
+
+
 def _resolver_refusal(host: str) -> str | None:
     try:
         from twisted.internet import reactor
@@ -383,7 +407,56 @@ class _IPv6LiteralNameResolver:
         return resolution
 
 
-class ScopedResolver(CachingThreadedResolver):
+class _DaemonThreadLookups(ThreadedResolver):
+    """``getHostByName`` in a daemon thread per lookup instead of the reactor's thread pool.
+
+    A lookup stuck on a dead name server keeps its thread in ``getaddrinfo`` long after DNS_TIMEOUT failed
+    the request; in the reactor's pool that thread is joined when the reactor stops, so the process could not
+    exit until the lookup gave up (a minute and more). A daemon thread does not hold the exit. The timeout is
+    kept here too, and remembered per host so the failure is named ``dns_timeout``.
+    """
+
+    timed_out: set[str]
+
+    def getHostByName(self, name: str, timeout: Any = ()) -> Any:  # noqa: N802 (Twisted's name)
+        delay = sum(timeout) if timeout else 60
+        deferred: Deferred = Deferred()
+        host = name.strip().rstrip(".").lower()
+
+        def answer(address: str | None, error: BaseException | None) -> None:
+            if deferred.called:
+                return
+            if error is not None:
+                deferred.errback(DNSLookupError(f"address {name!r} not found: {error}"))
+            else:
+                deferred.callback(address)
+
+        def lookup() -> None:
+            try:
+                address = socket.gethostbyname(name)
+            except Exception as exc:  # noqa: BLE001 -- handed to the reactor thread
+                self.reactor.callFromThread(answer, None, exc)
+            else:
+                self.reactor.callFromThread(answer, address, None)
+
+        def expire() -> None:
+            if not deferred.called:
+                self.timed_out.add(host)
+                deferred.errback(DNSLookupError(f"address {name!r} not found: timeout error"))
+
+        timer = self.reactor.callLater(delay, expire)
+
+        def stop_timer(result: Any) -> Any:
+            if timer.active():
+                timer.cancel()
+            return result
+
+        deferred.addBoth(stop_timer)
+        threading.Thread(target=lookup, name="boilerstrip-dns", daemon=True).start()
+        return deferred
+
+
+class ScopedResolver(CachingThreadedResolver, _DaemonThreadLookups):
     """Scrapy's caching resolver that refuses to hand out non-global addresses for hosts not allowed.
 
     The connection uses the address this resolver returns (cached for the run), so the address that was
@@ -398,6 +471,8 @@ class ScopedResolver(CachingThreadedResolver):
         self.enabled = enabled
         #: host -> why it was refused (Twisted's endpoint turns the refusal into "no results")
         self.refused: dict[str, str] = {}
+        #: hosts whose lookup timed out (to name the failure dns_timeout rather than dns_not_found)
+        self.timed_out: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Any, reactor: Any) -> ScopedResolver:
@@ -427,7 +502,7 @@ class ScopedResolver(CachingThreadedResolver):
         if kind and host not in self.allowed_hosts:
             detail = f"{name} resolves to {address} ({kind})"
             if len(self.refused) >= _MAX_REMEMBERED_REFUSALS:
-                self.refused.clear()  # only a reason is lost (dns_error instead of private_address), never a check
+                self.refused.clear()  # only a reason is lost (dns_not_found instead of private_address), never a check
             self.refused[host] = detail
             raise PrivateAddressRefused(detail)
         return address
