@@ -89,9 +89,10 @@ class ScopeParams:
     allow_private: tuple[str, ...] = ()
     # What "on site" means for links and redirects: "host" = the start URLs' host and port (default
     # ports of http and https count as one, so an http->https upgrade stays on site); "domain" = any host
-    # under the start URLs' registrable domain on a default port or a start URL's port; "off" = no
-    # offsite check (private addresses are still refused); "auto" = the spider's own scope
-    # (SiteSpider's BOILERSTRIP_CRAWL_SCOPE), else "host".
+    # under the start URLs' registrable domains, on their ports (boilerstrip.scope); "off" = no
+    # offsite check (private addresses are still refused); "auto" = the crawl's scope (the spider's own,
+    # else BOILERSTRIP_CRAWL_SCOPE): one setting says what the crawl's site is, this one only whether the
+    # check runs; "host"/"domain" here override it (kept for older configurations).
     offsite: str = "auto"
     # Resolve names in the middleware to refuse early with a clear reason; the resolver checks again at
     # connect time either way.
@@ -153,6 +154,8 @@ class ScopeMiddleware:
         self.maxsize = 0
         self._received: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.private = _Allowlist(params.allow_private)
+        #: the scope "auto" falls back to when the spider names none (BOILERSTRIP_CRAWL_SCOPE)
+        self.crawl_scope = "host"
         self.mode = "host" if params.offsite == "auto" else params.offsite
         #: scope ("host"/"domain") -> the crawl's site keys (boilerstrip.scope.site_key) under it
         self.sites: dict[str, set[str]] = {"host": set(), "domain": set()}
@@ -166,6 +169,8 @@ class ScopeMiddleware:
         params = params_from_settings(crawler.settings, "scope", ScopeParams)  # ConfigError names the setting
         mw = cls(params, stats=crawler.stats)
         mw.maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
+        crawl_scope = str(crawler.settings.get("BOILERSTRIP_CRAWL_SCOPE") or "host")
+        mw.crawl_scope = crawl_scope if crawl_scope in ("host", "domain") else "host"
         crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(mw.bytes_received, signal=signals.bytes_received)
         return mw
@@ -238,8 +243,9 @@ class ScopeMiddleware:
         urls += list(getattr(spider, "allowed_origins", None) or ())
         self.set_start_urls(urls)
         if self.params.offsite == "auto":
+            # one setting for "what is the crawl's site": the spider's scope (BOILERSTRIP_CRAWL_SCOPE, --scope)
             scope = getattr(getattr(spider, "params", None), "scope", None) or getattr(spider, "scope", None)
-            self.mode = scope if scope in ("host", "domain") else "host"
+            self.mode = scope if scope in ("host", "domain") else self.crawl_scope
         if not self.sites["host"] and self.mode != "off":
             logger.warning("scope: the spider has no start_urls; every request will be filtered as offsite")
 
