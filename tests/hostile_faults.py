@@ -91,8 +91,9 @@ def read_ledger(out: str | Path) -> dict[str, dict]:
     return {entry["url"]: entry for entry in map(json.loads, lines)}
 
 
-def assert_reconciled(out: str | Path, proc=None) -> dict:
-    """The run's manifest says reconciled and its counts agree with the ledger and the output file."""
+def assert_reconciled(out: str | Path, proc=None, returncode: int = 0) -> dict:
+    """The run's manifest says reconciled and its counts agree with the ledger and the output file; the
+    crawl exited ``returncode`` (1: no start URL could be reached, a reconciled outcome too)."""
     manifest = read_manifest(out)
     dead = output_paths(out).deadletter
     detail = f"manifest: {json.dumps(manifest, indent=1)[:3000]}" + (f"\nstderr: {proc.stderr[-3000:]}" if proc else "")
@@ -111,5 +112,7 @@ def assert_reconciled(out: str | Path, proc=None) -> dict:
     assert {r["url"] for r in records} == {u for u, e in ledger.items() if e["outcome"] == "item"}, detail
     assert len(records) == len({r["url"] for r in records}), "a URL written twice"
     if proc is not None:
-        assert proc.returncode == 0, detail
+        assert proc.returncode == returncode, detail
+        if returncode == 1:
+            assert "no start URL could be reached" in proc.stderr, detail
     return manifest

@@ -176,7 +176,7 @@ def test_robots_redirect_to_a_private_address_means_disallow(serve, tmp_path: Pa
     site = serve(routes=small_site(robots_reply=Reply(302, b"", (("Location", internal.url + "/robots.txt"),))))
     out = tmp_path / "robots-private.jsonl"
     proc, records = run_crawl(site.url + "/", out=out, args=[*FAST, "--no-sitemaps"])
-    assert_reconciled(out, proc)
+    assert_reconciled(out, proc, returncode=1)  # the only start URL could not be reached
     assert internal.requested_paths() == []
     assert records == []
     assert [e.path for e in site.log] == ["/robots.txt"]  # refused for good: not fetched again, no page
