@@ -62,10 +62,11 @@ def _manifest(out: Path) -> dict:
 
 
 def test_two_workers_give_the_same_urls_texts_and_outcomes_as_one(redis_url, tmp_path) -> None:
-    with SiteServer(routes=_site()) as site:
+    slow = ("-s", "CONCURRENT_REQUESTS=2")  # with 0.1 s per page, both workers get a share
+    with SiteServer(routes=_site(delay_s=0.1)) as site:
         single = _crawl(site.url + "/", tmp_path / "single.jsonl")
-        one = _crawl(site.url + "/", tmp_path / "one.jsonl", "--redis", redis_url, "--workers", "1")
-        two = _crawl(site.url + "/", tmp_path / "two.jsonl", "--redis", redis_url, "--workers", "2")
+        one = _crawl(site.url + "/", tmp_path / "one.jsonl", "--redis", redis_url, "--workers", "1", *slow)
+        two = _crawl(site.url + "/", tmp_path / "two.jsonl", "--redis", redis_url, "--workers", "2", *slow)
     for proc in (single, one, two):
         assert proc.returncode == 0, proc.stderr[-3000:]
     texts = {name: {r["url"]: r["text"] for r in read_jsonl(tmp_path / f"{name}.jsonl")} for name in ("single", "one", "two")}
@@ -102,7 +103,7 @@ def test_a_worker_killed_with_sigkill_loses_nothing(redis_url, tmp_path) -> None
     with SiteServer(routes=_site(pages=pages, delay_s=0.15)) as site:
         cmd = [sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(out), *FAST,
                "--redis", redis_url, "--workers", "3", "-s", "CONCURRENT_REQUESTS=2",
-               "-s", "BOILERSTRIP_DISTRIBUTED_HEARTBEAT_TTL_S=3"]
+               "-s", "BOILERSTRIP_DISTRIBUTED_HEARTBEAT_TTL_S=5"]
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         victim = None
         deadline = time.monotonic() + 120
@@ -172,7 +173,9 @@ def test_pop_push_settle_requeue_and_done(redis_url) -> None:
     store.mark_started("a")
     snap = store.snapshot()
     assert snap.done and snap.live == 1 and snap.dead == 0, snap
-    assert store.counters() == {"settled_again": 1, "requeued": 1, "dead_workers": 1}
+    assert store.counters() == {"settled_again": 1, "requeued": 1, "presumed_dead": 1, "dead_workers": 1}
+    store.beat("b", ttl_s=5)  # a worker taken for dead (a blocked reactor) that beats again joins again
+    assert store.counters()["dead_workers"] == 0 and store.snapshot().live == 2
     assert client.hgetall(store.keys.admitted) == {b"http://s/1": b"a", b"http://s/2": b"a"}
     store.clear()
     assert not list(client.scan_iter(match="boilerstrip:crawl:t1:*"))

@@ -4,7 +4,8 @@
 
 1. the crawl's arguments go to Redis under a new crawl id (``config``; ``boilerstrip:current`` names the
    crawl so ``boilerstrip worker --redis URL`` on another machine joins it);
-2. N local worker processes start (``boilerstrip worker``), logs in ``OUT.workers/``;
+2. N local worker processes start (``boilerstrip worker``), logs in ``OUT.workers/``; once they have all
+   registered (or after ``start_timeout_s``) ``go`` is set and they schedule their start requests together;
 3. every ``poll_s`` the coordinator requeues the in-flight requests of workers whose heartbeat expired,
    and reads a :class:`~boilerstrip.distributed.store.Snapshot`. The crawl is **done** when, twice in a row,
    nothing is queued, nothing is in flight and no live worker is still scheduling its start requests (and at
@@ -49,6 +50,8 @@ class CoordinatorParams:
     poll_s: float = 0.2
     # Consecutive "done" looks before the crawl is called done (a second look costs one poll).
     done_looks: int = 2
+    # How long the local workers get to come up before the crawl starts without the late ones.
+    start_timeout_s: float = 120.0
     # After "done", how long workers get to close their spiders before they are terminated.
     worker_exit_timeout_s: float = 60.0
 
@@ -88,6 +91,12 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
         procs.append(subprocess.Popen(_worker_command(redis_url, crawl_id, worker_id), stdout=handle,
                                       stderr=subprocess.STDOUT, env=env))
         handle.close()
+    deadline = time.monotonic() + params.start_timeout_s
+    while client.scard(store.keys.workers) < workers and time.monotonic() < deadline:
+        if any(p.poll() is not None for p in procs):
+            break
+        time.sleep(params.poll_s / 4)
+    store.set_go()  # the local workers start together (one that is slow to start joins when it can)
     if on_start is not None:
         on_start(crawl_id, procs)
     print(f"boilerstrip crawl: distributed crawl {crawl_id} on {redis_url}: {workers} local worker(s); "

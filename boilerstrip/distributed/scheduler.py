@@ -35,7 +35,7 @@ from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.store import CrawlStore
 from boilerstrip.outcomes import url_settled
 
-__all__ = ["RedisFrontierScheduler", "WorkerLedger", "INFLIGHT_META", "request_done"]
+__all__ = ["RedisFrontierScheduler", "WorkerLedger", "INFLIGHT_META", "request_done", "start_done"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +45,8 @@ INFLIGHT_META = "_boilerstrip_inflight"
 _FIRST_META = "_boilerstrip_first"
 #: signal request_done(request): a request's callback has run (sent for requests that are not pages)
 request_done = object()
+#: signal start_done(): every start request of this worker is scheduled
+start_done = object()
 
 LEDGER_KEY = "boilerstrip_ledger_key"
 LEDGER_SKIP = "boilerstrip_ledger_skip"
@@ -85,6 +87,7 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
         connect(self.ledger.item_error, signal=signals.item_error)
         connect(self.ledger.url_settled, signal=url_settled)
         connect(self.request_done, signal=request_done)
+        connect(self.start_done, signal=start_done)
         connect(self.spider_idle, signal=signals.spider_idle)
 
     # -- lifecycle -----------------------------------------------------------------------------------------
@@ -107,6 +110,9 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
         else:
             self.store.leave(self.worker)
         return super().close(reason)  # SCHEDULER_PERSIST: the shared queue and dupefilter stay
+
+    def start_done(self) -> None:
+        self.store.mark_started(self.worker)  # remembered: the heartbeat re-marks it if it was taken for dead
 
     def spider_idle(self, spider: Any = None) -> None:
         """Nothing here and nothing queued: stay open until the coordinator says the crawl is done."""

@@ -35,13 +35,26 @@ __all__ = ["CrawlKeys", "CrawlStore", "Snapshot", "KEY_ROOT"]
 
 KEY_ROOT = "boilerstrip:crawl"
 
-# KEYS[1] queue, KEYS[2] inflight:W. Pops the best request into the worker's in-flight set.
+# KEYS[1] queue, KEYS[2] inflight:W, KEYS[3] workers; ARGV[1] worker. Pops the best request into the worker's
+# in-flight set, and (re-)registers the worker so the snapshot counts what it holds.
 _POP = """
 local got = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if #got == 0 then return false end
 redis.call('ZREM', KEYS[1], got[1])
 redis.call('ZADD', KEYS[2], got[2], got[1])
+redis.call('SADD', KEYS[3], ARGV[1])
 return got[1]
+"""
+
+# KEYS[1] worker:W, KEYS[2] workers, KEYS[3] started, KEYS[4] dead; ARGV[1] value, ARGV[2] ttl ms, ARGV[3] "1" when past
+# its start requests, ARGV[4] worker. A worker taken for dead (its reactor was blocked longer than the TTL)
+# joins again with its next beat; what it held was requeued, and done twice settles once.
+_BEAT = """
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[4])
+redis.call('SREM', KEYS[4], ARGV[4])
+if ARGV[3] == '1' then redis.call('SADD', KEYS[3], ARGV[4]) end
+return 1
 """
 
 # KEYS[1] queue, KEYS[2] inflight:W, KEYS[3] admitted, KEYS[4] dupefilter; ARGV[1] score, ARGV[2] data,
@@ -75,7 +88,7 @@ return settled
 """
 
 # KEYS[1] queue, KEYS[2] inflight:W, KEYS[3] worker:W (heartbeat), KEYS[4] workers, KEYS[5] counters,
-# KEYS[6] started; ARGV[1] worker. Requeues a dead worker's requests; -1 when the worker is alive.
+# KEYS[6] started, KEYS[7] dead; ARGV[1] worker. Requeues a dead worker's requests; -1 when it is alive.
 _REQUEUE = """
 if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 local held = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
@@ -84,7 +97,8 @@ redis.call('DEL', KEYS[2])
 redis.call('SREM', KEYS[4], ARGV[1])
 redis.call('SREM', KEYS[6], ARGV[1])
 redis.call('HINCRBY', KEYS[5], 'requeued', #held / 2)
-redis.call('HINCRBY', KEYS[5], 'dead_workers', 1)
+redis.call('HINCRBY', KEYS[5], 'presumed_dead', 1)
+redis.call('SADD', KEYS[7], ARGV[1])
 return #held / 2
 """
 
@@ -156,8 +170,16 @@ class CrawlKeys:
         return self._k("counters")
 
     @property
+    def dead(self) -> str:
+        return self._k("dead")  # workers taken for dead that never came back
+
+    @property
     def done(self) -> str:
         return self._k("done")
+
+    @property
+    def go(self) -> str:
+        return self._k("go")  # set once the local workers are all up: start requests may be scheduled
 
     @property
     def budget(self) -> str:
@@ -197,7 +219,9 @@ class CrawlStore:
     def __init__(self, client: Any, crawl_id: str) -> None:
         self.r = client
         self.keys = CrawlKeys(crawl_id)
+        self._started: set[str] = set()  # workers of this process past their start requests
         self._pop = client.register_script(_POP)
+        self._beat = client.register_script(_BEAT)
         self._push = client.register_script(_PUSH)
         self._settle = client.register_script(_SETTLE)
         self._requeue = client.register_script(_REQUEUE)
@@ -205,15 +229,16 @@ class CrawlStore:
 
     # -- workers -------------------------------------------------------------------------------------------
     def register(self, worker: str, ttl_s: float) -> None:
-        self.r.sadd(self.keys.workers, worker)
         self.beat(worker, ttl_s)
 
     def beat(self, worker: str, ttl_s: float) -> None:
         # the value says which process it is (a test or an operator can find the pid of a worker)
-        self.r.set(self.keys.heartbeat(worker), json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                                                            "at": time.time()}), px=max(1, int(ttl_s * 1000)))
+        value = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "at": time.time()})
+        self._beat(keys=[self.keys.heartbeat(worker), self.keys.workers, self.keys.started, self.keys.dead],
+                   args=[value, max(1, int(ttl_s * 1000)), "1" if worker in self._started else "0", worker])
 
     def mark_started(self, worker: str) -> None:
+        self._started.add(worker)
         self.r.sadd(self.keys.started, worker)
 
     def leave(self, worker: str) -> None:
@@ -226,7 +251,7 @@ class CrawlStore:
 
     # -- frontier ------------------------------------------------------------------------------------------
     def pop(self, worker: str) -> bytes | None:
-        return self._pop(keys=[self.keys.queue, self.keys.inflight(worker)])
+        return self._pop(keys=[self.keys.queue, self.keys.inflight(worker), self.keys.workers], args=[worker])
 
     def push(self, worker: str, score: float, data: bytes, acked: bytes | None = None, admit: str = "",
              dupefilter: str = "", fingerprint: str = "") -> bool:
@@ -253,7 +278,8 @@ class CrawlStore:
         for raw in self.r.smembers(self.keys.workers):
             worker = raw.decode()
             moved = int(self._requeue(keys=[self.keys.queue, self.keys.inflight(worker), self.keys.heartbeat(worker),
-                                            self.keys.workers, self.keys.counters, self.keys.started],
+                                            self.keys.workers, self.keys.counters, self.keys.started,
+                                            self.keys.dead],
                                       args=[worker]))
             total += max(0, moved)
         return total
@@ -263,6 +289,12 @@ class CrawlStore:
                                 args=[self.keys.inflight(""), self.keys.heartbeat("")])
         return Snapshot(*(int(v) for v in values))
 
+    def set_go(self) -> None:
+        self.r.set(self.keys.go, "1")
+
+    def is_go(self) -> bool:
+        return bool(self.r.exists(self.keys.go))
+
     # -- end -----------------------------------------------------------------------------------------------
     def set_done(self) -> None:
         self.r.set(self.keys.done, "1")
@@ -271,7 +303,10 @@ class CrawlStore:
         return bool(self.r.exists(self.keys.done))
 
     def counters(self) -> dict[str, int]:
-        return {k.decode(): int(v) for k, v in self.r.hgetall(self.keys.counters).items()}
+        """requeued, presumed_dead (heartbeats that expired), settled_again; dead_workers (never came back)."""
+        counters = {k.decode(): int(v) for k, v in self.r.hgetall(self.keys.counters).items()}
+        counters["dead_workers"] = int(self.r.scard(self.keys.dead))
+        return counters
 
     def clear(self) -> None:
         """Delete every key of the crawl (after the coordinator has read what it needs)."""

@@ -9,6 +9,8 @@ not call the crawl done while a live worker is still inside ``start()``.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
@@ -17,10 +19,14 @@ from scrapy.exceptions import NotConfigured
 
 from boilerstrip.config import params_from_settings
 from boilerstrip.distributed.params import DistributedParams
-from boilerstrip.distributed.scheduler import request_done
+from boilerstrip.distributed.scheduler import request_done, start_done
 from boilerstrip.distributed.store import CrawlKeys, CrawlStore
 
 __all__ = ["WorkerSpiderMiddleware", "worker_settings"]
+
+#: a worker waits at most this long for the coordinator's "go" (then starts anyway)
+_GO_TIMEOUT_S = 120.0
+_GO_POLL_S = 0.05
 
 
 class WorkerSpiderMiddleware:
@@ -37,9 +43,15 @@ class WorkerSpiderMiddleware:
         return cls(CrawlStore(redis.Redis.from_url(params.redis_url), params.crawl_id), params.worker_id, crawler)
 
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        # the coordinator says "go" when its local workers are all up, so they start together (a worker
+        # joining later finds it set)
+        deadline = time.monotonic() + _GO_TIMEOUT_S
+        while not self.store.is_go() and time.monotonic() < deadline:
+            await asyncio.sleep(_GO_POLL_S)
         async for entry in start:
             yield entry
-        self.store.mark_started(self.worker)
+        if self.crawler is not None:
+            self.crawler.signals.send_catch_log(start_done)  # the scheduler marks it (and keeps it marked)
 
     def _done(self, response: Any) -> None:
         request = getattr(response, "request", None)
