@@ -139,7 +139,8 @@ def test_workers_sharing_a_host_keep_its_delay(redis_url, tmp_path) -> None:
     with SiteServer(routes=_site(pages=14, delay_s=0.05)) as site:
         proc = _crawl(site.url + "/", out, "--redis", redis_url, "--workers", "3",
                       "-s", f"DOWNLOAD_DELAY={delay}", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1",
-                      "-s", "RANDOMIZE_DOWNLOAD_DELAY=false", "--no-sitemaps")
+                      "-s", "RANDOMIZE_DOWNLOAD_DELAY=false", "--no-sitemaps",
+                      "-s", "CONCURRENT_REQUESTS=1")  # each worker holds one request: all three share the host
         arrivals = sorted(entry.at for entry in site.log)
     assert proc.returncode == 0, proc.stderr[-3000:]
     gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
