@@ -193,3 +193,29 @@ def test_redis_server_is_required_under_ci(monkeypatch) -> None:
     monkeypatch.setenv("CI", "")
     with pytest.raises(pytest.skip.Exception):
         _redis.need_redis_server()
+
+
+def test_a_host_lease_holds_delay_and_concurrency_across_workers(redis_url) -> None:
+    from boilerstrip.distributed.lease import HostLeases
+    from boilerstrip.distributed.store import CrawlKeys
+
+    leases = HostLeases(redis.Redis.from_url(redis_url), CrawlKeys("lease"))
+    # concurrency 2, no delay: a third lease waits (-1) until one is given back
+    assert leases.try_acquire("h", "a", 2, ttl_s=30, delay_s=0) == 0
+    assert leases.try_acquire("h", "b", 2, ttl_s=30, delay_s=0) == 0
+    assert leases.try_acquire("h", "c", 2, ttl_s=30, delay_s=0) == -1
+    assert leases.release("h", "a", delay_s=0) and not leases.release("h", "a", delay_s=0)
+    assert leases.try_acquire("h", "c", 2, ttl_s=30, delay_s=0) == 0
+    # delay 0.3 s: the next lease is 0.3 s after the grant, and 0.3 s after the response came back
+    assert leases.try_acquire("d", "x", 1, ttl_s=30, delay_s=0.3) == 0
+    wait_ms = leases.try_acquire("d", "y", 1, ttl_s=30, delay_s=0.3)
+    assert 200 < wait_ms <= 300
+    time.sleep(0.35)
+    assert leases.try_acquire("d", "y", 1, ttl_s=30, delay_s=0.3) == -1  # the delay passed; x still holds it
+    leases.release("d", "x", delay_s=0.3)
+    assert leases.try_acquire("d", "y", 1, ttl_s=30, delay_s=0.3) > 200  # end to start
+    # a lease of a killed worker expires
+    assert leases.try_acquire("e", "dead", 1, ttl_s=0.2, delay_s=0) == 0
+    assert leases.try_acquire("e", "next", 1, ttl_s=30, delay_s=0) == -1
+    time.sleep(0.25)
+    assert leases.try_acquire("e", "next", 1, ttl_s=30, delay_s=0) == 0

@@ -15,7 +15,7 @@ dupefilter's fingerprints, in their formats and keys) with three changes, all th
 The ledger of a worker lives in Redis (:class:`WorkerLedger`), not in files: a worker killed with -9 loses
 nothing it settled, and whatever it held is requeued by the coordinator once its heartbeat expires.
 Scrapy's engine calls ``next_request`` only when something wakes it (a finished download, or its 5 s
-heartbeat): an idle worker is woken every ``BOILERSTRIP_DISTRIBUTED_IDLE_POLL_S`` (see ``docs/scrapy-internals.md``).
+heartbeat): an idle worker is woken every ``BOILERSTRIP_DISTRIBUTED_IDLE_POLL_S`` (:meth:`RedisFrontierScheduler._wake`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import io
 import logging
 from typing import Any
 
-from scrapy import signals
+from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy_redis.scheduler import Scheduler as ScrapyRedisScheduler
 from twisted.internet import task
@@ -43,6 +43,9 @@ logger = logging.getLogger(__name__)
 INFLIGHT_META = "_boilerstrip_inflight"
 #: meta: set when this worker gave the request its ledger key (its first scheduling)
 _FIRST_META = "_boilerstrip_first"
+#: meta of the wake-up request an idle worker crawls to make the engine look at the queue (never queued)
+_WAKE_META = "_boilerstrip_wake"
+_WAKE_URL = "data:,wake"
 #: signal request_done(request): a request's callback has run (sent for requests that are not pages)
 request_done = object()
 #: signal start_done(): every start request of this worker is scheduled
@@ -132,20 +135,23 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
         raise DontCloseSpider("waiting for the shared frontier")
 
     def _wake(self, engine: Any) -> None:
-        """Scrapy pulls from its scheduler when a download ends or every 5 s; an idle worker looks sooner."""
+        """Scrapy pulls from its scheduler when a download ends, when a request is crawled, or every 5 s.
+        An idle worker looks sooner through the one public door, ``engine.crawl``: a wake-up request that
+        :meth:`enqueue_request` refuses at once (nothing is queued, nothing is accounted)."""
         if self.store.is_done() or len(self.queue) > 0:
-            slot = getattr(engine, "_slot", None)  # see docs/scrapy-internals.md
-            if slot is not None:
-                slot.nextcall.schedule()
+            engine.crawl(Request(_WAKE_URL, meta={_WAKE_META: True, LEDGER_SKIP: True, KIND_META: "wake"},
+                                 dont_filter=True))
 
     # -- frontier ------------------------------------------------------------------------------------------
     def enqueue_request(self, request: Any) -> bool:
+        if request.meta.get(_WAKE_META):
+            return False  # see _wake
         first = bool(request.meta.pop(_FIRST_META, False))
         token = request.meta.pop(INFLIGHT_META, None)
         predecessor = self.held.get(token) if token else None
         fingerprint = "" if request.dont_filter else self.df.request_fingerprint(request)
         key = request.meta.get(LEDGER_KEY) if _is_page(request) else None
-        data = self.queue._encode_request(request)  # scrapy-redis's own format (see docs/scrapy-internals.md)
+        data = self.queue._encode_request(request)  # scrapy-redis's own format (docs/scrapy-internals.md)
         pushed = self.store.push(self.worker, -request.priority, data, acked=predecessor, admit=key or "",
                                  dupefilter=self.df.key, fingerprint=fingerprint)
         if not pushed:
