@@ -148,6 +148,18 @@ def test_workers_sharing_a_host_keep_its_delay(redis_url, tmp_path) -> None:
     assert len(_manifest(out)["distributed"]["items_by_worker"]) >= 2  # the host really was shared
 
 
+def test_the_page_budget_is_shared_by_the_workers(redis_url, tmp_path) -> None:
+    out = tmp_path / "budget.jsonl"
+    with SiteServer(routes=_site(pages=30, delay_s=0.05)) as site:
+        proc = _crawl(site.url + "/", out, "--redis", redis_url, "--workers", "2", "--max-pages", "9",
+                      "-s", "CONCURRENT_REQUESTS=2", "--no-sitemaps")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ledger = _ledger(out)
+    assert sum(v == "item:" for v in ledger.values()) == 9 and len(read_jsonl(out)) == 9
+    assert set(ledger.values()) == {"item:", "filtered:max_pages"} and len(ledger) == 31
+    assert _manifest(out)["reconciled"]
+
+
 # -- the frontier's scripts on the real server ----------------------------------------------------------------
 def test_pop_push_settle_requeue_and_done(redis_url) -> None:
     client = redis.Redis.from_url(redis_url)
@@ -171,6 +183,12 @@ def test_pop_push_settle_requeue_and_done(redis_url) -> None:
     assert client.zcard(store.keys.inflight("a")) == 0
     assert store.pop("a") == b"req-2-hop"
     store.settle("a", "http://s/2", "filtered", "not_html", acked=(b"req-2-hop",))
+    # the page budget counts admitted URLs across workers: a new URL over it is refused (2), a hop is not
+    assert store.push("a", 0, b"req-3", admit="http://s/3", fingerprint="f3", budget=2) == 2
+    assert store.push("a", 0, b"req-3", admit="http://s/3", fingerprint="f3", budget=2) == 0  # seen now
+    assert store.push("a", 0, b"req-1-hop", admit="http://s/1", budget=2) == 1
+    assert store.pop("a") == b"req-1-hop"
+    store.ack("a", b"req-1-hop")
     store.mark_started("a")
     snap = store.snapshot()
     assert snap.done and snap.live == 1 and snap.dead == 0, snap

@@ -59,6 +59,9 @@ def worker_run_settings(config: dict[str, Any], redis_url: str, crawl_id: str, w
     placeholder = Path(tempfile.gettempdir()) / f"boilerstrip-worker-{worker_id}.jsonl"  # FEEDS is cleared below
     settings, spider_kwargs = build_settings(_namespace(config), placeholder)
     apply_settings(settings, worker_settings(redis_url, crawl_id, worker_id))
+    # the page budget is the crawl's, counted by the shared scheduler; the spider's per-process count is off
+    budget = spider_kwargs.pop("max_pages", None) or settings.getint("BOILERSTRIP_CRAWL_MAX_PAGES")
+    apply_settings(settings, {"BOILERSTRIP_CRAWL_MAX_PAGES": 0, "BOILERSTRIP_DISTRIBUTED_MAX_PAGES": int(budget or 0)})
     return settings, spider_kwargs
 
 

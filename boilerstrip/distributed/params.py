@@ -26,6 +26,9 @@ class DistributedParams:
     lease_poll_s: float = 0.02
     # A lease not given back (its worker died mid-download) expires after DOWNLOAD_TIMEOUT plus this.
     lease_margin_s: float = 30.0
+    # The crawl's page budget (--max-pages), counted across all workers by the shared scheduler; the
+    # spider's own per-process count is switched off in workers. 0 = no limit.
+    max_pages: int = 0
     # Share one per-host lease (delay, Crawl-delay, concurrency) among all workers.
     lease_enabled: bool = True
 

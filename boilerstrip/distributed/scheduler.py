@@ -153,7 +153,13 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
         key = request.meta.get(LEDGER_KEY) if _is_page(request) else None
         data = self.queue._encode_request(request)  # scrapy-redis's own format (docs/scrapy-internals.md)
         pushed = self.store.push(self.worker, -request.priority, data, acked=predecessor, admit=key or "",
-                                 dupefilter=self.df.key, fingerprint=fingerprint)
+                                 dupefilter=self.df.key, fingerprint=fingerprint, budget=self.params.max_pages)
+        if pushed == 2:
+            # the crawl's page budget (--max-pages), counted across workers: filtered before admission
+            self.dropped_first.add(id(request))  # the spider's "duplicate" report of this drop is not news
+            self.crawler.stats.inc_value("boilerstrip/filtered/max_pages")
+            self.store.settle(self.worker, key or request.url, "filtered", "max_pages", admitted=False)
+            return False
         if not pushed:
             if first:
                 self.dropped_first.add(id(request))

@@ -59,9 +59,13 @@ return 1
 
 # KEYS[1] queue, KEYS[2] inflight:W, KEYS[3] admitted, KEYS[4] dupefilter; ARGV[1] score, ARGV[2] data,
 # ARGV[3] acked data or "", ARGV[4] ledger key to mark admitted ("" = none), ARGV[5] worker, ARGV[6] the
-# request's fingerprint ("" = dont_filter). Returns 0 when the dupefilter has seen the fingerprint.
+# request's fingerprint ("" = dont_filter), ARGV[7] the page budget (0 = none). Returns 1 (queued), 0 (the
+# dupefilter has seen the fingerprint) or 2 (a new URL over the budget: not queued, fingerprint kept).
 _PUSH = """
 if ARGV[6] ~= '' and redis.call('SADD', KEYS[4], ARGV[6]) == 0 then return 0 end
+local budget = tonumber(ARGV[7])
+if ARGV[4] ~= '' and budget > 0 and redis.call('HEXISTS', KEYS[3], ARGV[4]) == 0
+   and redis.call('HLEN', KEYS[3]) >= budget then return 2 end
 redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
 if ARGV[3] ~= '' then redis.call('ZREM', KEYS[2], ARGV[3]) end
 if ARGV[4] ~= '' then redis.call('HSETNX', KEYS[3], ARGV[4], ARGV[5]) end
@@ -254,11 +258,12 @@ class CrawlStore:
         return self._pop(keys=[self.keys.queue, self.keys.inflight(worker), self.keys.workers], args=[worker])
 
     def push(self, worker: str, score: float, data: bytes, acked: bytes | None = None, admit: str = "",
-             dupefilter: str = "", fingerprint: str = "") -> bool:
-        """Push ``data`` unless ``fingerprint`` is in ``dupefilter``; ack ``acked``; mark ``admit`` admitted."""
-        return bool(self._push(keys=[self.keys.queue, self.keys.inflight(worker), self.keys.admitted,
-                                     dupefilter or self.keys.dupefilter],
-                               args=[score, data, acked or b"", admit, worker, fingerprint]))
+             dupefilter: str = "", fingerprint: str = "", budget: int = 0) -> int:
+        """Push ``data`` unless ``fingerprint`` is in ``dupefilter`` (0) or ``admit`` is a new URL and
+        ``budget`` URLs are admitted already (2); ack ``acked``; mark ``admit`` admitted. 1 when queued."""
+        return int(self._push(keys=[self.keys.queue, self.keys.inflight(worker), self.keys.admitted,
+                                    dupefilter or self.keys.dupefilter],
+                              args=[score, data, acked or b"", admit, worker, fingerprint, int(budget)]))
 
     def ack(self, worker: str, *data: bytes) -> None:
         if data:
