@@ -142,7 +142,9 @@ def test_workers_sharing_a_host_keep_its_delay(redis_url, tmp_path) -> None:
                       "-s", "RANDOMIZE_DOWNLOAD_DELAY=false", "--no-sitemaps",
                       "-s", "CONCURRENT_REQUESTS=1")  # each worker holds one request: all three share the host
         arrivals = sorted(entry.at for entry in site.log)
+        robots_fetches = len(site.hits("/robots.txt"))
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert robots_fetches == 1  # one fetch for the whole crawl, shared through Redis
     gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
     assert len(arrivals) >= 15 and min(gaps) >= delay, (min(gaps), gaps)
     assert len(_manifest(out)["distributed"]["items_by_worker"]) >= 2  # the host really was shared

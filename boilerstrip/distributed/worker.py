@@ -90,6 +90,9 @@ def worker_settings(redis_url: str, crawl_id: str, worker_id: str) -> dict[str, 
         # the template counts every worker cleans with
         "BOILERSTRIP_STATE_DIR": redis_url,
         "BOILERSTRIP_STATE_BACKEND": "boilerstrip.state.RedisState",
-        "DOWNLOADER_MIDDLEWARES": {"boilerstrip.distributed.lease.HostLeaseMiddleware": 980},
+        "DOWNLOADER_MIDDLEWARES": {"boilerstrip.distributed.lease.HostLeaseMiddleware": 980,
+                                   # one robots.txt fetch per host for the whole crawl
+                                   "boilerstrip.downloadermiddlewares.robots.Rfc9309RobotsMiddleware": None,
+                                   "boilerstrip.distributed.robots.SharedRobotsMiddleware": 100},
         "SPIDER_MIDDLEWARES": {"boilerstrip.distributed.worker.WorkerSpiderMiddleware": 10},
     }
