@@ -20,6 +20,7 @@ COMMANDS = {
     "demo": "demo",
     "extract": "extract",
     "dedup": "dedup",
+    "worker": "worker",
 }
 
 

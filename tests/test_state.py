@@ -1,4 +1,5 @@
-"""One contract suite for every state backend (in-memory and SQLite), plus layout and opening rules."""
+"""One contract suite for every state backend (in-memory, SQLite and Redis on a real redis-server), plus
+layout and opening rules."""
 
 from __future__ import annotations
 
@@ -6,10 +7,14 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from _redis import need_redis_server, redis_url  # noqa: F401 (fixture)
+
+from boilerstrip.distributed.localredis import LocalRedis
 
 from boilerstrip.state import (
     STATE_SCHEMA_VERSION,
     MemoryState,
+    RedisState,
     SqliteState,
     StateParams,
     UrlState,
@@ -20,12 +25,23 @@ from boilerstrip.state import (
 )
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "redis"])
 def backend(request, tmp_path):
     """(open, reopen): reopen gives the same state as a later run sees it (memory: the same object)."""
     if request.param == "memory":
         state = MemoryState()
         yield state, lambda: state
+    elif request.param == "redis":
+        need_redis_server()
+        with LocalRedis() as server:
+            opened_redis = [RedisState(server.url)]
+
+            def reopen_redis() -> RedisState:
+                opened_redis[-1].close()
+                opened_redis.append(RedisState(server.url))
+                return opened_redis[-1]
+
+            yield opened_redis[0], reopen_redis
     else:
         opened: list[SqliteState] = [SqliteState(tmp_path / "state")]
 
@@ -128,3 +144,31 @@ def test_one_place_knows_where_a_crawls_files_live(tmp_path) -> None:
     assert resolve_state_dir("", tmp_path / "a.jsonl") is None
     assert resolve_state_dir("auto", tmp_path / "a.jsonl") == layout.state_dir
     assert resolve_state_dir("auto", None) == Path(".boilerstrip-state")
+
+
+def test_redis_state_url_and_prefix_and_schema_version(caplog) -> None:
+    """Unit test on fakeredis (no Lua there: the history side): the prefix keeps two states apart; another
+    schema version starts empty."""
+    import fakeredis
+
+    client = fakeredis.FakeRedis()
+    a = RedisState("redis://h:1/0?prefix=a", client=client)
+    b = RedisState("redis://h:1/0?prefix=b", client=client)
+    a.history.put(UrlState(url="http://s/1", site="s", last_status=200))
+    assert a.history.get("http://s/1").last_status == 200 and b.history.get("http://s/1") is None
+    assert a.url == "redis://h:1/0" and a.prefix == "a" and b.history.sites() == []
+    client.hset("a:meta", "schema_version", "0")
+    with caplog.at_level("WARNING"):
+        again = RedisState("redis://h:1/0?prefix=a", client=client)
+    assert again.history.get("http://s/1") is None and "schema version 0" in caplog.text
+    with pytest.raises(ValueError, match="not a Redis URL"):
+        RedisState("http://h/0", client=client)
+
+
+def test_open_state_with_a_redis_url_connects_to_it(redis_url) -> None:
+    state = open_state(StateParams(dir=redis_url + "?prefix=t", backend="boilerstrip.state.RedisState"))
+    assert isinstance(state, RedisState) and state.prefix == "t"
+    state.templates.put_page("s", "http://s/1", "c:1", ["x", "y"])
+    state.templates.put_page("s", "http://s/1", "c:1", [])  # replaced by a version without blocks
+    assert state.templates.site_counts("s") == (1, {}) and state.templates.get_page("s", "http://s/1") == ("c:1", ())
+    state.close()

@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("urls", nargs="*", metavar="URL", help="start URL(s); each one's site is crawled")
     parser.add_argument("-o", "--output", metavar="OUT.jsonl", help="the JSONL file to write (overwritten)")
     add_crawl_options(parser)
+    parser.add_argument("--redis", metavar="redis://HOST:PORT/DB",
+                        help="crawl on scrapy-redis: the frontier and shared state in this Redis (docs/distributed.md)")
+    parser.add_argument("--workers", metavar="N", help="with --redis: run N local worker processes (default 1)")
 
 
 def add_crawl_options(parser: argparse.ArgumentParser) -> None:
@@ -239,9 +242,16 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
         out = check_output(args.output)
         settings, spider_kwargs = build_settings(args, out)
+        workers = _count(getattr(args, "workers", None), "--workers", 0)
+        if workers is not None and not getattr(args, "redis", None):
+            raise UsageError("--workers needs --redis redis://HOST:PORT/DB")
     except UsageError as exc:
         print(f"boilerstrip crawl: {exc}", file=sys.stderr)
         return 2
+    if getattr(args, "redis", None):
+        from boilerstrip.distributed.command import crawl_distributed
+
+        return crawl_distributed(args, settings, out, 1 if workers is None else workers)
     return crawl_and_finish(settings, spider_kwargs, out)
 
 

@@ -8,6 +8,8 @@
   (validators, main-text hash, first/last seen, last changed, last status).
 - :mod:`.memory` and :mod:`.sqlite`: an in-memory backend (tests, ``state_dir=""``) and the embedded
   default (one SQLite file per state folder, with a schema-version row).
+- :mod:`.redis_backend`: ``RedisState``, what the workers of a distributed crawl share
+  (``BOILERSTRIP_STATE_DIR=redis://HOST:PORT/DB``).
 
 A backend is chosen by the dotted path in ``BOILERSTRIP_STATE_BACKEND`` (see :func:`open_state`), so a
 Redis one can plug in for distributed crawls. Pure Python: no Scrapy import.
@@ -17,10 +19,11 @@ from .base import STATE_SCHEMA_VERSION, State, TemplateCounts, UrlHistory, UrlSt
 from .layout import STATE_FOLDER, CrawlLayout, crawl_layout, feed_output, resolve_state_dir
 from .memory import MemoryState
 from .open import StateParams, load_backend, open_state
+from .redis_backend import RedisState
 from .sqlite import STATE_FILE, SqliteState
 
 __all__ = [
     "STATE_SCHEMA_VERSION", "State", "TemplateCounts", "UrlHistory", "UrlState",
     "STATE_FOLDER", "CrawlLayout", "crawl_layout", "feed_output", "resolve_state_dir",
-    "MemoryState", "SqliteState", "STATE_FILE", "StateParams", "load_backend", "open_state",
+    "MemoryState", "RedisState", "SqliteState", "STATE_FILE", "StateParams", "load_backend", "open_state",
 ]

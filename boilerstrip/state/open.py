@@ -16,7 +16,8 @@ __all__ = ["StateParams", "load_backend", "open_state"]
 @dataclass(frozen=True)
 class StateParams:
     # The state folder: "auto" = next to the output (OUT's folder/.boilerstrip-state), "" = keep nothing
-    # (an in-memory backend), or a path. What outlives the run lives there: template counts, URL history.
+    # (an in-memory backend), a path, or a URL a backend connects to (redis://HOST:PORT/DB, RedisState).
+    # What outlives the run lives there: template counts, URL history.
     dir: str = "auto"
     # The backend class, by dotted path; constructed with the state folder (a Path). The in-memory one is
     # used whatever this says when ``dir`` is "".
@@ -37,6 +38,9 @@ def load_backend(path: str) -> type:
 
 def open_state(params: StateParams, output: str | Path | None = None) -> State:
     """The backend for a run writing ``output``: the in-memory one when the state folder is ""."""
+    if "://" in params.dir:  # a URL (redis://HOST:PORT/DB): the backend connects to it, no folder
+        backend_cls: Any = load_backend(params.backend)
+        return backend_cls(params.dir)
     folder = resolve_state_dir(params.dir, output)
     if folder is None:
         from .memory import MemoryState

@@ -1,0 +1,105 @@
+"""``boilerstrip worker --redis redis://HOST:PORT/DB``: join a distributed crawl as one more worker.
+
+The crawl (its start URLs and options) is read from Redis, where ``boilerstrip crawl ... --redis URL``
+published it; without ``--crawl ID`` the worker joins the crawl running now. It runs the ``site`` spider
+on the shared frontier until the coordinator says the crawl is done, writes nothing locally (records and
+ledger go to Redis) and exits 0. See docs/distributed.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+__all__ = ["HELP", "add_arguments", "run", "worker_run_settings"]
+
+HELP = "Join a distributed crawl (boilerstrip crawl --redis) as one more worker."
+
+#: how long a worker waits for a crawl to join when none is running yet
+_WAIT_FOR_CRAWL_S = 30.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--redis", required=True, metavar="redis://HOST:PORT/DB", help="the crawl's Redis server")
+    parser.add_argument("--crawl", metavar="ID", help="the crawl to join (default: the one running now)")
+    parser.add_argument("--worker-id", metavar="NAME", help="this worker's name (default: host-pid-random)")
+    parser.add_argument("--wait", type=float, default=_WAIT_FOR_CRAWL_S, metavar="SECONDS",
+                        help="wait this long for a crawl to start (default 30)")
+
+
+def _namespace(config: dict[str, Any]) -> argparse.Namespace:
+    return argparse.Namespace(
+        urls=config["urls"], profile=config.get("profile"), max_pages=config.get("max_pages"),
+        max_depth=config.get("max_depth"), scope=config.get("scope"), no_sitemaps=bool(config.get("no_sitemaps")),
+        resume=False, allow_private=list(config.get("allow_private") or []), settings=list(config.get("settings") or []),
+        log_level=config.get("log_level") or "WARNING")
+
+
+def apply_settings(settings: Any, values: dict[str, Any]) -> None:
+    """Set ``values`` at command-line priority; component dicts are merged into the project's."""
+    for name, value in values.items():
+        if name in ("DOWNLOADER_MIDDLEWARES", "SPIDER_MIDDLEWARES", "EXTENSIONS", "ITEM_PIPELINES"):
+            merged = settings.getdict(name)
+            merged.update(value)
+            value = merged
+        settings.set(name, value, priority="cmdline")
+
+
+def worker_run_settings(config: dict[str, Any], redis_url: str, crawl_id: str, worker_id: str) -> tuple[Any, dict[str, Any]]:
+    from boilerstrip.commands.crawl import build_settings
+    from boilerstrip.distributed.worker import worker_settings
+
+    placeholder = Path(tempfile.gettempdir()) / f"boilerstrip-worker-{worker_id}.jsonl"  # FEEDS is cleared below
+    settings, spider_kwargs = build_settings(_namespace(config), placeholder)
+    apply_settings(settings, worker_settings(redis_url, crawl_id, worker_id))
+    # the page budget is the crawl's, counted by the shared scheduler; the spider's per-process count is off
+    budget = spider_kwargs.pop("max_pages", None) or settings.getint("BOILERSTRIP_CRAWL_MAX_PAGES")
+    apply_settings(settings, {"BOILERSTRIP_CRAWL_MAX_PAGES": 0, "BOILERSTRIP_DISTRIBUTED_MAX_PAGES": int(budget or 0)})
+    return settings, spider_kwargs
+
+
+def _join(client: Any, crawl: str | None, wait_s: float) -> tuple[str, dict[str, Any]] | None:
+    from boilerstrip.distributed.coordinator import CURRENT_KEY, read_config
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        crawl_id = crawl or (client.get(CURRENT_KEY) or b"").decode()
+        config = read_config(client, crawl_id) if crawl_id else None
+        if config is not None:
+            return crawl_id, config
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.2)
+
+
+def run(args: argparse.Namespace) -> int:
+    import redis
+
+    from boilerstrip.commands.crawl import UsageError, run_spider
+
+    try:
+        client = redis.Redis.from_url(args.redis)
+        client.ping()
+    except (ValueError, redis.RedisError) as exc:
+        print(f"boilerstrip worker: cannot reach {args.redis}: {exc}", file=sys.stderr)
+        return 2
+    joined = _join(client, args.crawl, args.wait)
+    if joined is None:
+        print(f"boilerstrip worker: no crawl to join on {args.redis}", file=sys.stderr)
+        return 1
+    crawl_id, config = joined
+    worker_id = args.worker_id or f"{socket.gethostname().split('.')[0]}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    try:
+        settings, spider_kwargs = worker_run_settings(config, args.redis, crawl_id, worker_id)
+    except UsageError as exc:
+        print(f"boilerstrip worker: {exc}", file=sys.stderr)
+        return 2
+    code, _stats = run_spider(settings, spider_kwargs)
+    return code

@@ -1,0 +1,227 @@
+"""The coordinator of a distributed crawl: publish it, run local workers, decide "done", finish once.
+
+``boilerstrip crawl URL... -o OUT.jsonl --redis redis://HOST:PORT/DB --workers N`` runs :func:`coordinate`:
+
+1. the crawl's arguments go to Redis under a new crawl id (``config``; ``boilerstrip:current`` names the
+   crawl so ``boilerstrip worker --redis URL`` on another machine joins it);
+2. N local worker processes start (``boilerstrip worker``), logs in ``OUT.workers/``; once they have all
+   registered (or after ``start_timeout_s``) ``go`` is set and they schedule their start requests together;
+3. every ``poll_s`` the coordinator requeues the in-flight requests of workers whose heartbeat expired,
+   and reads a :class:`~boilerstrip.distributed.store.Snapshot`. The crawl is **done** when, twice in a row,
+   nothing is queued, nothing is in flight and no live worker is still scheduling its start requests (and at
+   least one worker got past them): every request ever popped is either in flight or acked, and a request
+   is acked only once its URL is settled or its successors are queued, so no work can appear after that;
+4. it sets ``done``; the workers' idle handlers let their spiders close;
+5. it writes ``OUT.jsonl`` from the records the workers settled, ``OUT.ledger.jsonl`` from the union of
+   their settlements (an admitted URL without one is ``pending``, and the run does not reconcile) and the
+   manifest, then runs the same finishing pass as a single-process crawl (FinishingExtension's) over the
+   merged output, with the template counts from Redis, and deletes the crawl's keys.
+
+Pure Python apart from the finishing step (which imports the Scrapy-side extension): no reactor here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from boilerstrip.distributed.store import KEY_ROOT, CrawlStore
+
+__all__ = ["CoordinatorParams", "coordinate", "CURRENT_KEY", "merge_outputs", "read_config"]
+
+logger = logging.getLogger(__name__)
+
+#: the id of the crawl a `boilerstrip worker` without --crawl joins
+CURRENT_KEY = f"{KEY_ROOT}:current"
+
+
+@dataclass(frozen=True)
+class CoordinatorParams:
+    # How often the coordinator looks at the frontier (and requeues dead workers' requests).
+    poll_s: float = 0.2
+    # Consecutive "done" looks before the crawl is called done (a second look costs one poll).
+    done_looks: int = 2
+    # How long the local workers get to come up before the crawl starts without the late ones.
+    start_timeout_s: float = 120.0
+    # After "done", how long workers get to close their spiders before they are terminated.
+    worker_exit_timeout_s: float = 60.0
+
+
+def read_config(client: Any, crawl_id: str) -> dict[str, Any] | None:
+    raw = client.get(CrawlStore(client, crawl_id).keys.config)
+    return None if raw is None else json.loads(raw)
+
+
+def _worker_command(redis_url: str, crawl_id: str, worker_id: str) -> list[str]:
+    return [sys.executable, "-m", "boilerstrip", "worker", "--redis", redis_url, "--crawl", crawl_id,
+            "--worker-id", worker_id]
+
+
+def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, settings: Any,
+               params: CoordinatorParams | None = None, on_start: Any = None) -> int:
+    """Run the crawl described by ``config`` on ``workers`` local processes (and any that join); exit status
+    as ``boilerstrip crawl``: 0, 1 (stopped early), 3 (the ledger does not reconcile)."""
+    import redis
+
+    params = params or CoordinatorParams()
+    client = redis.Redis.from_url(redis_url)
+    client.ping()
+    crawl_id = uuid.uuid4().hex[:12]
+    store = CrawlStore(client, crawl_id)
+    started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    client.set(store.keys.config, json.dumps(config))
+    client.set(CURRENT_KEY, crawl_id)
+    log_dir = out.parent / f"{out.name[:-len('.jsonl')] if out.name.endswith('.jsonl') else out.name}.workers"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    host = socket.gethostname().split(".")[0] or "host"
+    procs: list[subprocess.Popen] = []
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    for i in range(workers):
+        worker_id = f"{host}-{os.getpid()}-{i + 1}"
+        handle = open(log_dir / f"worker-{i + 1}.log", "wb")  # noqa: SIM115 - handed to the child
+        procs.append(subprocess.Popen(_worker_command(redis_url, crawl_id, worker_id), stdout=handle,
+                                      stderr=subprocess.STDOUT, env=env))
+        handle.close()
+    deadline = time.monotonic() + params.start_timeout_s
+    while client.scard(store.keys.workers) < workers and time.monotonic() < deadline:
+        if any(p.poll() is not None for p in procs):
+            break
+        time.sleep(params.poll_s / 4)
+    store.set_go()  # the local workers start together (one that is slow to start joins when it can)
+    if on_start is not None:
+        on_start(crawl_id, procs)
+    print(f"boilerstrip crawl: distributed crawl {crawl_id} on {redis_url}: {workers} local worker(s); "
+          f"others join with: boilerstrip worker --redis {redis_url}", file=sys.stderr)
+    finish_reason = "finished"
+    looks = 0
+    ever_started = False
+    try:
+        while True:
+            store.requeue_dead()
+            snap = store.snapshot()
+            ever_started = ever_started or (snap.live > 0 and snap.starting < snap.live) or bool(client.scard(store.keys.started))
+            if ever_started and snap.done:
+                looks += 1
+                if looks >= params.done_looks:
+                    break
+            else:
+                looks = 0
+            if procs and all(p.poll() is not None for p in procs) and not snap.live:
+                finish_reason = "workers_exited"
+                break
+            time.sleep(params.poll_s)
+    except KeyboardInterrupt:
+        finish_reason = "shutdown"
+    store.set_done()
+    deadline = time.monotonic() + params.worker_exit_timeout_s
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            proc.wait(timeout=10)
+    counters = store.counters()
+    counters["workers_local"] = workers
+    counters["worker_exit_codes"] = [p.returncode for p in procs]  # type: ignore[assignment]
+    ok = merge_outputs(store, out, settings, finish_reason, started_at, counters)
+    status = finish(out, settings) if finish_reason == "finished" else "skipped"
+    if client.get(CURRENT_KEY) == crawl_id.encode():
+        client.delete(CURRENT_KEY)
+    store.clear()
+    if finish_reason != "finished":
+        print(f"boilerstrip crawl: stopped early ({finish_reason})", file=sys.stderr)
+        return 1
+    if status == "failed":
+        print("boilerstrip crawl: the finishing pass failed; the output is left as crawled (see the log)", file=sys.stderr)
+        return 1
+    if not ok or status == "mismatch":
+        print("boilerstrip crawl: ledger mismatch: some URLs are unaccounted for (see the manifest)", file=sys.stderr)
+        return 3
+    return 0
+
+
+def merge_outputs(store: CrawlStore, out: Path, settings: Any, finish_reason: str, started_at: str,
+                  distributed: dict[str, Any]) -> bool:
+    """Write OUT.jsonl, OUT.ledger.jsonl and OUT.manifest.json from what the workers settled in Redis."""
+    from boilerstrip import __version__
+    from boilerstrip.extensions.ledger import describe_part
+    from boilerstrip.feeds import atomic_write_json, atomic_write_lines
+    from boilerstrip.items import SCHEMA_VERSION
+    from boilerstrip.state import crawl_layout
+
+    r = store.r
+    layout = crawl_layout(out)
+    records = {k.decode(): v for k, v in r.hgetall(store.keys.records).items()}
+    outcomes = {k.decode(): json.loads(v) for k, v in r.hgetall(store.keys.outcomes).items()}
+    admitted = {k.decode(): v.decode() for k, v in r.hgetall(store.keys.admitted).items()}
+    lines = [records[url] if records[url].endswith(b"\n") else records[url] + b"\n" for url in sorted(records)]
+    atomic_write_lines(layout.final, lines)
+    entries: list[dict[str, Any]] = []
+    for url in sorted(set(outcomes) | set(admitted)):
+        entry = outcomes.get(url)
+        line = {"url": url, "outcome": entry["outcome"] if entry else "pending", "reason": entry["reason"] if entry else ""}
+        if entry and entry.get("detail"):
+            line["detail"] = entry["detail"]
+        entries.append(line)
+    atomic_write_lines(layout.ledger, (json.dumps(e, ensure_ascii=False) for e in entries))
+    counts = {"urls": len(entries), "item": 0, "filtered": 0, "failed": 0, "pending": 0}
+    reasons: dict[str, int] = {}
+    for e in entries:
+        counts[e["outcome"]] += 1
+        if e["outcome"] in ("filtered", "failed"):
+            name = f"{e['outcome']}:{e['reason']}"
+            reasons[name] = reasons.get(name, 0) + 1
+    counts["admitted"] = sum(1 for url in set(outcomes) | set(admitted)
+                             if url in admitted or (outcomes.get(url) or {}).get("admitted"))
+    counts["filtered_before_admission"] = counts["urls"] - counts["admitted"]
+    counts["settled_twice"] = 0
+    by_worker: dict[str, int] = {}
+    for entry in outcomes.values():
+        if entry["outcome"] == "item":
+            by_worker[entry.get("worker", "")] = by_worker.get(entry.get("worker", ""), 0) + 1
+    distributed = dict(distributed, items_by_worker=dict(sorted(by_worker.items())))
+    unsettled = [e["url"] for e in entries if e["outcome"] == "pending"]
+    items_without_record = [url for url, e in outcomes.items() if e["outcome"] == "item" and url not in records]
+    ok = not unsettled and not items_without_record
+    if not ok:
+        logger.error("ledger: MISMATCH -- %d admitted URLs never settled %s; %d items without a record %s",
+                     len(unsettled), unsettled[:20], len(items_without_record), items_without_record[:20])
+    manifest = {
+        "run_id": store.keys.crawl_id,
+        "version": __version__,
+        "schema_version": SCHEMA_VERSION,
+        "started_at": started_at,
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "finish_reason": finish_reason,
+        "resumed": False,
+        "reconciled": ok,
+        "fail_on_mismatch": True,
+        "output": {"records": str(layout.final), "complete": True, "record_lines": len(lines),
+                   "ledger": str(layout.ledger), "deadletter": None},
+        "parts": [describe_part(layout.final)],
+        "counts": counts,
+        "reasons": dict(sorted(reasons.items())),
+        "unsettled": unsettled[:20],
+        "settled_twice": [],
+        "distributed": distributed,
+    }
+    atomic_write_json(layout.manifest, manifest)
+    return ok
+
+
+def finish(out: Path, settings: Any) -> str:
+    """The single-process crawl's finishing pass (FinishingExtension), once, over the merged output."""
+    from boilerstrip.extensions.finishing import FinishingExtension
+
+    extension = FinishingExtension(out, settings)
+    extension.reason = "finished"
+    return extension.finish()

@@ -1,0 +1,291 @@
+"""The worker's side of the shared frontier: scrapy-redis's scheduler, made lossless and accountable.
+
+``RedisFrontierScheduler`` is scrapy-redis's ``Scheduler`` (its priority queue's serialized requests and its
+dupefilter's fingerprints, in their formats and keys) with three changes, all through
+:class:`boilerstrip.distributed.store.CrawlStore`'s scripts:
+
+- **enqueue** checks the fingerprint, pushes the request, marks its URL admitted and acks the request it
+  replaces (a redirect hop or retry carries the in-flight token of its predecessor) in one script: a worker
+  killed between two of these steps cannot leave a URL seen but never queued.
+- **next_request** pops into this worker's in-flight set in one script (and tags the request with a token).
+- the requests a worker holds are **acked** when their URL settles (the ledger entry, and for an item its
+  JSONL line, are written in the same script) or, for sitemaps, when their callback has run
+  (:data:`request_done`, sent by :class:`~boilerstrip.distributed.worker.WorkerSpiderMiddleware`).
+
+The ledger of a worker lives in Redis (:class:`WorkerLedger`), not in files: a worker killed with -9 loses
+nothing it settled, and whatever it held is requeued by the coordinator once its heartbeat expires.
+Scrapy's engine calls ``next_request`` only when something wakes it (a finished download, or its 5 s
+heartbeat): an idle worker is woken every ``BOILERSTRIP_DISTRIBUTED_IDLE_POLL_S`` (:meth:`RedisFrontierScheduler._wake`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+from typing import Any
+
+from scrapy import Request, signals
+from scrapy.exceptions import DontCloseSpider
+from scrapy_redis.scheduler import Scheduler as ScrapyRedisScheduler
+from twisted.internet import task
+
+from boilerstrip.config import params_from_settings
+from boilerstrip.distributed.params import DistributedParams
+from boilerstrip.distributed.store import CrawlStore
+from boilerstrip.outcomes import url_settled
+
+__all__ = ["RedisFrontierScheduler", "WorkerLedger", "INFLIGHT_META", "request_done", "start_done"]
+
+logger = logging.getLogger(__name__)
+
+#: meta: the in-flight token of a popped request (inherited by its redirect hops and retries)
+INFLIGHT_META = "_boilerstrip_inflight"
+#: meta: set when this worker gave the request its ledger key (its first scheduling)
+_FIRST_META = "_boilerstrip_first"
+#: meta of the wake-up request an idle worker crawls to make the engine look at the queue (never queued)
+_WAKE_META = "_boilerstrip_wake"
+_WAKE_URL = "data:,wake"
+#: signal request_done(request): a request's callback has run (sent for requests that are not pages)
+request_done = object()
+#: signal start_done(): every start request of this worker is scheduled
+start_done = object()
+
+LEDGER_KEY = "boilerstrip_ledger_key"
+LEDGER_SKIP = "boilerstrip_ledger_skip"
+KIND_META = "boilerstrip_kind"
+STATS = "boilerstrip/distributed"
+
+
+def _is_page(request: Any) -> bool:
+    meta = request.meta
+    return not meta.get(LEDGER_SKIP) and meta.get(KIND_META, "page") == "page"
+
+
+class RedisFrontierScheduler(ScrapyRedisScheduler):
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "RedisFrontierScheduler":
+        params = params_from_settings(crawler.settings, "distributed", DistributedParams)
+        if not (params.redis_url and params.crawl_id and params.worker_id):
+            raise ValueError("RedisFrontierScheduler needs BOILERSTRIP_DISTRIBUTED_REDIS_URL, _CRAWL_ID and _WORKER_ID")
+        scheduler = super().from_crawler(crawler)
+        scheduler.setup(crawler, params)
+        return scheduler
+
+    def setup(self, crawler: Any, params: DistributedParams) -> None:
+        self.crawler = crawler
+        self.params = params
+        self.worker = params.worker_id
+        self.store = CrawlStore(self.server, params.crawl_id)
+        self.held: dict[str, bytes] = {}  # token -> the serialized request as it sits in inflight:W
+        self.tokens_by_key: dict[str, set[str]] = {}  # ledger key -> tokens of its requests held here
+        self.dropped_first: set[int] = set()  # id() of first requests the dupefilter refused
+        self.ledger = WorkerLedger(self, crawler)
+        self._beat: task.LoopingCall | None = None
+        self._poll: task.LoopingCall | None = None
+        connect = crawler.signals.connect
+        connect(self.ledger.request_scheduled, signal=signals.request_scheduled)
+        connect(self.ledger.item_scraped, signal=signals.item_scraped)
+        connect(self.ledger.item_dropped, signal=signals.item_dropped)
+        connect(self.ledger.item_error, signal=signals.item_error)
+        connect(self.ledger.url_settled, signal=url_settled)
+        connect(self.request_done, signal=request_done)
+        connect(self.start_done, signal=start_done)
+        connect(self.spider_idle, signal=signals.spider_idle)
+
+    # -- lifecycle -----------------------------------------------------------------------------------------
+    def open(self, spider: Any) -> Any:
+        result = super().open(spider)
+        self.store.register(self.worker, self.params.heartbeat_ttl_s)
+        self._beat = task.LoopingCall(self.store.beat, self.worker, self.params.heartbeat_ttl_s)
+        self._beat.start(self.params.heartbeat_s, now=False)
+        return result
+
+    def close(self, reason: str) -> Any:
+        for loop in (self._beat, self._poll):
+            if loop is not None and loop.running:
+                loop.stop()
+        if self.held:
+            # stopped before the end (Ctrl-C, an error): its heartbeat goes now, so the coordinator requeues
+            # what it holds at once, as it would for a worker that died
+            logger.warning("worker %s stops holding %d requests: they go back to the queue", self.worker, len(self.held))
+            self.store.r.delete(self.store.keys.heartbeat(self.worker))
+        else:
+            self.store.leave(self.worker)
+        return super().close(reason)  # SCHEDULER_PERSIST: the shared queue and dupefilter stay
+
+    def start_done(self) -> None:
+        self.store.mark_started(self.worker)  # remembered: the heartbeat re-marks it if it was taken for dead
+
+    def spider_idle(self, spider: Any = None) -> None:
+        """Nothing here and nothing queued: stay open until the coordinator says the crawl is done."""
+        if self.held:
+            # nothing runs in this engine any more: what is still held will not be acked by anyone
+            self.crawler.stats.inc_value(f"{STATS}/leaked_inflight", len(self.held))
+            logger.warning("worker %s: %d held requests finished without an ack; released", self.worker, len(self.held))
+            self.store.ack(self.worker, *self.held.values())
+            self.held.clear()
+            self.tokens_by_key.clear()
+        if self.store.is_done():
+            return
+        if self._poll is None:
+            engine = self.crawler.engine
+            self._poll = task.LoopingCall(self._wake, engine)
+            self._poll.start(self.params.idle_poll_s, now=False)
+        raise DontCloseSpider("waiting for the shared frontier")
+
+    def _wake(self, engine: Any) -> None:
+        """Scrapy pulls from its scheduler when a download ends, when a request is crawled, or every 5 s.
+        An idle worker looks sooner through the one public door, ``engine.crawl``: a wake-up request that
+        :meth:`enqueue_request` refuses at once (nothing is queued, nothing is accounted)."""
+        if self.store.is_done() or len(self.queue) > 0:
+            engine.crawl(Request(_WAKE_URL, meta={_WAKE_META: True, LEDGER_SKIP: True, KIND_META: "wake"},
+                                 dont_filter=True))
+
+    # -- frontier ------------------------------------------------------------------------------------------
+    def enqueue_request(self, request: Any) -> bool:
+        if request.meta.get(_WAKE_META):
+            return False  # see _wake
+        first = bool(request.meta.pop(_FIRST_META, False))
+        token = request.meta.pop(INFLIGHT_META, None)
+        predecessor = self.held.get(token) if token else None
+        fingerprint = "" if request.dont_filter else self.df.request_fingerprint(request)
+        key = request.meta.get(LEDGER_KEY) if _is_page(request) else None
+        data = self.queue._encode_request(request)  # scrapy-redis's own format (docs/scrapy-internals.md)
+        pushed = self.store.push(self.worker, -request.priority, data, acked=predecessor, admit=key or "",
+                                 dupefilter=self.df.key, fingerprint=fingerprint, budget=self.params.max_pages)
+        if pushed == 2:
+            # the crawl's page budget (--max-pages), counted across workers: filtered before admission
+            self.dropped_first.add(id(request))  # the spider's "duplicate" report of this drop is not news
+            self.crawler.stats.inc_value("boilerstrip/filtered/max_pages")
+            self.store.settle(self.worker, key or request.url, "filtered", "max_pages", admitted=False)
+            return False
+        if not pushed:
+            if first:
+                self.dropped_first.add(id(request))
+            if token:
+                request.meta[INFLIGHT_META] = token
+            self.df.log(request, self.spider)
+            return False
+        if predecessor is not None:
+            self._forget(token)
+        if self.stats:
+            self.stats.inc_value("scheduler/enqueued/redis")
+        return True
+
+    def next_request(self) -> Any:
+        data = self.store.pop(self.worker)
+        if data is None:
+            return None
+        try:
+            request = self.queue._decode_request(data)
+        except Exception:  # noqa: BLE001 - a request this worker cannot rebuild must not block the crawl
+            logger.exception("worker %s: cannot decode a queued request; dropped", self.worker)
+            self.crawler.stats.inc_value(f"{STATS}/undecodable")
+            self.store.ack(self.worker, data)
+            return None
+        token = hashlib.sha1(data).hexdigest()[:20]
+        request.meta[INFLIGHT_META] = token
+        self.held[token] = data
+        key = request.meta.get(LEDGER_KEY)
+        if key and _is_page(request):
+            self.tokens_by_key.setdefault(key, set()).add(token)
+        if self.stats:
+            self.stats.inc_value("scheduler/dequeued/redis")
+        return request
+
+    def _forget(self, token: str) -> bytes | None:
+        data = self.held.pop(token, None)
+        for tokens in self.tokens_by_key.values():
+            tokens.discard(token)
+        return data
+
+    def release_key(self, key: str) -> tuple[bytes, ...]:
+        """The held requests of ledger key ``key``, forgotten here (the caller acks them in Redis)."""
+        tokens = self.tokens_by_key.pop(key, set())
+        return tuple(d for d in (self.held.pop(t, None) for t in tokens) if d is not None)
+
+    def request_done(self, request: Any) -> None:
+        token = request.meta.get(INFLIGHT_META)
+        if token and not _is_page(request):
+            data = self._forget(token)
+            if data is not None:
+                self.store.ack(self.worker, data)
+
+
+class WorkerLedger:
+    """This worker's settlements, written to Redis (``outcomes``, ``records``) with the ack of what it held.
+
+    The rules of :class:`boilerstrip.extensions.ledger.LedgerExtension` (whose files a worker does not write):
+    a URL is admitted when the dupefilter lets its first request in; its key rides on every hop and retry;
+    a duplicate the dupefilter refused was never admitted; a link filtered before scheduling is entered
+    once as ``admitted: false``.
+    """
+
+    def __init__(self, scheduler: RedisFrontierScheduler, crawler: Any) -> None:
+        self.scheduler = scheduler
+        self.crawler = crawler
+        self.store = scheduler.store
+        self.worker = scheduler.worker
+        from boilerstrip.feeds import SafeJsonLinesExporter
+        from boilerstrip.items import EXPORT_FIELDS
+
+        self._buffer = io.BytesIO()
+        self._exporter = SafeJsonLinesExporter(self._buffer, fields_to_export=list(EXPORT_FIELDS))
+        self._exporter.crawler = crawler
+
+    def request_scheduled(self, request: Any, spider: Any = None) -> None:
+        if _is_page(request) and not request.meta.get(LEDGER_KEY):
+            request.meta[LEDGER_KEY] = request.url
+            request.meta[_FIRST_META] = True
+
+    def _line(self, item: Any) -> bytes:
+        self._buffer.seek(0)
+        self._buffer.truncate()
+        self._exporter.export_item(item)
+        return self._buffer.getvalue()
+
+    def _settle(self, key: str, outcome: str, reason: str = "", detail: str = "", line: bytes = b"") -> None:
+        acked = self.scheduler.release_key(key)
+        if not self.store.settle(self.worker, key, outcome, reason, detail, admitted=True, line=line, acked=acked):
+            self.crawler.stats.inc_value(f"{STATS}/settled_again")
+
+    def item_scraped(self, item: Any, response: Any = None, spider: Any = None) -> None:
+        key = _key(response, item)
+        line = self._line(item)
+        if line:
+            self._settle(key, "item", line=line)
+        else:
+            self._settle(key, "failed", "export_error")
+
+    def item_dropped(self, item: Any, response: Any = None, exception: Any = None, spider: Any = None) -> None:
+        reason = getattr(exception, "reason", None) or "dropped"
+        self._settle(_key(response, item), "filtered", reason, str(exception or ""))
+
+    def item_error(self, item: Any, response: Any = None, spider: Any = None, failure: Any = None) -> None:
+        exc = getattr(failure, "value", failure)
+        self._settle(_key(response, item), "failed", f"pipeline_error:{type(exc).__name__}", str(exc))
+
+    def url_settled(self, url: str, outcome: str, reason: str, detail: str = "", request: Any = None) -> None:
+        key = request.meta.get(LEDGER_KEY) if request is not None else None
+        if request is not None and id(request) in self.scheduler.dropped_first:
+            self.scheduler.dropped_first.discard(id(request))
+            if reason.startswith("duplicate"):
+                return  # another worker (or an earlier link) admitted this URL: nothing to account for here
+        if key:
+            self._settle(key, outcome, reason, detail)
+        else:
+            # filtered before it was scheduled (offsite, a trap, the page budget): entered once, not admitted
+            self.store.settle(self.worker, url, outcome, reason, detail, admitted=False)
+
+
+def _key(response: Any, item: Any) -> str:
+    try:
+        key = response.meta.get(LEDGER_KEY) if response is not None else None
+    except AttributeError:
+        key = None
+    if key:
+        return key
+    from itemadapter import ItemAdapter
+
+    return str(ItemAdapter(item).get("url") or getattr(response, "url", "") or "<unknown>")

@@ -1,0 +1,248 @@
+"""Distributed crawls on scrapy-redis, end to end: real redis-server, real HTTP server, real worker processes.
+
+- same output: 1 worker, 2 workers and a single-process crawl give the same URLs, texts and outcomes;
+- worker killed: kill -9 of a worker holding requests mid-crawl; the others finish, its requests are
+  requeued, and every admitted URL is accounted for (and every page is in the output);
+- politeness: with a delay and one request per host, the server never sees two requests closer than the delay
+  although several workers share the host;
+- the pieces: the frontier's scripts (pop into in-flight, push with the dupefilter, settle with ack, requeue
+  of a dead worker, the "done" snapshot) on the real server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import redis
+from _crawlsite import FAST, page
+from _redis import need_redis_server, redis_url  # noqa: F401 (fixture)
+from conftest import ROOT, read_jsonl
+
+from boilerstrip.demo.server import Reply, SiteServer
+from boilerstrip.distributed.store import CrawlStore
+
+pytestmark = pytest.mark.slow
+
+#: the site's template: the same nav and footer on every page (cross-page removal must see all pages)
+_FOOTER = "Copyright Example Docs. All rights reserved. Contact the documentation team for corrections."
+
+
+def _site(pages: int = 24, delay_s: float = 0.0) -> dict:
+    links = [f"/doc/{i}" for i in range(1, pages + 1)]
+    routes: dict = {}
+    for i, href in enumerate(["/"] + links):
+        body = (f"Section {i} explains topic number {i} in plain words. " * 6) + f" The end of part {i}."
+        nav = ["/"] + links[:6] + ([links[(i * 7) % pages], links[(i * 11) % pages]] if i else links)
+        reply = page(f"Page {i}", nav, body=body + f"</p><footer>{_FOOTER}</footer><p>")
+        routes[href] = Reply(reply.status, reply.body, reply.headers, delay_s=delay_s)
+    routes["/robots.txt"] = Reply(200, b"User-agent: *\nAllow: /\n", (("Content-Type", "text/plain"),), delay_s=delay_s)
+    return routes
+
+
+def _crawl(url: str, out: Path, *extra: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "boilerstrip", "crawl", url, "-o", str(out), *FAST, *extra]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, PYTHONUNBUFFERED="1"))
+
+
+def _ledger(out: Path) -> dict[str, str]:
+    lines = read_jsonl(out.with_name(out.name.replace(".jsonl", ".ledger.jsonl")))
+    return {e["url"]: f"{e['outcome']}:{e['reason']}" for e in lines}
+
+
+def _manifest(out: Path) -> dict:
+    return json.loads(out.with_name(out.name.replace(".jsonl", ".manifest.json")).read_text())
+
+
+def test_two_workers_give_the_same_urls_texts_and_outcomes_as_one(redis_url, tmp_path) -> None:
+    slow = ("-s", "CONCURRENT_REQUESTS=2")  # with 0.1 s per page, both workers get a share
+    with SiteServer(routes=_site(delay_s=0.1)) as site:
+        single = _crawl(site.url + "/", tmp_path / "single.jsonl")
+        one = _crawl(site.url + "/", tmp_path / "one.jsonl", "--redis", redis_url, "--workers", "1", *slow)
+        two = _crawl(site.url + "/", tmp_path / "two.jsonl", "--redis", redis_url, "--workers", "2", *slow)
+    for proc in (single, one, two):
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    texts = {name: {r["url"]: r["text"] for r in read_jsonl(tmp_path / f"{name}.jsonl")} for name in ("single", "one", "two")}
+    assert len(texts["single"]) == 25
+    assert texts["one"] == texts["single"] and texts["two"] == texts["single"]
+    assert all(_FOOTER not in text for text in texts["two"].values())  # the template was removed across workers
+    assert _ledger(tmp_path / "two.jsonl") == _ledger(tmp_path / "single.jsonl") == _ledger(tmp_path / "one.jsonl")
+    manifest = _manifest(tmp_path / "two.jsonl")
+    assert manifest["reconciled"] and manifest["counts"]["pending"] == 0
+    assert len(manifest["distributed"]["items_by_worker"]) == 2, manifest["distributed"]  # both workers worked
+    report = json.loads((tmp_path / "two.report" / "template-report.json").read_text())
+    assert report["pages"] == 25
+    # nothing of the crawl is left in Redis but the shared state
+    assert not list(redis.Redis.from_url(redis_url).scan_iter(match="boilerstrip:crawl:*"))
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def test_a_worker_killed_with_sigkill_loses_nothing(redis_url, tmp_path) -> None:
+    client = redis.Redis.from_url(redis_url)
+    out = tmp_path / "killed.jsonl"
+    pages = 40
+    with SiteServer(routes=_site(pages=pages, delay_s=0.15)) as site:
+        cmd = [sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(out), *FAST,
+               "--redis", redis_url, "--workers", "3", "-s", "CONCURRENT_REQUESTS=2",
+               "-s", "BOILERSTRIP_DISTRIBUTED_HEARTBEAT_TTL_S=5"]
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        victim = None
+        deadline = time.monotonic() + 120
+        while victim is None and time.monotonic() < deadline and proc.poll() is None:
+            if len(site.log) >= 8:  # mid-crawl: a few pages done, most to go
+                crawl = (client.get("boilerstrip:crawl:current") or b"").decode()
+                for raw in client.smembers(f"boilerstrip:crawl:{crawl}:workers"):
+                    worker = raw.decode()
+                    beat = client.get(f"boilerstrip:crawl:{crawl}:worker:{worker}")
+                    if beat and client.zcard(f"boilerstrip:crawl:{crawl}:inflight:{worker}") > 0:
+                        victim = json.loads(beat)["pid"]
+                        os.kill(victim, signal.SIGKILL)
+                        break
+            time.sleep(0.02)
+        assert victim is not None, "no worker held a request mid-crawl"
+        assert victim in _children(proc.pid) or True  # (already reaped or not: it was ours)
+        stdout, stderr = proc.communicate(timeout=180)
+    assert proc.returncode == 0, stderr[-3000:]
+    manifest = _manifest(out)
+    distributed = manifest["distributed"]
+    assert distributed["dead_workers"] == 1 and distributed["requeued"] >= 1, distributed
+    assert sorted(distributed["worker_exit_codes"]).count(-signal.SIGKILL) == 1
+    assert manifest["reconciled"] and manifest["counts"]["pending"] == 0, manifest["unsettled"]
+    ledger = _ledger(out)
+    expected = {site.url + "/"} | {f"{site.url}/doc/{i}" for i in range(1, pages + 1)}
+    assert set(ledger) == expected and all(v == "item:" for v in ledger.values()), ledger
+    assert {r["url"] for r in read_jsonl(out)} == expected  # the killed worker's pages were crawled again
+
+
+@pytest.mark.parametrize("lease", [True, False], ids=["lease", "no_lease_control"])
+def test_workers_sharing_a_host_keep_its_delay(redis_url, tmp_path, lease) -> None:
+    """With the shared lease the server never sees two requests closer than the delay; without it (the
+    control: each worker keeps only its own delay) it does, so the measurement can fail."""
+    delay = 0.25
+    out = tmp_path / "polite.jsonl"
+    with SiteServer(routes=_site(pages=14, delay_s=0.05)) as site:
+        proc = _crawl(site.url + "/", out, "--redis", redis_url, "--workers", "3",
+                      "-s", f"DOWNLOAD_DELAY={delay}", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1",
+                      "-s", "RANDOMIZE_DOWNLOAD_DELAY=false", "--no-sitemaps",
+                      "-s", "CONCURRENT_REQUESTS=1",  # each worker holds one request: all three share the host
+                      "-s", f"BOILERSTRIP_DISTRIBUTED_LEASE_ENABLED={str(lease).lower()}")
+        arrivals = sorted(entry.at for entry in site.log)
+        robots_fetches = len(site.hits("/robots.txt"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert robots_fetches == 1  # one fetch for the whole crawl, shared through Redis
+    gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
+    assert len(arrivals) >= 15 and len(_manifest(out)["distributed"]["items_by_worker"]) >= 2
+    if lease:
+        assert min(gaps) >= delay, (min(gaps), gaps)
+    else:
+        assert min(gaps) < delay, (min(gaps), gaps)
+
+
+def test_the_page_budget_is_shared_by_the_workers(redis_url, tmp_path) -> None:
+    out = tmp_path / "budget.jsonl"
+    with SiteServer(routes=_site(pages=30, delay_s=0.05)) as site:
+        proc = _crawl(site.url + "/", out, "--redis", redis_url, "--workers", "2", "--max-pages", "9",
+                      "-s", "CONCURRENT_REQUESTS=2", "--no-sitemaps")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ledger = _ledger(out)
+    assert sum(v == "item:" for v in ledger.values()) == 9 and len(read_jsonl(out)) == 9
+    assert set(ledger.values()) == {"item:", "filtered:max_pages"} and len(ledger) == 31
+    assert _manifest(out)["reconciled"]
+
+
+# -- the frontier's scripts on the real server ----------------------------------------------------------------
+def test_pop_push_settle_requeue_and_done(redis_url) -> None:
+    client = redis.Redis.from_url(redis_url)
+    store = CrawlStore(client, "t1")
+    store.register("a", ttl_s=30)
+    store.register("b", ttl_s=0.2)
+    assert store.push("a", -0, b"req-1", admit="http://s/1", fingerprint="f1")
+    assert not store.push("a", -0, b"req-1-again", admit="http://s/1", fingerprint="f1")  # the dupefilter
+    assert store.push("a", 1, b"req-2", admit="http://s/2", fingerprint="f2")  # score = -priority: later
+    assert store.snapshot().queued == 2 and not store.snapshot().done
+    assert store.pop("b") == b"req-1" and store.pop("b") == b"req-2" and store.pop("b") is None
+    assert store.snapshot().inflight == 2 and store.snapshot().queued == 0
+    # b settles one URL (acking its request) and dies holding the other
+    assert store.settle("b", "http://s/1", "item", line=b'{"url": "http://s/1"}\n', acked=(b"req-1",))
+    assert not store.settle("a", "http://s/1", "failed", "timeout")  # the first settlement stands
+    time.sleep(0.3)
+    assert store.requeue_dead() == 1 and store.snapshot().queued == 1 and store.snapshot().inflight == 0
+    assert store.pop("a") == b"req-2"
+    # a redirect hop replaces its predecessor atomically
+    assert store.push("a", 0, b"req-2-hop", acked=b"req-2")
+    assert client.zcard(store.keys.inflight("a")) == 0
+    assert store.pop("a") == b"req-2-hop"
+    store.settle("a", "http://s/2", "filtered", "not_html", acked=(b"req-2-hop",))
+    # the page budget counts admitted URLs across workers: a new URL over it is refused (2), a hop is not
+    assert store.push("a", 0, b"req-3", admit="http://s/3", fingerprint="f3", budget=2) == 2
+    assert store.push("a", 0, b"req-3", admit="http://s/3", fingerprint="f3", budget=2) == 0  # seen now
+    assert store.push("a", 0, b"req-1-hop", admit="http://s/1", budget=2) == 1
+    assert store.pop("a") == b"req-1-hop"
+    store.ack("a", b"req-1-hop")
+    store.mark_started("a")
+    snap = store.snapshot()
+    assert snap.done and snap.live == 1 and snap.dead == 0, snap
+    assert store.counters() == {"settled_again": 1, "requeued": 1, "presumed_dead": 1, "dead_workers": 1}
+    store.beat("b", ttl_s=5)  # a worker taken for dead (a blocked reactor) that beats again joins again
+    assert store.counters()["dead_workers"] == 0 and store.snapshot().live == 2
+    assert client.hgetall(store.keys.admitted) == {b"http://s/1": b"a", b"http://s/2": b"a"}
+    store.clear()
+    assert not list(client.scan_iter(match="boilerstrip:crawl:t1:*"))
+
+
+def test_redis_server_is_required_under_ci(monkeypatch) -> None:
+    """Without redis-server these tests fail under CI=true (CI installs it) and are skipped elsewhere."""
+    import _redis
+
+    monkeypatch.setattr(_redis, "redis_server_path", lambda: None)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception):
+        _redis.need_redis_server()
+    monkeypatch.setenv("CI", "")
+    with pytest.raises(pytest.skip.Exception):
+        _redis.need_redis_server()
+
+
+def test_a_host_lease_holds_delay_and_concurrency_across_workers(redis_url) -> None:
+    from boilerstrip.distributed.lease import HostLeases
+    from boilerstrip.distributed.store import CrawlKeys
+
+    leases = HostLeases(redis.Redis.from_url(redis_url), CrawlKeys("lease"))
+    # concurrency 2, no delay: a third lease waits (-1) until one is given back
+    assert leases.try_acquire("h", "a", 2, ttl_s=30, delay_s=0) == 0
+    assert leases.try_acquire("h", "b", 2, ttl_s=30, delay_s=0) == 0
+    assert leases.try_acquire("h", "c", 2, ttl_s=30, delay_s=0) == -1
+    assert leases.release("h", "a", delay_s=0) and not leases.release("h", "a", delay_s=0)
+    assert leases.try_acquire("h", "c", 2, ttl_s=30, delay_s=0) == 0
+    # delay 0.3 s: the next lease is 0.3 s after the grant, and 0.3 s after the response came back
+    assert leases.try_acquire("d", "x", 1, ttl_s=30, delay_s=0.3) == 0
+    wait_ms = leases.try_acquire("d", "y", 1, ttl_s=30, delay_s=0.3)
+    assert 200 < wait_ms <= 300
+    time.sleep(0.35)
+    assert leases.try_acquire("d", "y", 1, ttl_s=30, delay_s=0.3) == -1  # the delay passed; x still holds it
+    leases.release("d", "x", delay_s=0.3)
+    assert leases.try_acquire("d", "y", 1, ttl_s=30, delay_s=0.3) > 200  # end to start
+    # a lease of a killed worker expires
+    assert leases.try_acquire("e", "dead", 1, ttl_s=0.2, delay_s=0) == 0
+    assert leases.try_acquire("e", "next", 1, ttl_s=30, delay_s=0) == -1
+    time.sleep(0.25)
+    assert leases.try_acquire("e", "next", 1, ttl_s=30, delay_s=0) == 0
