@@ -118,7 +118,7 @@ def test_shell_is_reissued_once_through_the_browser_with_its_reason() -> None:
     assert m["playwright_context_kwargs"]["accept_downloads"] is False
     assert m["playwright_page_init_callback"] == "boilerstrip.downloadermiddlewares._browser_page.init_page"
     (settle,) = m["playwright_page_methods"]
-    assert settle.kwargs["max_wait_ms"] == 5_000 and settle.kwargs["target_chars"] >= 100
+    assert settle.kwargs["max_wait_ms"] == 15_000 and settle.kwargs["idle_ms"] == 3_000 and settle.kwargs["target_chars"] >= 100
     assert stat(crawler, "reason/empty_app_root") == 1 and stat(crawler, "checked") == 1
     # the rendered response comes back: it is kept, never re-issued a second time
     assert mw.process_request(out) is None
@@ -229,13 +229,13 @@ def test_browser_death_is_retried_once_then_the_page_falls_back_to_static() -> N
     assert retry.meta["boilerstrip_render_reason"] == "empty_app_root"
     fallback = mw.process_exception(retry, TargetClosedError())
     assert isinstance(fallback, Request) and "playwright" not in fallback.meta
-    assert fallback.meta["boilerstrip_render_failed"] == "browser_died"
+    assert fallback.meta["boilerstrip_render_failed"] == "browser_crashed"
     assert not any(k.startswith("playwright") for k in fallback.meta)
     # the static fallback is not judged again (no render loop)
     assert mw.process_request(fallback) is None and "playwright" not in fallback.meta
     resp = html(fallback, SHELL)
     assert mw.process_response(fallback, resp) is resp
-    assert stat(crawler, "retried/browser_died") == 1 and stat(crawler, "failed/browser_died") == 1
+    assert stat(crawler, "retried/browser_crashed") == 1 and stat(crawler, "failed/browser_crashed") == 1
 
 
 def test_users_own_playwright_request_gets_the_same_browser_rules() -> None:

@@ -144,4 +144,7 @@ def test_render_flags_from_meta() -> None:
     assert render_flags({}) == []
     meta = {"boilerstrip_render_failed": "render_timeout", "boilerstrip_render_truncated": True,
             "boilerstrip_render_settle": {"outcome": "timeout"}}
-    assert render_flags(meta) == ["render_failed:render_timeout", "render_truncated", "render_settle_timeout"]
+    assert render_flags(meta) == ["render_failed:render_timeout", "render_truncated", "render_wait:timeout"]
+    meta = {"boilerstrip_render_settle": {"outcome": "idle", "surrogates_repaired": 2}}
+    assert render_flags(meta) == ["render_wait:idle", "render_repaired_surrogates"]
+    assert render_flags({"boilerstrip_render_static_look": True}) == ["render_static_look"]

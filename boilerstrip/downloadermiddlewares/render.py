@@ -19,11 +19,12 @@ from urllib.parse import urlsplit
 
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
-from scrapy.http import Response, TextResponse
+from scrapy.http import Headers, Response, TextResponse
+from scrapy.responsetypes import responsetypes
 from scrapy_playwright.page import PageMethod
 
 from boilerstrip.config import component_enabled, params_from_settings
-from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, context_name, settle_page
+from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, STATIC_LOOK_META, context_name, settle_page
 from boilerstrip.extraction import extract
 from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, needs_rendering
 
@@ -37,6 +38,8 @@ _HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 _BROWSER_MISSING = ("executable doesn't exist", "failed to launch", "no such file", "looks like playwright")
 #: Substrings of Playwright errors that mean the browser (or its page) died under the request.
 _BROWSER_DIED = ("has been closed", "target closed", "crashed", "connection closed", "browser closed")
+#: failure reasons after which the page is rendered again on a fresh browser (once)
+_RETRIED = ("browser_crashed", "browser_memory_limit")
 #: meta keys this middleware sets for scrapy-playwright (removed again on a static fallback)
 _PLAYWRIGHT_KEYS = (
     "playwright",
@@ -45,6 +48,7 @@ _PLAYWRIGHT_KEYS = (
     "playwright_page_goto_kwargs",
     "playwright_page_methods",
     "playwright_page_init_callback",
+    STATIC_LOOK_META,
 )
 
 
@@ -86,12 +90,13 @@ def _browser_died(exc: BaseException) -> bool:
 
 
 def _failure_reason(exc: BaseException) -> str:
-    if type(exc).__name__ == "RenderTimeout":
-        return "render_timeout"
+    named = getattr(exc, "render_failure", None)  # RenderTimeout, BrowserCrashed (the download handler's)
+    if isinstance(named, str) and named:
+        return named
     if any(s in str(exc).lower() for s in _BROWSER_MISSING):
         return "browser_unavailable"
     if _browser_died(exc):
-        return "browser_died"
+        return "browser_crashed"
     name = type(exc).__name__
     if "Timeout" in name:
         return "timeout"
@@ -191,6 +196,7 @@ class RenderWhenNeededMiddleware:
                     target_chars=target_chars,
                     max_wait_ms=b.max_wait_ms,
                     quiet_ms=b.settle_quiet_ms,
+                    idle_ms=b.settle_idle_ms,
                 )
             ],
             "playwright_page_init_callback": INIT_CALLBACK,
@@ -240,6 +246,8 @@ class RenderWhenNeededMiddleware:
             self._inc("failed/browser_disabled")
         elif reason is not None:
             meta.update(self._render_meta(request, reason, self.browser.min_text_growth_chars))
+            if reason == "host_learned":  # the served HTML is judged first, in the browser's navigation
+                meta[STATIC_LOOK_META] = self.decision
             self._inc(f"reason/{reason}")
             logger.debug("render %s: %s", request.url, reason)
         return None
@@ -285,8 +293,39 @@ class RenderWhenNeededMiddleware:
         target = verdict.signals.content_chars + self.browser.min_text_growth_chars
         return self._to_browser(request, verdict.reason, target, boilerstrip_render_reissued=True)
 
+    def _static_look(self, request: Request, settle: dict[str, Any]) -> Response | None:
+        """A learned host's page whose served HTML was judged before rendering: the learner gets the verdict;
+        a page judged static is answered with its served HTML (it was not rendered)."""
+        if "verdict" not in settle:
+            return None
+        meta = request.meta
+        self.learner.record(_host(request.url), bool(settle.get("needs")))
+        self._inc(f"learn/static_look/{'rendered' if settle.get('needs') else 'static'}")
+        served = settle.get("served")
+        if settle.get("needs") or not isinstance(served, dict):
+            return None
+        self._inc(f"static/{settle['verdict']}")
+        meta["boilerstrip_render_verdict"] = settle["verdict"]
+        meta["boilerstrip_render_static_look"] = True
+        meta["playwright"] = False  # the record says fetch "http": its text is the served HTML, not a render
+        meta.pop("boilerstrip_render_reason", None)
+        meta.pop("boilerstrip_render_settle", None)
+        headers = Headers(served.get("headers") or {})
+        headers.pop("Content-Encoding", None)  # the body was decoded by the browser's fetch
+        body = served.get("body") or b""
+        cls = responsetypes.from_args(headers=headers, url=served["url"], body=body)
+        return cls(url=served["url"], status=int(served.get("status") or 200), headers=headers, body=body,
+                   request=request)
+
     def _rendered(self, request: Request, response: Response) -> Response:
         meta = request.meta
+        for method in meta.get("playwright_page_methods") or ():
+            result = getattr(method, "result", None)
+            if isinstance(result, dict) and result.get("outcome"):
+                static = self._static_look(request, result)
+                if static is not None:
+                    self.consecutive_failures = 0
+                    return static
         self._inc("rendered")
         self.consecutive_failures = 0
         latency = meta.get("download_latency")
@@ -302,8 +341,12 @@ class RenderWhenNeededMiddleware:
         for method in meta.get("playwright_page_methods") or ():
             result = getattr(method, "result", None)
             if isinstance(result, dict) and result.get("outcome"):
-                meta["boilerstrip_render_settle"] = result
+                meta["boilerstrip_render_settle"] = {k: v for k, v in result.items() if k != "served"}
                 self._inc(f"settle/{result['outcome']}")
+                if isinstance(result.get("waited_ms"), int):
+                    self._inc("settle/waited_ms", result["waited_ms"])
+                if result.get("surrogates_repaired"):
+                    self._inc("surrogates_repaired", int(result["surrogates_repaired"]))
         self._update_restarts()
         if len(response.body) > self.browser.max_rendered_bytes:
             self._inc("truncated")
@@ -318,9 +361,10 @@ class RenderWhenNeededMiddleware:
         self._update_restarts()
         meta = request.meta
         retries = int(meta.get("boilerstrip_render_retries", 0))
-        if reason == "browser_died" and retries < self.browser.max_browser_retries:
-            self._inc("retried/browser_died")
-            logger.info("browser died rendering %s; retrying on a fresh browser", request.url)
+        if reason in _RETRIED and retries < self.browser.max_browser_retries:
+            self._inc(f"retried/{reason}")
+            logger.warning("the browser was lost rendering %s (%s): rendering it again on a fresh browser",
+                           request.url, reason)
             target = 0
             for method in meta.get("playwright_page_methods") or ():
                 target = max(target, int(getattr(method, "kwargs", {}).get("target_chars", 0)))
