@@ -45,6 +45,8 @@ STATIC_LOOK_META = "boilerstrip_render_look_first"
 #: what a page judged static gets instead of its served HTML while the browser is closed on it
 _BLANK_HTML = "<!doctype html><html><head></head><body></body></html>"
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
+#: the header on the browser proxy's refusals (boilerstrip.downloadhandlers._browser_proxy)
+_REFUSED_HEADER = "x-boilerstrip-refused"
 #: transient meta key: the page being rendered (read and removed by the download handler)
 PAGE_META = "_boilerstrip_page"
 
@@ -109,6 +111,19 @@ class _PageState:
         self.in_flight: set = set()
         self.net_changed_at = time.monotonic()
         self.static_look: dict[str, Any] | None = None  # {"verdict": reason, "needs": bool, "served": {...}}
+        self.refused_navigation: str | None = None  # the proxy refused where the page navigated to
+
+    def responded(self, response: Any) -> None:
+        with suppress(Exception):
+            refused = response.headers.get(_REFUSED_HEADER)
+            if refused and response.request.is_navigation_request() and response.frame.parent_frame is None:
+                self.refused_navigation = refused
+
+    def failed(self, request: Any) -> None:
+        self.ended(request)
+        with suppress(Exception):
+            if request.is_navigation_request() and request.frame.parent_frame is None and "TUNNEL" in (request.failure or ""):
+                self.refused_navigation = "tunnel_refused"  # an https hop the proxy refused
 
     def started(self, request: Any) -> None:
         self.in_flight.add(request)
@@ -269,7 +284,8 @@ async def init_page(page: Any, request: Any) -> None:
     page.on("popup", _close_popup)
     page.on("request", state.started)
     page.on("requestfinished", state.ended)
-    page.on("requestfailed", state.ended)
+    page.on("requestfailed", state.failed)
+    page.on("response", state.responded)
 
     context = page.context
     if not getattr(context, _ROUTED_ATTR, False):
@@ -365,4 +381,6 @@ async def settle_page(
                               "text_chars": text_chars, "surrogates_repaired": repaired}
     if state is not None and state.static_look is not None:
         result.update(state.static_look)
+    if state is not None and state.refused_navigation:
+        result["navigation_refused"] = state.refused_navigation
     return result

@@ -27,6 +27,8 @@ from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, STATIC_LOOK_META, context_name, settle_page
 from boilerstrip.extraction import extract
 from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, needs_rendering
+from boilerstrip.rendering.scope import origin_key
+from boilerstrip.urls import in_scope
 
 __all__ = ["RenderWhenNeededMiddleware"]
 
@@ -317,7 +319,22 @@ class RenderWhenNeededMiddleware:
         return cls(url=served["url"], status=int(served.get("status") or 200), headers=headers, body=body,
                    request=request)
 
-    def _rendered(self, request: Request, response: Response) -> Response:
+    def _left_scope(self, request: Request, response: Response, settle: dict[str, Any]) -> str | None:
+        """Why the rendered page is not the page asked for: its script navigated somewhere the browser's
+        proxy refused (``navigation_refused``), or off the crawl's sites (``navigated_offsite``)."""
+        if settle.get("navigation_refused"):
+            return "navigation_refused"
+        if origin_key(response.url) == origin_key(request.url):
+            return None
+        sites, scope = self.crawl_scope() if self.crawl_scope is not None else ([], "host")
+        try:
+            if sites and in_scope(response.url, frozenset(sites), scope):
+                return None
+        except ValueError:
+            pass
+        return "navigated_offsite"
+
+    def _rendered(self, request: Request, response: Response) -> Response | Request:
         meta = request.meta
         for method in meta.get("playwright_page_methods") or ():
             result = getattr(method, "result", None)
@@ -326,6 +343,11 @@ class RenderWhenNeededMiddleware:
                 if static is not None:
                     self.consecutive_failures = 0
                     return static
+                left = self._left_scope(request, response, result)
+                if left is not None:
+                    logger.warning("render of %s ended on %s (%s): falling back to the static page",
+                                   request.url, response.url, left)
+                    return self._static_fallback(request, left)
         self._inc("rendered")
         self.consecutive_failures = 0
         latency = meta.get("download_latency")
@@ -384,6 +406,12 @@ class RenderWhenNeededMiddleware:
                 self.consecutive_failures, reason,
             )
         logger.warning("render failed for %s (%s): falling back to the static page", request.url, reason)
+        return self._static_fallback(request, reason)
+
+    def _static_fallback(self, request: Request, reason: str) -> Request:
+        meta = request.meta
+        if reason in ("navigation_refused", "navigated_offsite"):
+            self._inc(f"failed/{reason}")
         static_meta = {k: v for k, v in meta.items() if k not in _PLAYWRIGHT_KEYS}
         static_meta["boilerstrip_render_failed"] = reason
         static_meta.pop("boilerstrip_render_reason", None)
