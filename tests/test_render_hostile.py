@@ -218,6 +218,8 @@ def test_browser_over_its_memory_bound_is_closed_and_the_pages_still_render(tmp_
     stats = _stats(proc.stderr)
     assert stats.get("boilerstrip/render/browser_closed/browser_memory_limit", 0) >= 1, stats
     assert "BOILERSTRIP_RENDER_MAX_BROWSER_MEMORY_MIB" in proc.stderr
-    for page in site.js_pages:
+    assert stats.get("boilerstrip/render/retried/browser_memory_limit", 0) >= 1, stats
+    for page in site.js_pages:  # rendered, or static saying why (the bound, or the browser given up on after it)
         record = by_path[page.path]
-        assert record["fetch"] == "browser" or {"render_failed:browser_memory_limit"} & set(record["flags"]), record
+        reasons = {"render_failed:browser_memory_limit", "render_failed:browser_disabled"}
+        assert record["fetch"] == "browser" or reasons & set(record["flags"]), record

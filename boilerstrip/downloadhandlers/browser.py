@@ -52,6 +52,7 @@ _POLL_S = 0.25
 _QUEUE_BUDGETS = 5
 #: attribute of scrapy-playwright's Config through which the provider reports a launched browser
 _WATCH_ATTR = "_boilerstrip_watch_browser"
+_WATCHED_ATTR = "_boilerstrip_watched"
 
 
 class RenderTimeout(TimeoutError):
@@ -136,6 +137,21 @@ def child_processes_memory_kib(pid: int | None = None) -> int:
     return total
 
 
+def _drop_result(task: asyncio.Future) -> None:
+    if not task.cancelled():
+        task.exception()  # retrieved: no "exception was never retrieved" warning
+
+
+def _connected(page: Any) -> bool:
+    if page is None:
+        return True
+    try:
+        browser = page.context.browser
+        return browser is None or browser.is_connected()
+    except Exception:  # noqa: BLE001 - a half-torn-down page object
+        return False
+
+
 class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
     def __init__(self, crawler: Any) -> None:
         super().__init__(crawler)
@@ -188,8 +204,9 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
 
     # -- the browser's health ------------------------------------------------------------------------------
     def _watch(self, browser: Any) -> None:
-        if browser is None or id(browser) in self._browsers:
-            return
+        if browser is None or getattr(browser, _WATCHED_ATTR, False):
+            return  # each browser is watched once (a dead one is not watched again through its old pages)
+        setattr(browser, _WATCHED_ATTR, True)
         self._browsers[id(browser)] = browser
         browser.on("disconnected", self._disconnected)
         if not browser.is_connected():
@@ -270,7 +287,12 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 failure = BrowserCrashed(f"the browser disconnected while rendering {request.url}", self._last_reason)
                 break
             if done:
-                return task.result()
+                if task.cancelled() or task.exception() is None or (_connected(page) and self._close_reason is None):
+                    return task.result()
+                # failed because its browser went away (the disconnect event may not have arrived yet)
+                reason = self._last_reason if self._crash_epoch != epoch else (self._close_reason or "browser_crashed")
+                failure = BrowserCrashed(f"the browser disconnected while rendering {request.url}", reason)
+                break
             now = loop.time()
             if started_at is None and page is not None:
                 started_at = now
@@ -286,9 +308,15 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
         if page is not None:
             with suppress(Exception):
                 await page.close()  # the page's close event frees its slot in the context
-        task.cancel()
-        with suppress(BaseException):
-            await task
+        if isinstance(failure, BrowserCrashed):
+            # Not cancelled: after a disconnect scrapy-playwright may be launching the next browser inside
+            # this task, and a launch cancelled half-way leaves Playwright unable to launch another. The
+            # task finishes on its own (its result is dropped); this request fails now.
+            task.add_done_callback(_drop_result)
+        else:
+            task.cancel()
+            with suppress(BaseException):
+                await task
         raise failure
 
     async def close(self) -> None:  # Scrapy >= 2.14 signature
