@@ -204,7 +204,8 @@ def test_static_site_in_auto_mode_never_starts_playwright(tmp_path: Path, serve)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert len([r for r in records if r["url"].endswith(".html")]) >= 6
     assert all(r["fetch"] == "http" for r in records)
-    assert "Starting download handler" not in proc.stderr  # scrapy-playwright's driver never started
+    assert "Launching browser" not in proc.stderr  # no browser, and not Playwright's driver (started with it)
+    assert "playwright/browser_count" not in proc.stderr
     assert _stats(proc.stderr).get("boilerstrip/render/checked", 0) >= 6
 
 
