@@ -154,6 +154,8 @@ class AddressCheckingProxy:
             to_server.cancel()
         except (ConnectionError, asyncio.IncompleteReadError, OSError):
             pass
+        except asyncio.CancelledError:
+            pass  # the proxy is closing (this task is the connection's top level: nothing above it waits)
         finally:
             for w in (writer, upstream):
                 if w is not None:
