@@ -270,3 +270,37 @@ def test_browser_that_keeps_failing_is_switched_off_with_the_reason_on_each_page
     assert mw.process_response(later, resp) is resp  # not sent to the browser any more
     assert later.meta["boilerstrip_render_failed"] == "browser_disabled"
     assert stat(crawler, "failed/browser_unavailable") == 5 and stat(crawler, "failed/browser_disabled") == 1
+
+
+def test_a_render_that_navigated_off_the_crawl_or_was_refused_falls_back_to_static() -> None:
+    from scrapy_playwright.page import PageMethod
+
+    crawler, mw = make()
+    mw.crawl_scope = lambda: (["s.test"], "host")
+    for final, settle, reason in (
+        ("http://127.0.0.1:9/secret", {"outcome": "error"}, "navigated_offsite"),
+        ("http://s.test/p1", {"outcome": "error", "navigation_refused": "loopback"}, "navigation_refused"),
+    ):
+        method = PageMethod("settle")
+        method.result = settle
+        req = Request("http://s.test/p1", meta={"playwright": True, "boilerstrip_render_reason": "empty_app_root",
+                                                 "playwright_page_methods": [method]})
+        out = mw.process_response(req, HtmlResponse(final, body=ARTICLE, request=req, flags=["playwright"]))
+        assert isinstance(out, Request) and out.url == req.url and "playwright" not in out.meta
+        assert out.meta["boilerstrip_render_failed"] == reason
+        assert stat(crawler, f"failed/{reason}") == 1
+    # a same-site navigation is the page's own business
+    method = PageMethod("settle")
+    method.result = {"outcome": "settled"}
+    req = Request("http://s.test/p1", meta={"playwright": True, "playwright_page_methods": [method]})
+    out = mw.process_response(req, HtmlResponse("http://s.test/p2", body=ARTICLE, request=req, flags=["playwright"]))
+    assert isinstance(out, Response) and req.meta["boilerstrip_render_settle"]["outcome"] == "settled"
+
+
+def test_addon_bounds_contexts_and_the_js_heap_and_starts_the_browser_lazily() -> None:
+    s = crawler_for({"BOILERSTRIP_RENDER_MAX_JS_HEAP_MIB": 256}).settings
+    assert s.getint("PLAYWRIGHT_MAX_CONTEXTS") == 2 and s.getint("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT") == 4
+    assert "--js-flags=--max-old-space-size=256" in s.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["args"]
+    assert s.get("PLAYWRIGHT_BROWSER_PROVIDER") == "boilerstrip.downloadhandlers.browser.LazyBrowserProvider"
+    with pytest.raises(Exception, match="BOILERSTRIP_RENDER_MAX_CONTEXTS"):
+        crawler_for({"BOILERSTRIP_RENDER_MAX_CONTEXTS": 1})
