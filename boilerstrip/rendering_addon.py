@@ -2,8 +2,8 @@
 
 Registered in ``ADDONS``. When ``BOILERSTRIP_RENDER_ENABLED`` is true and ``BOILERSTRIP_RENDER_MODE`` (or a
 ``BOILERSTRIP_RENDER_PATTERNS`` entry) is not ``never``, it makes scrapy-playwright (wrapped by
-:class:`boilerstrip.downloadhandlers.browser.BrowserDownloadHandler`: started on first use, renders bounded
-in time) the http(s) download handler (non-browser requests still go through Scrapy's own HTTP client) and sets the browser's
+:class:`boilerstrip.downloadhandlers.browser.BrowserDownloadHandler`: started on first use, every connection
+address-checked, renders bounded in time and memory) the http(s) download handler (non-browser requests still go through Scrapy's own HTTP client) and sets the browser's
 ``PLAYWRIGHT_*`` settings at ``addon`` priority, so a project, spider or ``-s`` value wins. A crawl with
 ``BOILERSTRIP_RENDER_MODE=never`` never starts Playwright at all.
 """
@@ -50,7 +50,8 @@ class RenderAddon:
         else:
             settings.set("DOWNLOAD_HANDLERS", {**dict(handlers or {}), "http": handler, "https": handler},
                          priority=self.PRIORITY)
-        launch: dict[str, Any] = {"headless": True, "args": list(LAUNCH_ARGS)}
+        args = [*LAUNCH_ARGS, f"--js-flags=--max-old-space-size={browser.max_js_heap_mib}"]
+        launch: dict[str, Any] = {"headless": True, "args": args}
         if browser.executable_path:
             launch["executable_path"] = browser.executable_path
         values = {
@@ -58,6 +59,9 @@ class RenderAddon:
             "PLAYWRIGHT_LAUNCH_OPTIONS": launch,
             "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT": browser.navigation_timeout_ms,
             "PLAYWRIGHT_MAX_PAGES_PER_CONTEXT": browser.max_pages_per_context,
+            "PLAYWRIGHT_MAX_CONTEXTS": browser.max_contexts,
+            # started on the first render, not at engine start (a public scrapy-playwright interface)
+            "PLAYWRIGHT_BROWSER_PROVIDER": "boilerstrip.downloadhandlers.browser.LazyBrowserProvider",
             "PLAYWRIGHT_RESTART_DISCONNECTED_BROWSER": True,
         }
         for name, value in values.items():

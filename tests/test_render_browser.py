@@ -204,7 +204,8 @@ def test_static_site_in_auto_mode_never_starts_playwright(tmp_path: Path, serve)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert len([r for r in records if r["url"].endswith(".html")]) >= 6
     assert all(r["fetch"] == "http" for r in records)
-    assert "Starting download handler" not in proc.stderr  # scrapy-playwright's driver never started
+    assert "Launching browser" not in proc.stderr  # no browser, and not Playwright's driver (started with it)
+    assert "playwright/browser_count" not in proc.stderr
     assert _stats(proc.stderr).get("boilerstrip/render/checked", 0) >= 6
 
 
@@ -277,3 +278,53 @@ def test_missing_browser_degrades_to_static_pages_with_the_reason(tmp_path: Path
     assert stats["boilerstrip/render/failed/browser_unavailable"] == 2  # then no more attempts
     assert stats["boilerstrip/render/failed/browser_disabled"] == len(site.js_pages) - 2
     assert "rendering is off for the rest of this crawl" in proc.stderr
+
+
+LEARN_SHELL = """<!doctype html><html><head><title>Shell</title><script>/* app bootstrap, long enough to count as
+app code for the render decision: it builds the whole page from the data below and links three stories */
+window.addEventListener('DOMContentLoaded', function () {
+  var out = '<article><h1>Index of stories</h1><p>The shell lists the stories of the harbour archive, each a '
+    + 'server-rendered article that needs no browser at all, whatever the host looked like so far.</p><ul>';
+  for (var i = 1; i <= 3; i++) { out += '<li><a href="/a' + i + '.html">Story ' + i + '</a></li>'; }
+  document.getElementById('root').innerHTML = out + '</ul></article>';
+});
+</script></head><body><div id="root"></div></body></html>"""
+
+
+def _article(n: int) -> str:
+    para = (f"Story {n} of the harbour archive tells how the night ferry crew repaired the old stone bridge "
+            f"over the estuary after the spring storms had passed, using notes kept since the nineteen fifties. ")
+    return (f"<!doctype html><html><head><title>Story {n}</title><script>{'/* analytics */ ' * 30}"
+            f"window.x = 1;</script></head><body><main><article><h1>Story {n}</h1><p>{para * 4}</p>"
+            f"<p>Unique marker ARCHIVE-{n:03d} closes the story.</p></article></main></body></html>")
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@browser
+def test_a_learned_host_still_gets_the_static_look_first(tmp_path: Path, serve) -> None:
+    from conftest import Reply
+
+    def html(text: str) -> Reply:
+        return Reply(body=text.encode(), headers=(("Content-Type", "text/html; charset=utf-8"),))
+
+    server = serve(routes={"/shell.html": html(LEARN_SHELL), **{f"/a{n}.html": html(_article(n)) for n in (1, 2, 3)}})
+    # learned after one shell; each static look is evidence too: 1/2 still learned, 1/3 not
+    args = [*FAST, "-s", "BOILERSTRIP_RENDER_LEARN_MIN_PAGES=1", "-s", "BOILERSTRIP_RENDER_LEARN_MIN_SHARE=0.5",
+            "-s", "CONCURRENT_REQUESTS=1", "-s", "BOILERSTRIP_CRAWL_SITEMAPS=false"]
+    proc, records = run_crawl(server.url + "/shell.html", out=tmp_path / "out.jsonl", args=args, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    by_path = _by_path(records)
+    assert by_path["/shell.html"]["fetch"] == "browser"
+    looked = []
+    for n in (1, 2, 3):
+        record = by_path[f"/a{n}.html"]
+        assert record["fetch"] == "http" and record["render_reason"] is None, record  # never rendered
+        assert f"ARCHIVE-{n:03d}" in record["text"]
+        assert len(server.hits(f"/a{n}.html")) == 1  # one fetch: the static look's, or Scrapy's
+        if "render_static_look" in record["flags"]:
+            looked.append(n)
+    assert len(looked) == 2, {n: by_path[f"/a{n}.html"]["flags"] for n in (1, 2, 3)}
+    stats = _stats(proc.stderr)
+    assert stats["boilerstrip/render/learn/static_look/static"] == 2
+    assert stats["boilerstrip/render/reason/host_learned"] == 2

@@ -118,7 +118,7 @@ def test_shell_is_reissued_once_through_the_browser_with_its_reason() -> None:
     assert m["playwright_context_kwargs"]["accept_downloads"] is False
     assert m["playwright_page_init_callback"] == "boilerstrip.downloadermiddlewares._browser_page.init_page"
     (settle,) = m["playwright_page_methods"]
-    assert settle.kwargs["max_wait_ms"] == 5_000 and settle.kwargs["target_chars"] >= 100
+    assert settle.kwargs["max_wait_ms"] == 15_000 and settle.kwargs["idle_ms"] == 3_000 and settle.kwargs["target_chars"] >= 100
     assert stat(crawler, "reason/empty_app_root") == 1 and stat(crawler, "checked") == 1
     # the rendered response comes back: it is kept, never re-issued a second time
     assert mw.process_request(out) is None
@@ -229,13 +229,13 @@ def test_browser_death_is_retried_once_then_the_page_falls_back_to_static() -> N
     assert retry.meta["boilerstrip_render_reason"] == "empty_app_root"
     fallback = mw.process_exception(retry, TargetClosedError())
     assert isinstance(fallback, Request) and "playwright" not in fallback.meta
-    assert fallback.meta["boilerstrip_render_failed"] == "browser_died"
+    assert fallback.meta["boilerstrip_render_failed"] == "browser_crashed"
     assert not any(k.startswith("playwright") for k in fallback.meta)
     # the static fallback is not judged again (no render loop)
     assert mw.process_request(fallback) is None and "playwright" not in fallback.meta
     resp = html(fallback, SHELL)
     assert mw.process_response(fallback, resp) is resp
-    assert stat(crawler, "retried/browser_died") == 1 and stat(crawler, "failed/browser_died") == 1
+    assert stat(crawler, "retried/browser_crashed") == 1 and stat(crawler, "failed/browser_crashed") == 1
 
 
 def test_users_own_playwright_request_gets_the_same_browser_rules() -> None:
@@ -270,3 +270,37 @@ def test_browser_that_keeps_failing_is_switched_off_with_the_reason_on_each_page
     assert mw.process_response(later, resp) is resp  # not sent to the browser any more
     assert later.meta["boilerstrip_render_failed"] == "browser_disabled"
     assert stat(crawler, "failed/browser_unavailable") == 5 and stat(crawler, "failed/browser_disabled") == 1
+
+
+def test_a_render_that_navigated_off_the_crawl_or_was_refused_falls_back_to_static() -> None:
+    from scrapy_playwright.page import PageMethod
+
+    crawler, mw = make()
+    mw.crawl_scope = lambda: (["s.test"], "host")
+    for final, settle, reason in (
+        ("http://127.0.0.1:9/secret", {"outcome": "error"}, "navigated_offsite"),
+        ("http://s.test/p1", {"outcome": "error", "navigation_refused": "loopback"}, "navigation_refused"),
+    ):
+        method = PageMethod("settle")
+        method.result = settle
+        req = Request("http://s.test/p1", meta={"playwright": True, "boilerstrip_render_reason": "empty_app_root",
+                                                 "playwright_page_methods": [method]})
+        out = mw.process_response(req, HtmlResponse(final, body=ARTICLE, request=req, flags=["playwright"]))
+        assert isinstance(out, Request) and out.url == req.url and "playwright" not in out.meta
+        assert out.meta["boilerstrip_render_failed"] == reason
+        assert stat(crawler, f"failed/{reason}") == 1
+    # a same-site navigation is the page's own business
+    method = PageMethod("settle")
+    method.result = {"outcome": "settled"}
+    req = Request("http://s.test/p1", meta={"playwright": True, "playwright_page_methods": [method]})
+    out = mw.process_response(req, HtmlResponse("http://s.test/p2", body=ARTICLE, request=req, flags=["playwright"]))
+    assert isinstance(out, Response) and req.meta["boilerstrip_render_settle"]["outcome"] == "settled"
+
+
+def test_addon_bounds_contexts_and_the_js_heap_and_starts_the_browser_lazily() -> None:
+    s = crawler_for({"BOILERSTRIP_RENDER_MAX_JS_HEAP_MIB": 256}).settings
+    assert s.getint("PLAYWRIGHT_MAX_CONTEXTS") == 2 and s.getint("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT") == 4
+    assert "--js-flags=--max-old-space-size=256" in s.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["args"]
+    assert s.get("PLAYWRIGHT_BROWSER_PROVIDER") == "boilerstrip.downloadhandlers.browser.LazyBrowserProvider"
+    with pytest.raises(Exception, match="BOILERSTRIP_RENDER_MAX_CONTEXTS"):
+        crawler_for({"BOILERSTRIP_RENDER_MAX_CONTEXTS": 1})

@@ -144,4 +144,31 @@ def test_render_flags_from_meta() -> None:
     assert render_flags({}) == []
     meta = {"boilerstrip_render_failed": "render_timeout", "boilerstrip_render_truncated": True,
             "boilerstrip_render_settle": {"outcome": "timeout"}}
-    assert render_flags(meta) == ["render_failed:render_timeout", "render_truncated", "render_settle_timeout"]
+    assert render_flags(meta) == ["render_failed:render_timeout", "render_truncated", "render_wait:timeout"]
+    meta = {"boilerstrip_render_settle": {"outcome": "idle", "surrogates_repaired": 2}}
+    assert render_flags(meta) == ["render_wait:idle", "render_repaired_surrogates"]
+    assert render_flags({"boilerstrip_render_static_look": True}) == ["render_static_look"]
+
+
+@pytest.mark.parametrize("url", ["http://2130706433/", "http://0x7f.1/", "http://127.1:8080/", "http://[::ffff:127.0.0.1]/",
+                                 "http://100.64.0.1/", "http://169.254.169.254/latest/meta-data/"])
+def test_subrequests_use_the_shared_address_rule_for_literals(url: str) -> None:
+    # any spelling of a non-global address: the rule of boilerstrip.safety.addresses, not a weaker copy
+    assert subrequest_block_reason(url, resource_type="fetch", page_url="https://example.org/") == "private_address"
+
+
+def test_connect_refusal_checks_every_resolved_address_and_allows_start_origins() -> None:
+    from boilerstrip.rendering.scope import PrivateAllowlist, connect_refusal
+
+    allowed = PrivateAllowlist(["http://127.0.0.1:8000/", "http://intranet.test/"], ["10.0.0.5:9200", "db.local"])
+    assert connect_refusal("127.0.0.1", 8000, ["127.0.0.1"], allowed) is None  # a start URL's origin
+    assert connect_refusal("127.0.0.1", 8001, ["127.0.0.1"], allowed) == "loopback"  # another port: refused
+    assert connect_refusal("intranet.test", 80, ["10.1.1.1"], allowed) is None
+    assert connect_refusal("10.0.0.5", 9200, ["10.0.0.5"], allowed) is None
+    assert connect_refusal("db.local", 5432, ["192.168.0.2"], allowed) is None  # any port of a listed host
+    assert connect_refusal("example.org", 443, ["93.184.215.14"], allowed) is None
+    # a name with one private answer among public ones is refused (the connect could use either)
+    assert connect_refusal("rebind.example", 443, ["93.184.215.14", "127.0.0.1"], allowed) == "loopback"
+    assert connect_refusal("meta.example", 80, ["169.254.169.254"], allowed) == "link_local"
+    assert connect_refusal("v6.example", 80, ["::ffff:10.0.0.1"], allowed) == "embedded_private"
+    assert connect_refusal("nothing.example", 80, [], allowed) == "no_address"

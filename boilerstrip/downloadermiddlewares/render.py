@@ -19,13 +19,16 @@ from urllib.parse import urlsplit
 
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
-from scrapy.http import Response, TextResponse
+from scrapy.http import Headers, Response, TextResponse
+from scrapy.responsetypes import responsetypes
 from scrapy_playwright.page import PageMethod
 
 from boilerstrip.config import component_enabled, params_from_settings
-from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, context_name, settle_page
+from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, STATIC_LOOK_META, context_name, settle_page
 from boilerstrip.extraction import extract
 from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, needs_rendering
+from boilerstrip.rendering.scope import origin_key
+from boilerstrip.urls import in_scope
 
 __all__ = ["RenderWhenNeededMiddleware"]
 
@@ -37,6 +40,8 @@ _HTML_TYPES = (b"text/html", b"application/xhtml+xml")
 _BROWSER_MISSING = ("executable doesn't exist", "failed to launch", "no such file", "looks like playwright")
 #: Substrings of Playwright errors that mean the browser (or its page) died under the request.
 _BROWSER_DIED = ("has been closed", "target closed", "crashed", "connection closed", "browser closed")
+#: failure reasons after which the page is rendered again on a fresh browser (once)
+_RETRIED = ("browser_crashed", "browser_memory_limit")
 #: meta keys this middleware sets for scrapy-playwright (removed again on a static fallback)
 _PLAYWRIGHT_KEYS = (
     "playwright",
@@ -45,6 +50,7 @@ _PLAYWRIGHT_KEYS = (
     "playwright_page_goto_kwargs",
     "playwright_page_methods",
     "playwright_page_init_callback",
+    STATIC_LOOK_META,
 )
 
 
@@ -86,12 +92,13 @@ def _browser_died(exc: BaseException) -> bool:
 
 
 def _failure_reason(exc: BaseException) -> str:
-    if type(exc).__name__ == "RenderTimeout":
-        return "render_timeout"
+    named = getattr(exc, "render_failure", None)  # RenderTimeout, BrowserCrashed (the download handler's)
+    if isinstance(named, str) and named:
+        return named
     if any(s in str(exc).lower() for s in _BROWSER_MISSING):
         return "browser_unavailable"
     if _browser_died(exc):
-        return "browser_died"
+        return "browser_crashed"
     name = type(exc).__name__
     if "Timeout" in name:
         return "timeout"
@@ -191,6 +198,7 @@ class RenderWhenNeededMiddleware:
                     target_chars=target_chars,
                     max_wait_ms=b.max_wait_ms,
                     quiet_ms=b.settle_quiet_ms,
+                    idle_ms=b.settle_idle_ms,
                 )
             ],
             "playwright_page_init_callback": INIT_CALLBACK,
@@ -240,6 +248,8 @@ class RenderWhenNeededMiddleware:
             self._inc("failed/browser_disabled")
         elif reason is not None:
             meta.update(self._render_meta(request, reason, self.browser.min_text_growth_chars))
+            if reason == "host_learned":  # the served HTML is judged first, in the browser's navigation
+                meta[STATIC_LOOK_META] = self.decision
             self._inc(f"reason/{reason}")
             logger.debug("render %s: %s", request.url, reason)
         return None
@@ -285,8 +295,59 @@ class RenderWhenNeededMiddleware:
         target = verdict.signals.content_chars + self.browser.min_text_growth_chars
         return self._to_browser(request, verdict.reason, target, boilerstrip_render_reissued=True)
 
-    def _rendered(self, request: Request, response: Response) -> Response:
+    def _static_look(self, request: Request, settle: dict[str, Any]) -> Response | None:
+        """A learned host's page whose served HTML was judged before rendering: the learner gets the verdict;
+        a page judged static is answered with its served HTML (it was not rendered)."""
+        if "verdict" not in settle:
+            return None
         meta = request.meta
+        self.learner.record(_host(request.url), bool(settle.get("needs")))
+        self._inc(f"learn/static_look/{'rendered' if settle.get('needs') else 'static'}")
+        served = settle.get("served")
+        if settle.get("needs") or not isinstance(served, dict):
+            return None
+        self._inc(f"static/{settle['verdict']}")
+        meta["boilerstrip_render_verdict"] = settle["verdict"]
+        meta["boilerstrip_render_static_look"] = True
+        meta["playwright"] = False  # the record says fetch "http": its text is the served HTML, not a render
+        meta.pop("boilerstrip_render_reason", None)
+        meta.pop("boilerstrip_render_settle", None)
+        headers = Headers(served.get("headers") or {})
+        headers.pop("Content-Encoding", None)  # the body was decoded by the browser's fetch
+        body = served.get("body") or b""
+        cls = responsetypes.from_args(headers=headers, url=served["url"], body=body)
+        return cls(url=served["url"], status=int(served.get("status") or 200), headers=headers, body=body,
+                   request=request)
+
+    def _left_scope(self, request: Request, response: Response, settle: dict[str, Any]) -> str | None:
+        """Why the rendered page is not the page asked for: its script navigated somewhere the browser's
+        proxy refused (``navigation_refused``), or off the crawl's sites (``navigated_offsite``)."""
+        if settle.get("navigation_refused"):
+            return "navigation_refused"
+        if origin_key(response.url) == origin_key(request.url):
+            return None
+        sites, scope = self.crawl_scope() if self.crawl_scope is not None else ([], "host")
+        try:
+            if sites and in_scope(response.url, frozenset(sites), scope):
+                return None
+        except ValueError:
+            pass
+        return "navigated_offsite"
+
+    def _rendered(self, request: Request, response: Response) -> Response | Request:
+        meta = request.meta
+        for method in meta.get("playwright_page_methods") or ():
+            result = getattr(method, "result", None)
+            if isinstance(result, dict) and result.get("outcome"):
+                static = self._static_look(request, result)
+                if static is not None:
+                    self.consecutive_failures = 0
+                    return static
+                left = self._left_scope(request, response, result)
+                if left is not None:
+                    logger.warning("render of %s ended on %s (%s): falling back to the static page",
+                                   request.url, response.url, left)
+                    return self._static_fallback(request, left)
         self._inc("rendered")
         self.consecutive_failures = 0
         latency = meta.get("download_latency")
@@ -302,8 +363,12 @@ class RenderWhenNeededMiddleware:
         for method in meta.get("playwright_page_methods") or ():
             result = getattr(method, "result", None)
             if isinstance(result, dict) and result.get("outcome"):
-                meta["boilerstrip_render_settle"] = result
+                meta["boilerstrip_render_settle"] = {k: v for k, v in result.items() if k != "served"}
                 self._inc(f"settle/{result['outcome']}")
+                if isinstance(result.get("waited_ms"), int):
+                    self._inc("settle/waited_ms", result["waited_ms"])
+                if result.get("surrogates_repaired"):
+                    self._inc("surrogates_repaired", int(result["surrogates_repaired"]))
         self._update_restarts()
         if len(response.body) > self.browser.max_rendered_bytes:
             self._inc("truncated")
@@ -318,9 +383,10 @@ class RenderWhenNeededMiddleware:
         self._update_restarts()
         meta = request.meta
         retries = int(meta.get("boilerstrip_render_retries", 0))
-        if reason == "browser_died" and retries < self.browser.max_browser_retries:
-            self._inc("retried/browser_died")
-            logger.info("browser died rendering %s; retrying on a fresh browser", request.url)
+        if reason in _RETRIED and retries < self.browser.max_browser_retries:
+            self._inc(f"retried/{reason}")
+            logger.warning("the browser was lost rendering %s (%s): rendering it again on a fresh browser",
+                           request.url, reason)
             target = 0
             for method in meta.get("playwright_page_methods") or ():
                 target = max(target, int(getattr(method, "kwargs", {}).get("target_chars", 0)))
@@ -340,6 +406,12 @@ class RenderWhenNeededMiddleware:
                 self.consecutive_failures, reason,
             )
         logger.warning("render failed for %s (%s): falling back to the static page", request.url, reason)
+        return self._static_fallback(request, reason)
+
+    def _static_fallback(self, request: Request, reason: str) -> Request:
+        meta = request.meta
+        if reason in ("navigation_refused", "navigated_offsite"):
+            self._inc(f"failed/{reason}")
         static_meta = {k: v for k, v in meta.items() if k not in _PLAYWRIGHT_KEYS}
         static_meta["boilerstrip_render_failed"] = reason
         static_meta.pop("boilerstrip_render_reason", None)

@@ -1,14 +1,24 @@
-"""scrapy-playwright's download handler, started on first use and with every render bounded in time.
+"""scrapy-playwright's download handler, started on first use, confined by address, bounded in time and memory.
 
-Two changes to ``ScrapyPlaywrightDownloadHandler``, both about not paying for a browser that is not used:
+Built on scrapy-playwright's public surface only: its download handler's ``download_request`` (Scrapy's
+download handler interface) and a ``PLAYWRIGHT_BROWSER_PROVIDER`` (:class:`LazyBrowserProvider`).
 
-- Playwright (its driver process) starts when the first page is to be rendered, not when the engine
-  starts: a crawl of a static site in ``auto`` mode never starts it;
-- a render whose page has been open longer than ``BOILERSTRIP_RENDER_MAX_RENDER_MS`` is abandoned (waiting
-  for a free tab does not count, up to five times that budget): its page is closed
-  (freeing its slot in the context) and the request fails with :class:`RenderTimeout`, which the render
-  middleware turns into a static fallback with the reason on the record. scrapy-playwright applies no
-  ``DOWNLOAD_TIMEOUT`` of its own, so without this a wedged page would hold its slot forever.
+- **Lazy start.** The provider starts Playwright (its node driver) when the first browser is wanted, not
+  when the engine starts: a crawl of a static site in ``auto`` mode never starts it.
+- **Addresses.** Before the first browser is launched, a loopback proxy
+  (:class:`boilerstrip.downloadhandlers._browser_proxy.AddressCheckingProxy`) is started and the browser is
+  launched through it: every connection the browser makes, redirect hops included, is checked on the address
+  it is made to, with the HTTP path's rule (:func:`boilerstrip.rendering.scope.connect_refusal`).
+- **Time.** A render whose page has been open longer than ``BOILERSTRIP_RENDER_MAX_RENDER_MS`` is abandoned
+  (waiting for a free tab does not count, up to five times that budget): its page is closed and the request
+  fails with :class:`RenderTimeout`, which the render middleware turns into a static fallback.
+- **Crashes.** When the browser disconnects (crashed, killed, or closed for memory), every render under way
+  fails at once with :class:`BrowserCrashed` (``render_failed:browser_crashed`` once its retry is spent), logged
+  at ERROR; scrapy-playwright launches a fresh browser for the next page. Nothing waits on a dead browser.
+- **Memory.** Every ``BOILERSTRIP_RENDER_MEMORY_CHECK_MS`` the memory of the crawler's child processes
+  (Playwright's driver and the browser: PSS, which counts pages shared between Chromium's processes once) is
+  read from ``/proc``; above ``BOILERSTRIP_RENDER_MAX_BROWSER_MEMORY_MIB`` the browser is closed (renders under
+  way fail with ``browser_memory_limit`` and are retried on a fresh one).
 
 Non-browser requests go to Scrapy's own HTTP handler, unchanged.
 """
@@ -17,56 +27,246 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from contextlib import suppress
 from typing import Any
 
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+from scrapy_playwright.provider import PlaywrightBrowserProvider
 
-from boilerstrip.config import params_from_settings
+from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares._browser_page import PAGE_META
+from boilerstrip.downloadermiddlewares.scope import ScopeParams
+from boilerstrip.downloadhandlers._browser_proxy import AddressCheckingProxy
 from boilerstrip.rendering import BrowserParams
+from boilerstrip.rendering.scope import PrivateAllowlist, connect_refusal
 
-__all__ = ["BrowserDownloadHandler", "RenderTimeout"]
+__all__ = ["BrowserDownloadHandler", "LazyBrowserProvider", "RenderTimeout", "BrowserCrashed"]
 
 logger = logging.getLogger(__name__)
 
 
-#: how often a running render is checked against its time limit
+#: how often a running render is checked against its time limit and the browser's health
 _POLL_S = 0.25
 #: waiting for a free tab may take this many render budgets before the request gives up
 _QUEUE_BUDGETS = 5
+#: attribute of scrapy-playwright's Config through which the provider reports a launched browser
+_WATCH_ATTR = "_boilerstrip_watch_browser"
+_WATCHED_ATTR = "_boilerstrip_watched"
 
 
 class RenderTimeout(TimeoutError):
     """A render took longer than ``BOILERSTRIP_RENDER_MAX_RENDER_MS``."""
 
+    render_failure = "render_timeout"
+
+
+class BrowserCrashed(RuntimeError):
+    """The browser disconnected while this page was being rendered (or waited for a tab)."""
+
+    def __init__(self, message: str, reason: str = "browser_crashed") -> None:
+        super().__init__(message)
+        self.render_failure = reason
+
+
+class LazyBrowserProvider(PlaywrightBrowserProvider):
+    """scrapy-playwright's default provider, started when the first browser is wanted instead of at
+    engine start (``PLAYWRIGHT_BROWSER_PROVIDER``: a public scrapy-playwright interface)."""
+
+    async def start(self) -> None:
+        return None  # deferred to the first launch
+
+    async def _ensure_started(self) -> None:
+        if self.browser_type is None:
+            await super().start()
+
+    async def launch_browser(self) -> Any:
+        await self._ensure_started()
+        browser = await super().launch_browser()
+        # The handler watches every browser it gets (crash detection); it leaves its callback on the
+        # Config it shares with this provider, the one object scrapy-playwright hands over.
+        watch = getattr(self.config, _WATCH_ATTR, None)
+        if watch is not None:
+            watch(browser)
+        return browser
+
+    async def launch_persistent_context(self, context_kwargs: dict) -> Any:
+        await self._ensure_started()
+        return await super().launch_persistent_context(context_kwargs)
+
+
+def _descendants(pid: int) -> list[int]:
+    tree: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read().decode("latin-1")
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        tree.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in tree.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def child_processes_memory_kib(pid: int | None = None) -> int:
+    """PSS (RSS where PSS is not readable) summed over the descendants of ``pid`` (default: this process)."""
+    total = 0
+    for child in _descendants(os.getpid() if pid is None else pid):
+        rss = pss = None
+        try:
+            with open(f"/proc/{child}/smaps_rollup") as fh:
+                for line in fh:
+                    if line.startswith("Pss:"):
+                        pss = int(line.split()[1])
+                    elif line.startswith("Rss:"):
+                        rss = int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+        total += pss if pss is not None else (rss or 0)
+    return total
+
+
+def _drop_result(task: asyncio.Future) -> None:
+    if not task.cancelled():
+        task.exception()  # retrieved: no "exception was never retrieved" warning
+
+
+def _connected(page: Any) -> bool:
+    if page is None:
+        return True
+    try:
+        browser = page.context.browser
+        return browser is None or browser.is_connected()
+    except Exception:  # noqa: BLE001 - a half-torn-down page object
+        return False
+
 
 class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
     def __init__(self, crawler: Any) -> None:
         super().__init__(crawler)
-        self.browser_params = params_from_settings(crawler.settings, "render", BrowserParams)
-        self._start_lock: asyncio.Lock | None = None
-        self._started = False
+        settings = crawler.settings
+        self.browser_params = params_from_settings(settings, "render", BrowserParams)
+        self._crawler_ref = crawler
+        self._check_addresses = component_enabled(settings, "scope")
+        self._allow_private = params_from_settings(settings, "scope", ScopeParams).allow_private
+        self.proxy: AddressCheckingProxy | None = None
+        self._proxy_lock = asyncio.Lock()
+        self._browsers: dict[int, Any] = {}
+        self._crash_epoch = 0
+        self._close_reason: str | None = None  # why we closed the browser ourselves (memory), else a crash
+        self._closing = False
+        self._in_flight = 0
+        self._watchdog: asyncio.Task | None = None
+        self._last_reason = "browser_crashed"
+        setattr(self.config, _WATCH_ATTR, self._watch)
 
-    # scrapy-playwright connects these to engine_started; starting is deferred to the first render.
-    async def _maybe_launch_in_thread(self) -> None:
-        return None
-
-    def _engine_started(self) -> None:  # type: ignore[override]  # Scrapy < 2.14 path
-        return None
-
-    async def _start(self) -> None:
-        if self._started:
+    # -- the browser's way out ---------------------------------------------------------------------------
+    async def _ensure_proxy(self) -> None:
+        if self.proxy is not None or not self._check_addresses:
             return
-        if self._start_lock is None:
-            self._start_lock = asyncio.Lock()
-        async with self._start_lock:
-            if not self._started:
-                await self._maybe_future_from_coro(self._launch())
-                self._started = True
+        async with self._proxy_lock:
+            if self.proxy is not None:
+                return
+            launch = dict(self.config.launch_options or {})
+            if launch.get("proxy") or self.config.cdp_url or self.config.connect_url:
+                logger.warning("the browser uses a proxy or a remote browser of your own: boilerstrip cannot check "
+                               "the addresses it connects to (private addresses may be reached)")
+                self._check_addresses = False
+                return
+            spider = getattr(self._crawler_ref, "spider", None)
+            starts = list(getattr(spider, "start_urls", None) or ()) + list(getattr(spider, "allowed_origins", None) or ())
+            allowed = PrivateAllowlist(starts, self._allow_private)
+            proxy = AddressCheckingProxy(
+                lambda host, port, addresses: connect_refusal(host, port, addresses, allowed),
+                connect_timeout_s=self.browser_params.navigation_timeout_ms / 1000,
+                on_refused=self._refused,
+            )
+            await proxy.start()
+            # Playwright proxies loopback too when a proxy is given (it adds Chromium's "<-loopback>" rule).
+            launch["proxy"] = {"server": proxy.url}
+            self.config.launch_options = launch  # the provider reads this Config (a public scrapy-playwright class)
+            self.proxy = proxy
 
-    async def _download_request(self, request: Any, spider: Any = None) -> Any:
-        await self._start()
+    def _refused(self, reason: str, where: str) -> None:
+        self.stats.inc_value(f"boilerstrip/render/connections_refused/{reason}")
+        logger.debug("browser: refused a connection to %s (%s)", where, reason)
+
+    # -- the browser's health ------------------------------------------------------------------------------
+    def _watch(self, browser: Any) -> None:
+        if browser is None or getattr(browser, _WATCHED_ATTR, False):
+            return  # each browser is watched once (a dead one is not watched again through its old pages)
+        setattr(browser, _WATCHED_ATTR, True)
+        self._browsers[id(browser)] = browser
+        browser.on("disconnected", self._disconnected)
+        if not browser.is_connected():
+            self._disconnected(browser)
+
+    def _watch_page(self, page: Any) -> None:
+        with suppress(Exception):
+            self._watch(page.context.browser)
+
+    def _disconnected(self, browser: Any) -> None:
+        if self._browsers.pop(id(browser), None) is None:
+            return
+        if self._closing:
+            self._crash_epoch += 1
+            return
+        reason, self._close_reason = self._close_reason, None
+        self._last_reason = reason or "browser_crashed"
+        self._crash_epoch += 1
+        self.stats.inc_value("boilerstrip/render/browser_crashes" if reason is None else f"boilerstrip/render/browser_closed/{reason}")
+        if reason is None:
+            logger.error("the browser disconnected (crashed or killed): %d render(s) under way fail with "
+                         "render_failed:browser_crashed (each retried once on a fresh browser)", self._in_flight)
+        else:
+            logger.warning("the browser was closed (%s): %d render(s) under way are retried on a fresh browser",
+                           reason, self._in_flight)
+
+    async def _watch_memory(self) -> None:
+        limit_kib = self.browser_params.max_browser_memory_mib * 1024
+        every_s = self.browser_params.memory_check_ms / 1000
+        loop = asyncio.get_running_loop()
+        while not self._closing:
+            await asyncio.sleep(every_s)
+            if not self._browsers:
+                continue
+            used = await loop.run_in_executor(None, child_processes_memory_kib)
+            self.stats.max_value("boilerstrip/render/browser_memory_mib/max", used // 1024)
+            if used <= limit_kib or self._closing:
+                continue
+            logger.warning("the browser uses %d MiB, more than BOILERSTRIP_RENDER_MAX_BROWSER_MEMORY_MIB=%d: "
+                           "closing it (a fresh one is started for the next page)", used // 1024, limit_kib // 1024)
+            for browser in list(self._browsers.values()):
+                self._close_reason = "browser_memory_limit"
+                with suppress(Exception):
+                    await browser.close()
+
+    # -- the download ----------------------------------------------------------------------------------------
+    async def download_request(self, request: Any, spider: Any = None) -> Any:  # Scrapy >= 2.14 signature
+        if not request.meta.get("playwright"):
+            return await super().download_request(request)
+        await self._ensure_proxy()
+        if self._watchdog is None and self.browser_params.max_browser_memory_mib:
+            self._watchdog = asyncio.ensure_future(self._watch_memory())
+        self._in_flight += 1
+        try:
+            return await self._bounded(request)
+        finally:
+            self._in_flight -= 1
+            request.meta.pop(PAGE_META, None)
+
+    async def _bounded(self, request: Any) -> Any:
         limit_s = self.browser_params.max_render_ms / 1000
         # The clock starts when the page exists (the init callback puts it in the meta): waiting for a
         # free tab behind other renders is queueing, not a wedged page. Getting a tab at all is bounded
@@ -75,29 +275,58 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
         loop = asyncio.get_running_loop()
         queued_at = loop.time()
         started_at: float | None = None
-        task = asyncio.ensure_future(super()._download_request(request, spider))
-        try:
-            while True:
-                done, _ = await asyncio.wait({task}, timeout=_POLL_S)
-                if done:
-                    return task.result()
-                now = loop.time()
-                if started_at is None and request.meta.get(PAGE_META) is not None:
-                    started_at = now
-                if (started_at is not None and now - started_at > limit_s) or (
-                    started_at is None and now - queued_at > queue_limit_s
-                ):
-                    break
+        epoch = self._crash_epoch
+        task = asyncio.ensure_future(ScrapyPlaywrightDownloadHandler.download_request(self, request))
+        failure: BaseException
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=_POLL_S)
             page = request.meta.get(PAGE_META)
             if page is not None:
-                with suppress(Exception):
-                    await page.close()  # the page's close event frees its slot in the context
+                self._watch_page(page)
+            if self._crash_epoch != epoch:  # the browser under this render is gone (its result is worthless)
+                failure = BrowserCrashed(f"the browser disconnected while rendering {request.url}", self._last_reason)
+                break
+            if done:
+                if task.cancelled() or task.exception() is None or (_connected(page) and self._close_reason is None):
+                    return task.result()
+                # failed because its browser went away (the disconnect event may not have arrived yet)
+                reason = self._last_reason if self._crash_epoch != epoch else (self._close_reason or "browser_crashed")
+                failure = BrowserCrashed(f"the browser disconnected while rendering {request.url}", reason)
+                break
+            now = loop.time()
+            if started_at is None and page is not None:
+                started_at = now
+            if (started_at is not None and now - started_at > limit_s) or (
+                started_at is None and now - queued_at > queue_limit_s
+            ):
+                self.stats.inc_value("boilerstrip/render/timeouts")
+                what = "render" if started_at is not None else "wait for a browser tab"
+                failure = RenderTimeout(f"{what} of {request.url} took more than "
+                                        f"{limit_s if started_at is not None else queue_limit_s:g} s")
+                break
+        page = request.meta.get(PAGE_META)
+        if page is not None:
+            with suppress(Exception):
+                await page.close()  # the page's close event frees its slot in the context
+        if isinstance(failure, BrowserCrashed):
+            # Not cancelled: after a disconnect scrapy-playwright may be launching the next browser inside
+            # this task, and a launch cancelled half-way leaves Playwright unable to launch another. The
+            # task finishes on its own (its result is dropped); this request fails now.
+            task.add_done_callback(_drop_result)
+        else:
             task.cancel()
             with suppress(BaseException):
                 await task
-            self.stats.inc_value("boilerstrip/render/timeouts")
-            what = "render" if started_at is not None else "wait for a browser tab"
-            raise RenderTimeout(f"{what} of {request.url} took more than "
-                                f"{limit_s if started_at is not None else queue_limit_s:g} s")
+        raise failure
+
+    async def close(self) -> None:  # Scrapy >= 2.14 signature
+        self._closing = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            with suppress(BaseException):
+                await self._watchdog
+        try:
+            await super().close()
         finally:
-            request.meta.pop(PAGE_META, None)
+            if self.proxy is not None:
+                await self.proxy.close()

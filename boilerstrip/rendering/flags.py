@@ -10,7 +10,10 @@ __all__ = ["render_flags"]
 
 def render_flags(meta: Mapping[str, Any]) -> list[str]:
     """``render_failed:<reason>`` (the browser failed; the static page was kept), ``render_truncated``
-    (the rendered HTML hit the size cap), ``render_settle_timeout`` (the content wait hit its bound)."""
+    (the rendered HTML hit the size cap), ``render_wait:<outcome>`` (how the content wait ended: settled,
+    quiet, idle, timeout, error), ``render_repaired_surrogates`` (lone surrogates in script-written text
+    were replaced by U+FFFD), ``render_static_look`` (a learned host's page whose served HTML already held
+    its content: not rendered)."""
     flags = []
     failed = meta.get("boilerstrip_render_failed")
     if failed:
@@ -18,6 +21,10 @@ def render_flags(meta: Mapping[str, Any]) -> list[str]:
     if meta.get("boilerstrip_render_truncated"):
         flags.append("render_truncated")
     settle = meta.get("boilerstrip_render_settle")
-    if isinstance(settle, Mapping) and settle.get("outcome") in ("timeout", "error"):
-        flags.append(f"render_settle_{settle['outcome']}")
+    if isinstance(settle, Mapping) and settle.get("outcome"):
+        flags.append(f"render_wait:{settle['outcome']}")
+        if settle.get("surrogates_repaired"):
+            flags.append("render_repaired_surrogates")
+    if meta.get("boilerstrip_render_static_look"):
+        flags.append("render_static_look")
     return flags

@@ -2,17 +2,23 @@
 
 The browser must not wander where the crawl would not: it stays on the page's own host and port, the
 crawl's own sites (the caller passes the crawl's scope test) and explicitly allowed hosts; it speaks only
-http(s), and skips images, media and fonts (the text does not need them). A private or loopback address
-literal is reached only when the page itself is on it or it is one of the crawl's own sites.
+http(s), and skips images, media and fonts (the text does not need them).
+
+Addresses follow the HTTP path's rule (:func:`boilerstrip.safety.addresses.address_refusal`, the one copy):
+:func:`subrequest_block_reason` refuses a non-global IP literal early (any spelling), and
+:func:`connect_refusal` is asked again for every connection the browser makes (redirect hops included),
+with the addresses the host resolved to, by the browser's proxy. A non-global address is reached only at
+an allowed endpoint: a start URL's origin or a ``BOILERSTRIP_SCOPE_ALLOW_PRIVATE`` entry.
 """
 
 from __future__ import annotations
 
-import ipaddress
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from urllib.parse import urlsplit
 
-__all__ = ["subrequest_block_reason", "origin_key"]
+from boilerstrip.safety.addresses import address_refusal, origin_of, parse_host_port, parse_ip_literal
+
+__all__ = ["subrequest_block_reason", "origin_key", "PrivateAllowlist", "connect_refusal"]
 
 _NETWORK_FREE_SCHEMES = frozenset(("data", "blob", "about"))
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -36,12 +42,52 @@ def _host_allowed(host: str, allowed: frozenset[str] | set[str]) -> bool:
     return any(host == h or host.endswith("." + h) for h in allowed)
 
 
+class PrivateAllowlist:
+    """Endpoints the browser may reach although their address is not global: the start URLs' origins and
+    ``BOILERSTRIP_SCOPE_ALLOW_PRIVATE`` entries ("host:port", or "host" for any port), as on the HTTP path."""
+
+    def __init__(self, start_urls: Iterable[str] = (), entries: Iterable[str] = ()) -> None:
+        self.endpoints: set[tuple[str, int]] = set()
+        self.any_port_hosts: set[str] = set()
+        for entry in entries:
+            host, port = parse_host_port(entry)  # raises ValueError naming a bad entry
+            if port is None:
+                self.any_port_hosts.add(host)
+            else:
+                self.endpoints.add((host, port))
+        for url in start_urls:
+            origin = origin_of(str(url))
+            if origin is not None:
+                self.endpoints.add(origin.endpoint)
+
+    def allows(self, host: str, port: int) -> bool:
+        host = _normal_host(host)
+        return host in self.any_port_hosts or (host, port) in self.endpoints
+
+
+def _normal_host(host: str) -> str:
+    ip = parse_ip_literal(host)
+    return str(ip) if ip is not None else host.strip().rstrip(".").lower()
+
+
+def connect_refusal(host: str, port: int, addresses: Collection[str], allowed: PrivateAllowlist) -> str | None:
+    """None when the browser may connect to ``host:port`` resolved to ``addresses`` (all of them are
+    checked), else why not (``loopback``, ``private``, ``link_local``... of
+    :func:`boilerstrip.safety.addresses.address_refusal`)."""
+    if allowed.allows(host, port):
+        return None
+    if not addresses:
+        return "no_address"
+    for address in addresses:
+        kind = address_refusal(address)
+        if kind is not None:
+            return kind
+    return None
+
+
 def _private_literal(host: str) -> bool:
-    try:
-        ip = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return not ip.is_global
+    ip = parse_ip_literal(host)
+    return ip is not None and address_refusal(ip) is not None
 
 
 def subrequest_block_reason(
