@@ -160,7 +160,7 @@ def test_subrequests_use_the_shared_address_rule_for_literals(url: str) -> None:
 def test_connect_refusal_checks_every_resolved_address_and_allows_start_origins() -> None:
     from boilerstrip.rendering.scope import PrivateAllowlist, connect_refusal
 
-    allowed = PrivateAllowlist(["http://127.0.0.1:8000/", "http://intranet.test/"], ["10.0.0.5:9200", "db.local"])
+    allowed = PrivateAllowlist(entries=["10.0.0.5:9200", "db.local"], start_urls=["http://127.0.0.1:8000/", "http://intranet.test/"])
     assert connect_refusal("127.0.0.1", 8000, ["127.0.0.1"], allowed) is None  # a start URL's origin
     assert connect_refusal("127.0.0.1", 8001, ["127.0.0.1"], allowed) == "loopback"  # another port: refused
     assert connect_refusal("intranet.test", 80, ["10.1.1.1"], allowed) is None

@@ -22,7 +22,7 @@ async def _ask(proxy_port: int, head: bytes, *, whole: bool = True) -> bytes:
 def test_proxy_forwards_allowed_origins_and_refuses_others_with_the_reason(serve) -> None:
     allowed_site = serve(routes={"/page": Reply(body=b"hello from the site", headers=(("Content-Type", "text/plain"),))})
     internal = serve(routes={"/secret": Reply(body=b"internal")})
-    allowlist = PrivateAllowlist([allowed_site.url + "/"])
+    allowlist = PrivateAllowlist(start_urls=[allowed_site.url + "/"])
     refused: list[tuple[str, str]] = []
 
     async def scenario() -> tuple[bytes, bytes, bytes, bytes]:

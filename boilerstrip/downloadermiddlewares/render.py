@@ -28,7 +28,7 @@ from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, STATI
 from boilerstrip.extraction import extract
 from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, needs_rendering
 from boilerstrip.rendering.scope import origin_key
-from boilerstrip.urls import in_scope
+from boilerstrip.scope import in_scope
 
 __all__ = ["RenderWhenNeededMiddleware"]
 

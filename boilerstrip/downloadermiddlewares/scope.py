@@ -52,7 +52,7 @@ from zope.interface import implementer
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares.robots import KIND_META
 from boilerstrip.outcomes import Filtered
-from boilerstrip.safety.addresses import Origin, address_refusal, origin_of, parse_host_port, parse_ip_literal
+from boilerstrip.safety.addresses import Origin, PrivateAllowlist, address_refusal, origin_of, parse_host_port, parse_ip_literal
 from boilerstrip.scope import joined_site, site_key
 
 if TYPE_CHECKING:
@@ -123,37 +123,13 @@ class ResponseTooLarge(Exception):
     refusal_reason = "response_too_large"
 
 
-class _Allowlist:
-    """Origins the crawl may reach although they are private: start URLs' origins and explicit entries."""
-
-    def __init__(self, entries: tuple[str, ...] = ()) -> None:
-        self.endpoints: set[tuple[str, int]] = set()
-        self.any_port_hosts: set[str] = set()
-        for entry in entries:
-            host, port = parse_host_port(entry)
-            if port is None:
-                self.any_port_hosts.add(host)
-            else:
-                self.endpoints.add((host, port))
-
-    def add(self, origin: Origin) -> None:
-        self.endpoints.add(origin.endpoint)
-
-    def allows(self, origin: Origin) -> bool:
-        return origin.host in self.any_port_hosts or origin.endpoint in self.endpoints
-
-    @property
-    def hosts(self) -> set[str]:
-        return self.any_port_hosts | {host for host, _ in self.endpoints}
-
-
 class ScopeMiddleware:
     def __init__(self, params: ScopeParams, start_urls: list[str] | tuple[str, ...] = (), stats: Any = None) -> None:
         self.params = params
         self.stats = stats
         self.maxsize = 0
         self._received: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self.private = _Allowlist(params.allow_private)
+        self.private = PrivateAllowlist(params.allow_private)
         #: the scope "auto" falls back to when the spider names none (BOILERSTRIP_CRAWL_SCOPE)
         self.crawl_scope = "host"
         self.mode = "host" if params.offsite == "auto" else params.offsite
@@ -272,7 +248,7 @@ class ScopeMiddleware:
             self._refuse(request, "bad_url", url[:80])
         if self.is_offsite(origin) and not self._offsite_exempt(request):
             self._refuse(request, "offsite", f"{origin.host}:{origin.port}")
-        if self.private.allows(origin):
+        if self.private.allows_origin(origin):
             return None
         ip = parse_ip_literal(origin.host)
         if ip is not None:
@@ -346,7 +322,7 @@ class CredentialsMiddleware:
 
 
 # -- connect-time check ------------------------------------------------------------------------------------
-def _share_with_resolver(allowlist: _Allowlist) -> None:
+def _share_with_resolver(allowlist: PrivateAllowlist) -> None:
     """Tell the installed resolver which host names may resolve to private addresses."""
     try:
         from twisted.internet import reactor
@@ -485,7 +461,7 @@ class ScopedResolver(CachingThreadedResolver, _DaemonThreadLookups):
         settings = crawler.settings
         cache_size = settings.getint("DNSCACHE_SIZE") if settings.getbool("DNSCACHE_ENABLED") else 0
         params = params_from_settings(settings, "scope", ScopeParams)
-        hosts = _Allowlist(params.allow_private).hosts
+        hosts = PrivateAllowlist(params.allow_private).hosts
         enabled = component_enabled(settings, "scope")
         return cls(reactor, cache_size, settings.getfloat("DNS_TIMEOUT"), hosts, enabled=enabled)
 

@@ -186,7 +186,7 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 return
             spider = getattr(self._crawler_ref, "spider", None)
             starts = list(getattr(spider, "start_urls", None) or ()) + list(getattr(spider, "allowed_origins", None) or ())
-            allowed = PrivateAllowlist(starts, self._allow_private)
+            allowed = PrivateAllowlist(entries=self._allow_private, start_urls=starts)
             proxy = AddressCheckingProxy(
                 lambda host, port, addresses: connect_refusal(host, port, addresses, allowed),
                 connect_timeout_s=self.browser_params.navigation_timeout_ms / 1000,

@@ -13,10 +13,10 @@ an allowed endpoint: a start URL's origin or a ``BOILERSTRIP_SCOPE_ALLOW_PRIVATE
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection
 from urllib.parse import urlsplit
 
-from boilerstrip.safety.addresses import address_refusal, origin_of, parse_host_port, parse_ip_literal
+from boilerstrip.safety.addresses import PrivateAllowlist, address_refusal, parse_ip_literal
 
 __all__ = ["subrequest_block_reason", "origin_key", "PrivateAllowlist", "connect_refusal"]
 
@@ -40,34 +40,6 @@ def origin_key(url: str) -> tuple[str, int] | None:
 
 def _host_allowed(host: str, allowed: frozenset[str] | set[str]) -> bool:
     return any(host == h or host.endswith("." + h) for h in allowed)
-
-
-class PrivateAllowlist:
-    """Endpoints the browser may reach although their address is not global: the start URLs' origins and
-    ``BOILERSTRIP_SCOPE_ALLOW_PRIVATE`` entries ("host:port", or "host" for any port), as on the HTTP path."""
-
-    def __init__(self, start_urls: Iterable[str] = (), entries: Iterable[str] = ()) -> None:
-        self.endpoints: set[tuple[str, int]] = set()
-        self.any_port_hosts: set[str] = set()
-        for entry in entries:
-            host, port = parse_host_port(entry)  # raises ValueError naming a bad entry
-            if port is None:
-                self.any_port_hosts.add(host)
-            else:
-                self.endpoints.add((host, port))
-        for url in start_urls:
-            origin = origin_of(str(url))
-            if origin is not None:
-                self.endpoints.add(origin.endpoint)
-
-    def allows(self, host: str, port: int) -> bool:
-        host = _normal_host(host)
-        return host in self.any_port_hosts or (host, port) in self.endpoints
-
-
-def _normal_host(host: str) -> str:
-    ip = parse_ip_literal(host)
-    return str(ip) if ip is not None else host.strip().rstrip(".").lower()
 
 
 def connect_refusal(host: str, port: int, addresses: Collection[str], allowed: PrivateAllowlist) -> str | None:

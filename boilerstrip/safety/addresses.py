@@ -7,6 +7,7 @@ calls them before a request is sent and again on the address a connection is abo
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
 import socket
 from typing import NamedTuple
 from urllib.parse import urlsplit
@@ -19,6 +20,7 @@ __all__ = [
     "address_refusal",
     "origin_of",
     "parse_host_port",
+    "PrivateAllowlist",
 ]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -175,3 +177,38 @@ def parse_host_port(entry: str) -> tuple[str, int | None]:
             raise ValueError(f"bad port in {entry!r}")
         return _normalise_host(host), int(port_text)
     return _normalise_host(host), None
+
+
+class PrivateAllowlist:
+    """Endpoints the crawl may reach although their address is not global: the start URLs' origins and
+    ``BOILERSTRIP_SCOPE_ALLOW_PRIVATE`` entries ("host:port", or "host" for any port). The one copy, used
+    by the HTTP path (scope middleware, resolver) and the browser's proxy alike."""
+
+    def __init__(self, entries: Iterable[str] = (), start_urls: Iterable[str] = ()) -> None:
+        self.endpoints: set[tuple[str, int]] = set()
+        self.any_port_hosts: set[str] = set()
+        for entry in entries:
+            host, port = parse_host_port(entry)  # raises ValueError naming a bad entry
+            if port is None:
+                self.any_port_hosts.add(host)
+            else:
+                self.endpoints.add((host, port))
+        for url in start_urls:
+            origin = origin_of(str(url))
+            if origin is not None:
+                self.add(origin)
+
+    def add(self, origin: Origin) -> None:
+        self.endpoints.add(origin.endpoint)
+
+    def allows(self, host: str, port: int) -> bool:
+        host = _normalise_host(host)
+        return host in self.any_port_hosts or (host, port) in self.endpoints
+
+    def allows_origin(self, origin: Origin) -> bool:
+        return origin.host in self.any_port_hosts or origin.endpoint in self.endpoints
+
+    @property
+    def hosts(self) -> set[str]:
+        return self.any_port_hosts | {host for host, _ in self.endpoints}
+
