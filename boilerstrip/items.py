@@ -51,6 +51,7 @@ class PageItem:
     page_block_hashes: list[str] = field(default_factory=list)  # hashes of all the page's blocks, chrome included
     page_blocks: list[dict[str, Any]] | None = None  # the page's candidate region (BOILERSTRIP_BOILERPLATE_SOURCE=auto: {"kind", "text", "links", "furniture"?}); None otherwise
     flags: list[str] = field(default_factory=list)  # e.g. replacement_chars, boilerplate_kept_too_short
+    ai_opt_out: list[str] = field(default_factory=list)  # AI-training opt-out signals found (boilerstrip.optout)
     schema_version: int = SCHEMA_VERSION
 
 
@@ -85,4 +86,5 @@ EXPORT_FIELDS = [
     "page_block_hashes",
     "page_blocks",
     "flags",
+    "ai_opt_out",
 ]

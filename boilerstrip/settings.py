@@ -102,6 +102,9 @@ ROBOTSTXT_OBEY = True
 # RFC 9309 robots (100) replaces Scrapy's, which allows everything when robots.txt fails.
 DOWNLOADER_MIDDLEWARES["scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"] = None
 DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.robots.Rfc9309RobotsMiddleware"] = 100
+# AI-training opt-out signals (robots.txt Content-Signal/Content-Usage, noai, TDMRep) recorded on every
+# page (docs/export.md); right after robots, so only allowed pages wait for the site's tdmrep.json.
+DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.optout.AiOptOutMiddleware"] = 110
 # Crawl-delay floor, Retry-After and per-host back-off: process_response before RetryMiddleware (550).
 DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.politeness.PolitenessMiddleware"] = 560
 # Non-HTML pages are skipped by Content-Type before their body downloads; first to see responses.

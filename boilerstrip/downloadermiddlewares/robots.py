@@ -32,6 +32,7 @@ from scrapy.http.request import NO_CALLBACK
 
 from boilerstrip import ROBOTS_TOKEN
 from boilerstrip.config import component_enabled, params_from_settings
+from boilerstrip.optout import RobotsAiRules, parse_robots_ai_rules
 from boilerstrip.outcomes import Filtered, failure_reason
 from boilerstrip.politeness import RobotsParams, RobotsVerdict, robots_verdict_for_status
 from boilerstrip.urls import origin
@@ -60,6 +61,7 @@ class HostRobots:
     parser: Protego | None = None
     crawl_delay_s: float | None = None
     sitemaps: tuple[str, ...] = ()
+    ai_rules: RobotsAiRules | None = None  # Content-Signal / Content-Usage lines for our token (optout.py)
     fetches: int = 0
     next_fetch_at: float = 0.0  # time.monotonic() when an unreachable robots.txt may be fetched again
     task: asyncio.Future | None = field(default=None, repr=False)
@@ -208,6 +210,7 @@ class Rfc9309RobotsMiddleware:
             host.action, host.parser = "parse", parser
             host.crawl_delay_s = float(crawl_delay) if crawl_delay is not None else None
             host.sitemaps = sitemaps
+            host.ai_rules = parse_robots_ai_rules(text, self.token)
         elif verdict.action == "allow_all":
             host.action = "allow_all"
         else:

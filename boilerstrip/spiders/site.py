@@ -45,6 +45,7 @@ from scrapy.utils.sitemap import Sitemap
 from boilerstrip.config import params_from_settings, setting_name
 from boilerstrip.downloadermiddlewares.compression import BODY_FLAGS_META
 from boilerstrip.downloadermiddlewares.htmlonly import sniff_not_html
+from boilerstrip.downloadermiddlewares.optout import OPT_OUT_META
 from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robots_ready
 from boilerstrip.extraction import ExtractionParams, over_node_budget
 from boilerstrip.items import PageItem
@@ -294,6 +295,7 @@ class SiteSpider(Spider):
             encoding=response.encoding,
             html=response.text,
             canonical_url=canonical,
+            ai_opt_out=list(response.meta.get(OPT_OUT_META) or ()),  # AiOptOutMiddleware's findings
         )
 
     def _join_start_redirect(self, final: str) -> Iterator[Request]:

@@ -1,0 +1,86 @@
+"""``boilerstrip export CRAWL.jsonl [MORE.jsonl ...] -o DIR``: a dataset for AI training from crawls.
+
+Argument parsing around :func:`boilerstrip.export.run_export` (the finishing runner with the dataset steps).
+Exit status: 0 done, 1 an input or the output could not be read or written, 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HELP = "export crawls' JSONL as a deduplicated dataset for AI training (Parquet shards, excluded.jsonl, card)"
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from boilerstrip.export import DEFAULT_INDEX_BACKEND, ExportParams
+
+    defaults = ExportParams()
+    parser.add_argument("inputs", nargs="+", metavar="CRAWL.jsonl", help="records written by boilerstrip crawl")
+    parser.add_argument("-o", "--output", required=True, metavar="DIR", help="the dataset folder to write")
+    parser.add_argument("--format", choices=("parquet", "jsonl"), default=defaults.format,
+                        help="shard format (default: parquet, zstd)")
+    parser.add_argument("--shard-size", type=int, default=defaults.shard_size, metavar="N",
+                        help=f"documents per shard (default: {defaults.shard_size})")
+    parser.add_argument("--row-group-rows", type=int, default=defaults.row_group_rows, metavar="N",
+                        help=f"rows per Parquet row group (default: {defaults.row_group_rows})")
+    parser.add_argument("--index", metavar="DIR", default=None,
+                        help="keep the dedup index here: a later export with the same DIR adds only new documents")
+    parser.add_argument("--index-backend", default=DEFAULT_INDEX_BACKEND, metavar="DOTTED.PATH",
+                        help="the dedup index class (default: the SQLite one)")
+    filters = parser.add_argument_group("filters (off by default: signals are recorded, not used)")
+    filters.add_argument("--min-words", type=int, default=0, metavar="N", help="leave out documents with fewer words")
+    filters.add_argument("--languages", default="", metavar="LIST", help="keep only these languages, e.g. en,fr")
+    filters.add_argument("--min-language-score", type=float, default=0.0, metavar="P",
+                         help="leave out documents whose language score is below P")
+    filters.add_argument("--gopher", action="store_true", help="leave out documents failing the Gopher rules")
+    parser.add_argument("--near-min-jaccard", type=float, default=defaults.near.min_jaccard, metavar="J",
+                        help="a band collision counts as a near duplicate only at this estimated Jaccard (default 0: any)")
+    parser.add_argument("--include-opted-out", action="store_true",
+                        help="include pages that opted out of AI training (a warning is printed)")
+    parser.add_argument("--keep-pii", action="store_true", help="do not replace email and IP addresses")
+    parser.add_argument("--license", default=defaults.license, help="the dataset card's license field (default: other)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from boilerstrip.export import ExportParams, FilterParams, NearDedupParams, run_export
+
+    try:
+        params = ExportParams(
+            format=args.format, shard_size=args.shard_size, row_group_rows=args.row_group_rows,
+            include_opted_out=args.include_opted_out, keep_pii=args.keep_pii, license=args.license,
+            filters=FilterParams(
+                min_words=args.min_words, min_language_score=args.min_language_score, gopher=args.gopher,
+                languages=tuple(sorted({x.strip().lower() for x in args.languages.split(",") if x.strip()})),
+            ),
+            near=NearDedupParams(min_jaccard=args.near_min_jaccard),
+        )
+    except ValueError as exc:
+        print(f"boilerstrip export: {exc}", file=sys.stderr)
+        return 2
+    missing = [p for p in args.inputs if not Path(p).is_file()]
+    if missing:
+        print(f"boilerstrip export: no such file: {', '.join(missing)}", file=sys.stderr)
+        return 1
+    if params.include_opted_out:
+        print("boilerstrip export: WARNING: --include-opted-out: pages whose sites said no to AI training are "
+              "included; their ai_opt_out column names the signals", file=sys.stderr)
+    try:
+        stats = run_export(args.inputs, args.output, params, index_dir=args.index, index_backend=args.index_backend)
+    except ValueError as exc:  # an index made with another recipe, a bad backend
+        print(f"boilerstrip export: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, UnicodeError) as exc:
+        print(f"boilerstrip export: cannot export to {args.output}: {exc}", file=sys.stderr)
+        return 1
+    if stats["invalid_lines"]:
+        print(f"boilerstrip export: skipped {stats['invalid_lines']} line(s) that were not JSON objects", file=sys.stderr)
+    reasons = ", ".join(f"{r} {n}" for r, n in stats["excluded_by_reason"].items()) or "none"
+    print(f"boilerstrip export: {stats['documents']} documents in {len(stats['shards'])} shard(s) -> {args.output}; "
+          f"left out {stats['excluded']} ({reasons})", file=sys.stderr)
+    if params.include_opted_out and stats["opted_out_included"]:
+        print(f"boilerstrip export: WARNING: {stats['opted_out_included']} opted-out page(s) included", file=sys.stderr)
+    return 0

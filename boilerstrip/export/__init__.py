@@ -1,0 +1,106 @@
+"""``boilerstrip export``: crawls' JSONL to a dataset for AI training, as steps of the finishing runner.
+
+``ReadInputs -> Normalise -> OptOutPolicy -> Language -> Quality -> Filters -> Pii -> ExactDedup ->
+NearDedup -> ShardWriter``; every document left out is dropped by one step with a reason and lands in
+``excluded.jsonl``. Then ``stats.json`` and the dataset card (``README.md``). Pure Python (no Scrapy):
+py3langid, datasketch and pyarrow do the heavy lifting. See docs/export.md.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import uuid
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from boilerstrip.atomicfile import atomic_open
+from boilerstrip.finishing.base import Step, run_steps
+
+from .card import dataset_card, export_stats, size_category
+from .index import INDEX_FILE, DedupIndex, MemoryDedupIndex, MinHasher, SqliteDedupIndex
+from .params import ExportParams, FilterParams, GopherParams, NearDedupParams
+from .pii import replace_pii
+from .signals import QUALITY_FIELDS, gopher_failures, quality_signals
+from .steps import (ROW_FIELDS, ExactDedup, ExcludedLog, ExportContext, Filters, Language, NearDedup, Normalise,
+                    OptOutPolicy, Pii, Quality, ReadInputs, ShardWriter, document_id, normalise_text,
+                    parquet_schema)
+
+__all__ = [
+    "ExportParams", "FilterParams", "GopherParams", "NearDedupParams", "DedupIndex", "MemoryDedupIndex",
+    "SqliteDedupIndex", "MinHasher", "INDEX_FILE", "QUALITY_FIELDS", "ROW_FIELDS", "quality_signals",
+    "gopher_failures", "replace_pii", "document_id", "normalise_text", "export_steps", "run_export",
+    "open_index", "dataset_card", "export_stats", "size_category", "parquet_schema", "EXCLUDED_FILE",
+    "STATS_FILE", "CARD_FILE",
+]
+
+EXCLUDED_FILE = "excluded.jsonl"
+STATS_FILE = "stats.json"
+CARD_FILE = "README.md"
+DEFAULT_INDEX_BACKEND = "boilerstrip.export.SqliteDedupIndex"
+
+
+def export_steps(inputs: Iterable[str | Path], out_dir: str | Path, params: ExportParams, index: DedupIndex,
+                 run_id: str) -> list[Step]:
+    return [
+        ReadInputs(inputs),
+        Normalise(),
+        OptOutPolicy(include=params.include_opted_out),
+        Language(max_chars=params.language_max_chars),
+        Quality(),
+        Filters(params.filters),
+        Pii(keep=params.keep_pii),
+        ExactDedup(index, run_id),
+        NearDedup(index, run_id, params.near),
+        ShardWriter(out_dir, params),
+    ]
+
+
+def open_index(folder: str | Path, params: NearDedupParams, backend: str = DEFAULT_INDEX_BACKEND) -> DedupIndex:
+    """The dedup index kept in ``folder``, by the backend's dotted path (as ``boilerstrip.state`` does)."""
+    from boilerstrip.state import load_backend
+
+    try:
+        cls: Any = load_backend(backend)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("state backend", "index backend")) from None
+    return cls(folder, params)
+
+
+def run_export(inputs: Iterable[str | Path], out_dir: str | Path, params: ExportParams | None = None,
+               index_dir: str | Path | None = None, index_backend: str = DEFAULT_INDEX_BACKEND) -> dict[str, Any]:
+    """Export ``inputs`` (crawl JSONL files) to ``out_dir``; returns the stats written to ``stats.json``.
+
+    With ``index_dir`` the dedup index is kept there and committed once every file is written, so a later
+    export leaves out what this one exported; without it a temporary index is used and deleted."""
+    params = params or ExportParams()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    inputs = [Path(p) for p in inputs]
+    run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
+    with tempfile.TemporaryDirectory(prefix=".boilerstrip-index-", dir=out) as scratch:
+        index = open_index(index_dir if index_dir is not None else scratch, params.near, index_backend)
+        excluded = ExcludedLog(out / EXCLUDED_FILE)
+        context = ExportContext(excluded)
+        try:
+            for _ in run_steps([], export_steps(inputs, out, params, index, run_id), context):
+                pass
+            excluded.finish()
+        except BaseException:
+            excluded.abort()
+            index.close()
+            raise
+        summary = context.report.get("export", {})
+        summary["invalid_lines"] = len(context.invalid_lines)
+        summary["index_documents"] = index.documents()
+        stats = export_stats(summary, excluded.reasons, excluded.sites, context.counts, params)
+        stats["run"] = run_id
+        with atomic_open(out / STATS_FILE, "w") as handle:
+            handle.write(json.dumps(stats, ensure_ascii=False, indent=1) + "\n")
+        with atomic_open(out / CARD_FILE, "w") as handle:
+            handle.write(dataset_card(stats, params, name=out.resolve().name))
+        index.commit()
+        index.close()
+    return stats

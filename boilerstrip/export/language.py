@@ -1,0 +1,24 @@
+"""Language identification with py3langid, whose model ships inside the pip package (nothing downloaded)."""
+
+from __future__ import annotations
+
+__all__ = ["LanguageIdentifier"]
+
+
+class LanguageIdentifier:
+    """Loads py3langid's bundled model once (about 2 s) and classifies the first ``max_chars`` of a text."""
+
+    def __init__(self, max_chars: int = 4_000) -> None:
+        from py3langid.langid import MODEL_FILE
+        from py3langid.langid import LanguageIdentifier as _Identifier
+
+        self.max_chars = max_chars
+        self._model = _Identifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+    def identify(self, text: str) -> tuple[str | None, float]:
+        """(ISO 639-1 code, probability in [0, 1]); (None, 0.0) for a text without letters."""
+        sample = " ".join(text[: self.max_chars].split())
+        if not any(ch.isalpha() for ch in sample):
+            return None, 0.0
+        lang, score = self._model.classify(sample)
+        return str(lang), round(float(score), 4)
