@@ -114,6 +114,7 @@ def parse_robots_ai_rules(text: str, token: str) -> RobotsAiRules:
             if not in_agents:
                 agents = []
             agents.append(value.strip().lower())
+            groups.setdefault(agents[-1], [])  # a group with no AI lines still shadows "*"
             in_agents = True
             continue
         in_agents = False

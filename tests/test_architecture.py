@@ -16,6 +16,8 @@ PURE_MODULES = [
     "boilerstrip.boilerplate",
     "boilerstrip.atomicfile",
     "boilerstrip.rendering",
+    "boilerstrip.optout",
+    "boilerstrip.export",
 ]
 FORBIDDEN = ("scrapy", "twisted", "playwright", "scrapy_playwright")
 

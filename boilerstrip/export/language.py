@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 __all__ = ["LanguageIdentifier"]
 
 
 class LanguageIdentifier:
-    """Loads py3langid's bundled model once (about 2 s) and classifies the first ``max_chars`` of a text."""
+    """Uses py3langid's bundled model (loaded once per process, about 2 s) and classifies the first ``max_chars`` of a text."""
 
     def __init__(self, max_chars: int = 4_000) -> None:
-        from py3langid.langid import MODEL_FILE
-        from py3langid.langid import LanguageIdentifier as _Identifier
-
         self.max_chars = max_chars
-        self._model = _Identifier.from_model_file(MODEL_FILE, norm_probs=True)
+        self._model = _bundled_model()
 
     def identify(self, text: str) -> tuple[str | None, float]:
         """(ISO 639-1 code, probability in [0, 1]); (None, 0.0) for a text without letters."""
@@ -22,3 +22,12 @@ class LanguageIdentifier:
             return None, 0.0
         lang, score = self._model.classify(sample)
         return str(lang), round(float(score), 4)
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled_model() -> Any:
+    """py3langid's model file from inside the package, loaded once per process (it is read-only)."""
+    from py3langid.langid import MODEL_FILE
+    from py3langid.langid import LanguageIdentifier as _Identifier
+
+    return _Identifier.from_model_file(MODEL_FILE, norm_probs=True)

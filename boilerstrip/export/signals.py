@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re
+import string
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -20,7 +21,8 @@ _STOP_WORDS = frozenset(("the", "be", "to", "of", "and", "that", "have", "with")
 _BULLETS = ("\u2022", "\u2023", "\u25b6", "\u25cf", "\u25e6", "\u25aa", "\u25ab", "\u2013", "\u2014",
             "-", "*", "\u00b7", "\u2043", "\u25a0", "\u25a1", "\u27a2")
 _ELLIPSES = ("...", "\u2026")
-_PUNCT_STRIP = "\"'()[]{}<>.,;:!?\u201c\u201d\u2018\u2019\u00ab\u00bb"
+#: stripped from both ends of a word before it is counted: ASCII punctuation, typographic quotes, bullets
+_PUNCT_STRIP = string.punctuation + "\u201c\u201d\u2018\u2019\u00ab\u00bb\u2026" + "".join(_BULLETS)
 _PARAGRAPH_RE = re.compile(r"\n\s*\n")
 _TOP_NGRAMS = (2, 3, 4)
 
