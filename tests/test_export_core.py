@@ -50,6 +50,7 @@ def test_document_id_is_stable_and_depends_on_url_and_text() -> None:
 @pytest.mark.parametrize("text, expected, counts", [
     ("write to jane.doe@mail.example.org today", "write to email@example.com today", {"email": 1, "ip": 0}),
     ("server 93.184.216.34 answered", "server 192.0.2.1 answered", {"email": 0, "ip": 1}),
+    ("ping 8.8.8.8.", "ping 192.0.2.1.", {"email": 0, "ip": 1}),
     ("on 127.0.0.1 and 192.168.1.10 and 10.0.0.1", "on 127.0.0.1 and 192.168.1.10 and 10.0.0.1", {"email": 0, "ip": 0}),
     ("version 1.2.3.4.5 and 999.1.1.1", "version 1.2.3.4.5 and 999.1.1.1", {"email": 0, "ip": 0}),
     ("a@b", "a@b", {"email": 0, "ip": 0}),

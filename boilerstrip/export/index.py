@@ -44,8 +44,9 @@ class MinHasher:
         self._template = MinHash(num_perm=params.num_perm, seed=params.seed)
 
     def words(self, text: str) -> list[str]:
-        folded = unicodedata.normalize("NFD", text.casefold())
-        folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+        folded = text.casefold()
+        if not folded.isascii():
+            folded = "".join(ch for ch in unicodedata.normalize("NFD", folded) if not unicodedata.combining(ch))
         return _WORD_RE.findall(_DIGIT_RE.sub("0", folded))
 
     def signature(self, text: str) -> bytes | None:
@@ -60,9 +61,10 @@ class MinHasher:
         return mh.hashvalues.astype(self._np.uint32).tobytes()
 
     def band_keys(self, signature: bytes) -> list[tuple[int, int]]:
-        """(band, key) per band: a 63-bit hash of the band's rows (fits SQLite's INTEGER)."""
+        """(band, key) per band: a 63-bit hash of the band number and its rows (one SQLite INTEGER column
+        holds every band's buckets; two bands never share a key)."""
         width = self.params.rows_per_band * 4
-        return [(band, int.from_bytes(hashlib.blake2b(signature[band * width : (band + 1) * width],
+        return [(band, int.from_bytes(hashlib.blake2b(band.to_bytes(2, "big") + signature[band * width : (band + 1) * width],
                                                       digest_size=8).digest(), "big") >> 1)
                 for band in range(self.params.bands)]
 
@@ -121,8 +123,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS docs (id TEXT PRIMARY KEY, url TEXT NOT NULL, run TEXT NOT NULL, sig BLOB) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS exact (digest TEXT PRIMARY KEY, id TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS bands (band INTEGER NOT NULL, key INTEGER NOT NULL, id TEXT NOT NULL,
-    PRIMARY KEY (band, key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS bands (key INTEGER PRIMARY KEY, id TEXT NOT NULL);
 """
 
 
@@ -161,11 +162,9 @@ class SqliteDedupIndex:
         assert self._db is not None
         if not band_keys:
             return []
-        values = ",".join("(?, ?)" for _ in band_keys)
-        flat = [v for pair in band_keys for v in pair]
         rows = self._db.execute(
             f"SELECT DISTINCT d.id, d.run, d.sig FROM bands b JOIN docs d ON d.id = b.id "
-            f"WHERE (b.band, b.key) IN (VALUES {values})", flat).fetchall()
+            f"WHERE b.key IN ({','.join('?' * len(band_keys))})", [key for _, key in band_keys]).fetchall()
         return [(r[0], r[1], r[2] or b"") for r in rows]
 
     def add(self, doc_id: str, url: str, digest: str, band_keys: list[tuple[int, int]], signature: bytes | None,
@@ -175,8 +174,8 @@ class SqliteDedupIndex:
                          (doc_id, url, run, signature))
         self._db.execute("INSERT OR IGNORE INTO exact (digest, id) VALUES (?, ?)", (digest, doc_id))
         if band_keys:
-            self._db.executemany("INSERT OR IGNORE INTO bands (band, key, id) VALUES (?, ?, ?)",
-                                 [(band, key, doc_id) for band, key in band_keys])
+            self._db.executemany("INSERT OR IGNORE INTO bands (key, id) VALUES (?, ?)",
+                                 [(key, doc_id) for _, key in band_keys])
 
     def documents(self) -> int:
         assert self._db is not None

@@ -12,7 +12,9 @@ EMAIL_PLACEHOLDER = "email@example.com"
 IP_PLACEHOLDER = "192.0.2.1"
 
 _EMAIL_RE = re.compile(r"\b[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b")
-_IPV4_RE = re.compile(r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\d.]|\.\d)")
+#: four dotted numbers not inside a longer dotted run (a version "1.2.3.4.5" is not an address); a
+#: sentence's full stop after the address is fine. Octets above 255 are refused by ``ipaddress``.
+_IPV4_RE = re.compile(r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?!\d|\.\d)")
 
 
 def _is_public(address: str) -> bool:
