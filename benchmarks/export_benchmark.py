@@ -14,8 +14,10 @@ Usage (from the repository root)::
      added or a paragraph dropped -- word 5-gram Jaccard roughly 0.75 to 0.95;
    - exact duplicates (``--exact-share``): the same text with other case and spacing.
    The records are split over two input files (two "crawls"), copies and originals shuffled across both.
-3. Runs ``boilerstrip export IN1 IN2 -o OUT`` in a child process and reports wall time, documents/s and the
-   child's peak RSS (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``).
+3. Runs ``boilerstrip export IN1 IN2 -o OUT`` in a child process and reports wall time, documents/s, the
+   child's CPU time (documents per CPU second: the figure that holds on a busy machine) and its peak RSS
+   (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``; the crawls, when run, are children too: their
+   peak is far lower).
 4. Scores near-duplicate detection on the planted pairs: precision = share of ``near_duplicate`` drops whose
    kept document is the planted partner; recall = share of planted near pairs of which exactly one
    document was kept. Exact pairs are scored the same way.
@@ -206,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"records: {len(family)} ({planted['base']} base, {planted['near']} near copies, {planted['exact']} "
               f"exact copies), {size / 1e6:.0f} MB of JSONL, built in {time.monotonic() - started:.0f} s")
         out = folder / "dataset"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_before = before.ru_utime + before.ru_stime
         started = time.monotonic()
         proc = subprocess.run([sys.executable, "-m", "boilerstrip", "export", *map(str, inputs), "-o", str(out)],
                               cwd=ROOT, capture_output=True, text=True)
@@ -213,13 +217,17 @@ def main(argv: list[str] | None = None) -> int:
         if proc.returncode != 0:
             print(proc.stderr[-3000:], file=sys.stderr)
             return 1
-        peak_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # KiB on Linux
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the crawls' children too, but they ran earlier
+        peak_rss = usage.ru_maxrss * 1024  # KiB on Linux
+        cpu = usage.ru_utime + usage.ru_stime - cpu_before
         stats = json.loads((out / "stats.json").read_text())
         figures = {"records": len(family), "seconds": round(seconds, 1), "docs_per_s": round(len(family) / seconds, 1),
+                   "cpu_seconds": round(cpu, 1), "docs_per_cpu_s": round(len(family) / cpu, 1),
                    "peak_rss_mb": round(peak_rss / 1024**2), "documents": stats["documents"],
                    "excluded": stats["excluded_by_reason"], "shards": len(stats["shards"]),
                    **{k: round(v, 4) if isinstance(v, float) else v for k, v in score(out, family, planted).items()}}
     print(f"export: {figures['records']} records in {figures['seconds']} s = {figures['docs_per_s']} docs/s, "
+          f"({figures['docs_per_cpu_s']} docs per CPU second: {figures['cpu_seconds']} s of CPU), "
           f"peak RSS {figures['peak_rss_mb']} MB, {figures['documents']} documents kept in {figures['shards']} "
           f"shard(s), left out {figures['excluded']}")
     print(f"near duplicates (MinHash LSH 14x8): precision {figures['near_precision']:.4f}, recall "
