@@ -11,7 +11,7 @@ __all__ = ["LanguageIdentifier"]
 class LanguageIdentifier:
     """Uses py3langid's bundled model (loaded once per process, about 2 s) and classifies the first ``max_chars`` of a text."""
 
-    def __init__(self, max_chars: int = 4_000) -> None:
+    def __init__(self, max_chars: int = 2_000) -> None:
         self.max_chars = max_chars
         self._model = _bundled_model()
 

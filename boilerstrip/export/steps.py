@@ -171,6 +171,7 @@ class Normalise(Step):
                 "site": site_of_url(url),
                 "crawl": crawl,
                 "ai_opt_out": sorted(str(s) for s in (record.get("ai_opt_out") or [])),
+                "_digest": digest,  # the exact-duplicate key (of the text before PII replacement)
                 "_crawl_quality": {
                     "template_removed_fraction": round(removed / (removed + len(text)), 4) if removed else 0.0,
                     "extraction_method": record.get("method") or None,
@@ -200,7 +201,7 @@ class OptOutPolicy(Step):
 class Language(Step):
     name = "language"
 
-    def __init__(self, max_chars: int = 4_000, identifier: LanguageIdentifier | None = None) -> None:
+    def __init__(self, max_chars: int = 2_000, identifier: LanguageIdentifier | None = None) -> None:
         self.max_chars = max_chars
         self.identifier = identifier
 
@@ -301,7 +302,7 @@ class ExactDedup(Step):
             keys.sort()
             for _, key in keys:
                 record = spill.get(key)
-                record["_digest"] = digest = text_digest(record["text"])
+                record["_digest"] = digest = record.get("_digest") or text_digest(record["text"])
                 match = self.index.exact(digest)
                 if match is not None:
                     reason = "exact_duplicate" if match[1] == self.run_id else "already_exported"
