@@ -33,7 +33,7 @@ def small_site(n: int = 4, robots_reply: Reply | None = None, extra: dict | None
     return routes
 
 
-def page_hits(server, exclude=("/robots.txt", "/sitemap.xml")) -> list:
+def page_hits(server, exclude=("/robots.txt", "/sitemap.xml", "/.well-known/tdmrep.json")) -> list:
     return [entry for entry in server.log if entry.path not in exclude]
 
 

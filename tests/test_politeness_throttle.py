@@ -25,7 +25,7 @@ def test_crawl_delay_is_respected_even_with_autothrottle(serve, tmp_path) -> Non
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert len(records) == 5
     hits = page_hits(server, exclude=("/robots.txt",))
-    assert len(hits) == 6  # 5 pages + /sitemap.xml, all through the same host slot
+    assert len(hits) == 7  # 5 pages + /sitemap.xml + /.well-known/tdmrep.json, all through the same host slot
     # Scrapy spaces the *starts* of requests; the server sees arrivals, and the first request pays for the
     # TCP connect (later ones reuse the connection), so allow 0.15 s of skew. Without the floor,
     # AutoThrottle would bring the gaps down to ~0.5 s, then ~0.25 s.
