@@ -243,3 +243,19 @@ def test_failed_export_leaves_the_index_untouched(tmp_path, monkeypatch) -> None
     assert db.execute("SELECT COUNT(*) FROM docs").fetchone()[0] == 0
     assert not list((tmp_path / "out" / "data").glob("*"))
     assert run_export([src], tmp_path / "out", index_dir=tmp_path / "index")["documents"] == 1
+
+
+def test_language_model_ships_with_the_package_and_needs_no_network() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import socket\n"
+        "def refuse(*args, **kwargs):\n    raise OSError('network used')\n"
+        "socket.socket = socket.create_connection = socket.getaddrinfo = refuse\n"
+        "from boilerstrip.export.language import LanguageIdentifier\n"
+        "print(LanguageIdentifier().identify('The garden opens on Saturday for everyone who wants to compost.'))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("('en', ")
