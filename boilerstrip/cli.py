@@ -21,6 +21,7 @@ COMMANDS = {
     "extract": "extract",
     "dedup": "dedup",
     "worker": "worker",
+    "check": "check",
 }
 
 

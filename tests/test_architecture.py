@@ -16,6 +16,7 @@ PURE_MODULES = [
     "boilerstrip.boilerplate",
     "boilerstrip.atomicfile",
     "boilerstrip.rendering",
+    "boilerstrip.check",
 ]
 FORBIDDEN = ("scrapy", "twisted", "playwright", "scrapy_playwright")
 

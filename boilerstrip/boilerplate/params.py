@@ -65,6 +65,14 @@ class BoilerplateParams:
     #: ``min_headline_match_share``: a one-word title does not match every heading).
     min_headline_match_share: float = 0.6
 
+    #: auto: a page whose region (minus template, comments and hidden text) is at least this share list
+    #: items holding a link, with at least ``list_page_min_items`` of them, *is* that list (a chapter's
+    #: table of contents, a sitemap page, a command index): its text is the region with the list, even
+    #: where the class vocabulary calls the list furniture ("toc"); reason ``list_content``. Above 1: off.
+    #: Site benchmark (direct, 2026-12-01): see docs/cross-page.md.
+    list_page_min_share: float = 0.5
+    list_page_min_items: int = 3
+
     # --- the template rule -----------------------------------------------------------------------
     #: A block on more than this share of a site's pages is template. 0.8 (the issue's default): a
     #: footer or "related posts" box is on ~100% of pages; real text repeated on 80% of a site is rare.
@@ -85,6 +93,26 @@ class BoilerplateParams:
     #: 0.5 with windows of 3: two constant items next to a varying one.
     list_min_template_share: float = 0.5
     list_min_items: int = 3
+
+    #: Structural template (``template:structure``): a block of several pieces (cells, the items of a
+    #: bar) whose text differs per page but whose slot (tag path with class/id, kind, links or not) is on
+    #: at least this share of the pages of its site or cluster, with at least one piece that is template
+    #: by itself ("Prev", "Home", on ``min_share_of_pages``) and only short names besides: the per-page
+    #: navigation bars of generated manuals. 0.8, as for blocks. Site benchmark (direct, 2026-12-01):
+    #: docbook-xsl-doc-html leakage 17.3% -> see docs/cross-page.md; sqlite3-doc and debian-handbook
+    #: unchanged (their bars are list items, caught by the list rule).
+    structure_enabled: bool = True
+    structure_min_share_of_pages: float = 0.8
+    #: ...a varying piece is a name when its normalised text is at most this long: page and chapter titles
+    #: of the three benchmark sites are under 60; a sentence in a table cell is longer.
+    structure_max_name_chars: int = 80
+
+    #: A heading that is template by its text stays when the blocks of its section (up to the next
+    #: heading) hold at least this many characters found on this page only: "Synopsis" and "Description"
+    #: head every reference page of a generated manual and are that page's structure, not chrome. 0: off.
+    #: 20: one short sentence ("Sets the line-height property." is 30). Site benchmark (direct,
+    #: 2026-12-01): see docs/cross-page.md.
+    section_min_own_chars: int = 20
 
     # --- normalisation ---------------------------------------------------------------------------
     #: Replace every run of digits by "0" before hashing, so "Page 3 of 12" and "(c) 2024" match across
@@ -120,7 +148,7 @@ class BoilerplateParams:
         if self.source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {self.source!r}")
         for name in ("min_share_of_pages", "cluster_min_share_of_pages", "protect_min_share", "blank_min_share",
-                     "list_min_template_share", "max_extracted_share_of_region", "min_held_share", "min_headline_match_share",
+                     "list_min_template_share", "structure_min_share_of_pages", "max_extracted_share_of_region", "min_held_share", "min_headline_match_share",
                      "extra_max_link_density",
                      "max_removed_share_unflagged"):
             value = getattr(self, name)
@@ -129,6 +157,12 @@ class BoilerplateParams:
         for name in ("min_pages", "cluster_min_pages", "list_min_items", "state_refresh_pages"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        if self.list_page_min_share <= 0 or self.list_page_min_items < 1:
+            raise ValueError("list_page_min_share must be > 0 and list_page_min_items >= 1")
+        if self.section_min_own_chars < 0:
+            raise ValueError(f"section_min_own_chars must be >= 0, got {self.section_min_own_chars!r}")
+        if self.structure_max_name_chars < 1:
+            raise ValueError(f"structure_max_name_chars must be >= 1, got {self.structure_max_name_chars!r}")
         if self.extra_min_chars < 0 or self.extra_max_pages < 1:
             raise ValueError("extra_min_chars must be >= 0 and extra_max_pages >= 1")
         if self.headline_search_blocks < 0:
@@ -143,6 +177,12 @@ class DuplicateParams:
     #: deterministically (same output whatever the crawl order). "drop": the crawl drops them at once
     #: (first kept wins: the kept URL then depends on the crawl order).
     mode: str = "mark"
+    #: Near duplicates are kept and marked (``duplicate_of``, ``duplicate_similarity``, flag
+    #: ``near_duplicate``): in a site crawl the user asked for every page, and a 180-entry command index
+    #: 92% similar to the part index holding it is still a page of its own. True (``--drop-duplicates``)
+    #: drops them (in the finishing pass; at once with ``mode = "drop"``). Exact copies of a page's text
+    #: under another URL are dropped either way (reason ``exact_duplicate`` in the ledger).
+    drop_near: bool = False
     #: Near duplicates: estimated Jaccard similarity of word shingles at or above this. 0.9: the same
     #: article with a different date line or comment count; two chapters of one manual stay apart.
     near_min_jaccard: float = 0.9
