@@ -8,7 +8,10 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/site_benchmark.py --json out/site-benchmark.json
 
 Sites (Debian packages; a missing one is skipped with a message): ``sqlite3-doc`` (the SQLite docs, one
-template for the whole site plus a C-API section with its own) and ``debian-handbook`` (DocBook HTML, en-US).
+template for the whole site plus a C-API section with its own), ``debian-handbook`` (DocBook HTML, en-US)
+and ``docbook-xsl-doc-html`` (1,085 pages of DocBook XSL's chunked output: "Prev | Up | <title> | Home |
+Next" bars in tables on every page, reference pages documented twice, chapter pages that are their table of
+contents).
 Each site is served on loopback with ``SiteServer`` and crawled with ``boilerstrip crawl`` (fast settings,
 no politeness delay: it is our own loopback server), once per variant: the default; the extractor's
 semantic rung off (``BOILERSTRIP_EXTRACTION_SEMANTIC_ENABLED=false``: density plus cross-page alone); the
@@ -28,6 +31,10 @@ per site below as XPaths: header/menu, navigation bars, banners, generated foote
   ``--chrome-min-pages`` pages, plus the page's own chrome texts (e.g. its "Prev <title>" bar). A page
   leaks when one of its output lines equals a template string, or contains one of at least 25 characters
   (compared on their ``\\w`` characters, case-folded).
+- **nav**: share of records with a navigation line (``boilerstrip.check.navigation_line``: "Prev | <chapter>
+  | Next", "<title> | Home | <title>", a line of only navigation words), the measure ``boilerstrip check``
+  reports.
+- **pages**: records of the crawl (after the finishing pass: exact copies under another URL dropped).
 - **shuffled**: ``boilerstrip dedup`` applied to a shuffled copy of the crawl's JSONL gives byte-identical
   output to the one applied to the file as crawled.
 
@@ -59,13 +66,14 @@ from benchmarks.extraction_benchmark import score_page, summarise  # noqa: E402 
 from boilerstrip.boilerplate import page_block_hashes  # noqa: E402
 from boilerstrip.finishing import finish_records  # noqa: E402
 from boilerstrip.boilerplate.finish import read_records  # noqa: E402
+from boilerstrip.check import navigation_line  # noqa: E402
 from boilerstrip.demo.server import SiteServer  # noqa: E402
 
 _WORD_RE = re.compile(r"\w+")
 #: A template string at least this long (in \w characters) leaks also as a substring of a line.
 LEAK_SUBSTRING_MIN_CHARS = 25
 #: Block-level elements whose text is a template string of its own inside a chrome element.
-_CHROME_PARTS = ".//li|.//p|.//td|.//dt|.//dd|.//h1|.//h2|.//h3|.//h4|.//h5|.//h6|.//option|.//div[not(.//div|.//p|.//ul)]"
+_CHROME_PARTS = ".//li|.//tr|.//p|.//td|.//dt|.//dd|.//h1|.//h2|.//h3|.//h4|.//h5|.//h6|.//option|.//div[not(.//div|.//p|.//ul)]"
 _PARSER = lxml_html.HTMLParser(encoding="utf-8")
 _NOT_CONTENT = ("//script", "//style", "//noscript", "//form", "//head")
 
@@ -107,6 +115,18 @@ SITES = {
         ),
         not_content=("//div[contains(@class, 'toc')]",),
     ),
+    "docbook-xsl-doc-html": Site(
+        name="docbook-xsl-doc-html",
+        root=Path("/usr/share/doc/docbook-xsl-doc-html/doc"),
+        start="index.html",
+        # DocBook XSL's chunked output: a "Prev | Up | <title> | Home | Next" bar on top and a
+        # "<previous title> | Home | <next title>" bar at the bottom of every page. Nothing else is chrome:
+        # a part's or reference's table of contents is its content (the list of its pages).
+        chrome=(
+            "//div[@class='navheader']",
+            "//div[@class='navfooter']",
+        ),
+    ),
 }
 
 
@@ -126,6 +146,9 @@ def _element_text(el) -> str:
 class Truth:
     text: str
     chrome: set[str] = field(default_factory=set)
+    #: keys of the content's own blocks: a chrome text that is also one (the page title in a DocBook
+    #: navigation header and in its heading) does not leak as a line of its own
+    content: set[str] = field(default_factory=set)
 
 
 def truth_of(html: str, site: Site) -> Truth:
@@ -149,7 +172,9 @@ def truth_of(html: str, site: Site) -> Truth:
     body = doc.find("body")
     if body is None:
         body = doc
-    return Truth(_element_text(body), chrome)
+    content = {_key(_element_text(part)) for part in body.xpath(_CHROME_PARTS)}
+    content.discard("")
+    return Truth(_element_text(body), chrome, content)
 
 
 @dataclass
@@ -184,13 +209,15 @@ def load_truth(site: Site, base_url: str, urls: list[str], chrome_min_pages: int
     return SitePages(site, sorted(html), html, truth, template, template_substrings)
 
 
-def leaks(text: str, own_chrome: set[str], template: set[str], substrings: set[str]) -> list[str]:
-    """Template strings found in ``text`` (line equality, or substring for long ones)."""
+def leaks(text: str, own_chrome: set[str], template: set[str], substrings: set[str],
+          own_content: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """Template strings found in ``text`` (line equality, or substring for long ones); a line that is one of
+    the page's own content blocks (``own_content``) is not a leak."""
     found = []
     long_template = sorted(substrings)
     for line in (text or "").splitlines():
         key = _key(line)
-        if not key:
+        if not key or key in own_content:
             continue
         if key in template or key in own_chrome:
             found.append(line.strip())
@@ -263,11 +290,11 @@ def direct_records(base_url: str, site: Site, extra_settings: dict[str, str], li
         url = f"{base_url}/{path.relative_to(site.root).as_posix()}"
         html = path.read_bytes().decode("utf-8", errors="replace")
         result = extract(html, url=url, params=params)
-        blocks = page_blocks(html) if page_source else [(b.kind, b.text) for b in result.blocks]
+        blocks = page_blocks(html, slots=True) if page_source else [(b.kind, b.text) for b in result.blocks]
         record = {"url": url, "title": result.title, "text": result.text, "page_block_hashes": page_block_hashes(html),
                   "method": "crosspage" if page_source else result.method,
                   "attempts": [a.__dict__.copy() for a in result.attempts],
-                  "blocks": [{"kind": kind, "text": text} for kind, text in blocks]}
+                  "blocks": [{"kind": b[0], "text": b[1], **({"slot": b[2]} if len(b) > 2 else {})} for b in blocks]}
         if bp_params.source == "auto":
             record["page_blocks"] = region_blocks(html)
         records.append(record)
@@ -307,6 +334,8 @@ class Row:
     f1: float
     leakage: float
     leaking_pages: list[tuple[str, list[str]]]
+    #: share of records with a navigation line (``boilerstrip.check.navigation_line``: "Prev | ... | Next")
+    nav_lines: float = 0.0
     shuffled_identical: bool | None = None
     seconds: float = 0.0
 
@@ -322,11 +351,14 @@ def score(site_pages: SitePages, system: str, texts: dict[str, str], seconds: fl
     summary = summarise(system, scored, seconds)
     leaking = []
     for u in urls:
-        found = leaks(texts[u], site_pages.truth[u].chrome, site_pages.template, site_pages.template_substrings)
+        truth = site_pages.truth[u]
+        found = leaks(texts[u], truth.chrome, site_pages.template, site_pages.template_substrings, truth.content)
         if found:
             leaking.append((u, found))
+    nav = sum(1 for u in urls if any(navigation_line(line) for line in texts[u].splitlines()))
     return Row(site_pages.site.name, system, len(urls), len(scored), summary.precision, summary.recall,
-               summary.f1, len(leaking) / len(urls) if urls else 0.0, leaking, seconds=seconds)
+               summary.f1, len(leaking) / len(urls) if urls else 0.0, leaking, nav / len(urls) if urls else 0.0,
+               seconds=seconds)
 
 
 def _local_url(url: str, base_url: str) -> str:
@@ -348,6 +380,8 @@ def run_site(site: Site, args: argparse.Namespace) -> list[Row]:
             # every block of the page minus the template: the cross-page model alone decides
             ("boilerstrip source=page", {"BOILERSTRIP_BOILERPLATE_SOURCE": "page"}),
         ]
+        if args.variants:
+            variants = [v for v in variants if v[0] in args.variants]
         site_pages = None
         for system, extra in variants:
             started = time.perf_counter()
@@ -376,6 +410,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sites", nargs="*", default=list(SITES), choices=list(SITES))
     parser.add_argument("--via", choices=("crawl", "direct"), default="crawl")
+    parser.add_argument("--variants", nargs="*", default=None, metavar="NAME",
+                        help="only these variants (names as in the table: boilerstrip, 'boilerstrip -semantic', ...)")
     parser.add_argument("--limit", type=int, default=0, help="at most this many pages per site (0: all)")
     parser.add_argument("--chrome-min-pages", type=int, default=3)
     parser.add_argument("--seed", type=int, default=4)
@@ -391,11 +427,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"skip {name}: not installed (apt-get install {name})", file=sys.stderr)
             continue
         rows.extend(run_site(site, args))
-    print(f"{'site':<17}{'system':<35}{'pages':>6}{'scored':>7}{'P':>7}{'R':>7}{'F1':>7}{'leakage':>9}{'shuffled':>10}{'secs':>7}")
+    print(f"{'site':<22}{'system':<31}{'pages':>6}{'scored':>7}{'P':>7}{'R':>7}{'F1':>7}{'leakage':>9}{'nav':>8}"
+          f"{'shuffled':>10}{'secs':>7}")
     for row in rows:
         shuffled = "-" if row.shuffled_identical is None else ("same" if row.shuffled_identical else "DIFFERS")
-        print(f"{row.site:<17}{row.system:<35}{row.pages:>6}{row.scored:>7}{row.precision:>7.3f}{row.recall:>7.3f}"
-              f"{row.f1:>7.3f}{row.leakage:>9.2%}{shuffled:>10}{row.seconds:>7.1f}")
+        print(f"{row.site:<22}{row.system:<31}{row.pages:>6}{row.scored:>7}{row.precision:>7.3f}{row.recall:>7.3f}"
+              f"{row.f1:>7.3f}{row.leakage:>9.2%}{row.nav_lines:>8.2%}{shuffled:>10}{row.seconds:>7.1f}")
     for row in rows:
         for url, lines in row.leaking_pages[: args.leaks]:
             print(f"  leak [{row.site} / {row.system}] {url}: {lines[:2]}")

@@ -22,6 +22,7 @@ COMMANDS = {
     "dedup": "dedup",
     "worker": "worker",
     "export": "export",
+    "check": "check",
 }
 
 

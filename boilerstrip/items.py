@@ -47,7 +47,8 @@ class PageItem:
     boilerplate_removed_chars: int = 0
     boilerplate_removed_blocks: int = 0
     template_cluster: str | None = None  # the page's template cluster (URL pattern), see README boilerplate
-    duplicate_of: str | None = None  # URL of the page this one duplicates (dropped by the finishing pass)
+    duplicate_of: str | None = None  # URL of the page this one nearly duplicates (kept, marked)
+    duplicate_similarity: float | None = None  # estimated Jaccard similarity to duplicate_of
     page_block_hashes: list[str] = field(default_factory=list)  # hashes of all the page's blocks, chrome included
     page_blocks: list[dict[str, Any]] | None = None  # the page's candidate region (BOILERSTRIP_BOILERPLATE_SOURCE=auto: {"kind", "text", "links", "furniture"?}); None otherwise
     flags: list[str] = field(default_factory=list)  # e.g. replacement_chars, boilerplate_kept_too_short
@@ -82,6 +83,7 @@ EXPORT_FIELDS = [
     "boilerplate_removed_blocks",
     "template_cluster",
     "duplicate_of",
+    "duplicate_similarity",
     "blocks",
     "page_block_hashes",
     "page_blocks",

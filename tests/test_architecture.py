@@ -18,6 +18,7 @@ PURE_MODULES = [
     "boilerstrip.rendering",
     "boilerstrip.optout",
     "boilerstrip.export",
+    "boilerstrip.check",
 ]
 FORBIDDEN = ("scrapy", "twisted", "playwright", "scrapy_playwright")
 

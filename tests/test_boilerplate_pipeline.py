@@ -6,6 +6,8 @@ import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
+from boilerstrip.boilerplate import block_hash, page_block_hashes
+from boilerstrip.boilerplate.blocks import piece_hash
 from boilerstrip.config import ConfigError
 from boilerstrip.items import PageItem
 from boilerstrip.outcomes import FilteredItem
@@ -55,7 +57,10 @@ def test_page_blocks_pipeline_hashes_the_whole_page() -> None:
     pipeline = PageBlocksPipeline.from_crawler(crawler)
     item = PageItem(url="http://s/", html="<html><body><div class=menu><li>Home</li></div><p>Text here</p></body></html>")
     pipeline.process_item(item)
-    assert len(item.page_block_hashes) == 2
+    # two blocks: their two block hashes, plus what the structural model counts: a slot and a piece each
+    assert len(item.page_block_hashes) == 6
+    assert page_block_hashes("<p>Home</p><p>Text here</p>", blocks=[("li", "Home"), ("p", "Text here")]) == sorted(
+        {block_hash("home"), block_hash("text here"), piece_hash("home"), piece_hash("text here")})
     empty = PageItem(url="http://s/2")
     pipeline.process_item(empty)
     assert empty.page_block_hashes == []
@@ -102,9 +107,10 @@ def test_the_pipeline_never_waits() -> None:
 ARTICLE = " ".join(f"alpha{i % 50} beta{i % 37} gamma{i % 23}" for i in range(200))
 
 
-@pytest.mark.parametrize("mode", ["mark", "drop"])
+@pytest.mark.parametrize("mode", ["mark", "drop", "drop+near"])
 def test_duplicate_pages(mode: str) -> None:
-    crawler = get_crawler(settings_dict={"BOILERSTRIP_DUPLICATES_MODE": mode})
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_DUPLICATES_MODE": mode.split("+")[0],
+                                         "BOILERSTRIP_DUPLICATES_DROP_NEAR": mode.endswith("+near")})
     pipeline = DuplicatePagesPipeline.from_crawler(crawler)
     pipeline.open_spider()
     first = pipeline.process_item(PageItem(url="http://s/a", text=ARTICLE, flags=["boilerplate_removed_most"]))
@@ -116,6 +122,12 @@ def test_duplicate_pages(mode: str) -> None:
         with pytest.raises(FilteredItem) as caught:
             pipeline.process_item(exact)
         assert (caught.value.reason, caught.value.detail) == ("exact_duplicate", "http://s/a")
+        # a near duplicate is a page of its own: kept and marked, unless drop_near
+        assert pipeline.process_item(near).duplicate_of == "http://s/a"
+        assert 0.9 <= near.duplicate_similarity < 1.0
+    elif mode == "drop+near":
+        with pytest.raises(FilteredItem) as caught:
+            pipeline.process_item(exact)
         with pytest.raises(FilteredItem) as caught:
             pipeline.process_item(near)
         assert (caught.value.reason, caught.value.detail) == ("near_duplicate", "http://s/a")

@@ -124,7 +124,8 @@ def test_a_failed_extraction_takes_the_region_minus_template_and_comments() -> N
     index["blocks"] = [{"kind": "li", "text": t} for _, t in MENU[1:]]  # the extractor fell back to the menu
     assert extraction_failed(index)
     choice = _choose(index, _model(records))
-    assert (choice.source, choice.reason) == ("page", "extraction_failed")
+    # the page is its list of links (issue 11): the list's reason wins over the failed extraction
+    assert (choice.source, choice.reason) == ("page", "list_content")
     # link lists and other furniture are the content of an index page; comments never are
     assert [t for _, t in choice.result.kept] == ["All the functions"] + [f"function_{WORDS[j]}()" for j in range(6)]
 

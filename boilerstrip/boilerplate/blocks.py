@@ -24,6 +24,10 @@ __all__ = [
     "repair_text",
     "render_text",
     "render_markdown",
+    "split_pieces",
+    "piece_hash",
+    "slot_hash",
+    "structure_hashes",
 ]
 
 _WORD_RE = re.compile(r"\w+")
@@ -72,6 +76,46 @@ def block_hash(normalised: str, kind: str | None = None) -> str | None:
     cls = kind_class(kind)
     data = f"{cls}\x1f{normalised}" if cls else normalised
     return hashlib.blake2b(data.encode("utf-8"), digest_size=_HASH_BYTES).hexdigest()
+
+
+#: What separates the pieces of one block: the extractor's table-cell joiner " | " and the separators of
+#: breadcrumbs and link bars ("Home > Docs > Install", "Prev · Up · Next") when set off by spaces. Dashes
+#: are left out on purpose: they join prose ("page.height -- The height of the page").
+_PIECE_SEP_RE = re.compile(r"\s+[|>/\u00bb\u203a\u00b7\u2022\u2190\u2192]\s+")
+#: namespaces of the structure hashes: never equal to a block hash (those hash the bare text)
+_PIECE_NS = "piece\x1f"
+_SLOT_NS = "slot\x1f"
+
+
+def split_pieces(text: str, *, digits: bool = True) -> list[str]:
+    """The normalised pieces of a block: its cells or the items of a bar ("Prev | Admonitions | Next" ->
+    ["prev", "admonitions", "next"]); a block without separators is one piece. Empty pieces are dropped."""
+    pieces = (normalise_block(part, digits=digits) for part in _PIECE_SEP_RE.split(text or ""))
+    return [piece for piece in pieces if piece]
+
+
+def piece_hash(piece: str) -> str | None:
+    """Hash of one normalised piece (its own namespace: a piece never matches a block hash)."""
+    if not piece:
+        return None
+    return hashlib.blake2b((_PIECE_NS + piece).encode("utf-8"), digest_size=_HASH_BYTES).hexdigest()
+
+
+def slot_hash(slot: str | None) -> str | None:
+    """Hash of a block's structural slot (``page.slot_of``: tag path with class/id, kind, links or not)."""
+    if not slot:
+        return None
+    return hashlib.blake2b((_SLOT_NS + slot).encode("utf-8"), digest_size=_HASH_BYTES).hexdigest()
+
+
+def structure_hashes(kind: str, text: str, slot: str | None, digits: bool = True) -> set[str]:
+    """What a block teaches the structural template model: the hash of its slot (when known) and of each of
+    its pieces. Counted per page like block hashes (``TemplateModel``), so the model knows on how many
+    pages a slot occurs and on how many a piece ("Prev", "Home") occurs, whatever text surrounds it."""
+    out = {piece_hash(piece) for piece in split_pieces(text, digits=digits_insensitive(kind, digits))}
+    out.add(slot_hash(slot))
+    out.discard(None)
+    return out  # type: ignore[return-value]
 
 
 def site_of_url(url: str) -> str:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .blocks import block_hash, digits_insensitive, normalise_block
-from .model import TemplateDecision, TemplateModel
+from .blocks import (HEADING_KINDS, block_hash, digits_insensitive, normalise_block, piece_hash, slot_hash,
+                     split_pieces)
+from .model import SCOPE_CLUSTER, SCOPE_SITE, TemplateDecision, TemplateModel
 
 #: kinds whose consecutive blocks form a list (one item or row per block)
 _LIST_KINDS = frozenset(("li", "tr"))
@@ -74,17 +75,88 @@ def _template_lists(hashed, decisions: list[TemplateDecision], params: Boilerpla
     return out
 
 
+def _structure_decisions(hashed, decisions: list[TemplateDecision], site: str, cluster: str, model: TemplateModel,
+                         params: BoilerplateParams, slots: Mapping[str, str] | None) -> list[TemplateDecision]:
+    """Blocks not template by their text, tried by their place in the template (``decide_structure``);
+    then their siblings: a short row or item in the same container (slot path minus its last element) as
+    a row found template by structure, in a slot on most pages, goes too (the page title row of a
+    navigation table whose other row is "Prev | <chapter> | Next")."""
+    out = list(decisions)
+    containers: set[str] = set()
+    for i, ((kind, text, h, n), d) in enumerate(zip(hashed, decisions)):
+        if d.reason or not h:
+            continue
+        pieces = split_pieces(text, digits=digits_insensitive(kind, params.normalise_digits))
+        if len(pieces) < 2:
+            continue
+        slot = slots.get(h) if slots else None
+        structural = model.decide_structure(site, cluster, slot_hash(slot),
+                                            [(piece_hash(p) or "", len(p)) for p in pieces], n, params)
+        if structural.reason:
+            out[i] = structural
+            if slot:
+                containers.add(_container(slot))
+    if not containers:
+        return out
+    for i, ((kind, _text, h, n), d) in enumerate(zip(hashed, out)):
+        slot = slots.get(h) if slots and h else None
+        if d.reason or not slot or kind not in _LIST_KINDS or n > params.structure_max_name_chars:
+            continue
+        if _container(slot) in containers:
+            sibling = model.decide_structure(site, cluster, slot_hash(slot), [], n, params, sibling=True)
+            if sibling.reason:
+                out[i] = sibling
+    return out
+
+
+def _container(slot: str) -> str:
+    """The container part of a slot (``page.slot_of``): its tag path without the block's own element."""
+    path = slot.split("|", 1)[0]
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def _section_headings(hashed, decisions: list[TemplateDecision], site: str, model: TemplateModel,
+                      params: BoilerplateParams) -> list[TemplateDecision]:
+    """A heading that is template by its text ("Synopsis", "Description" on every reference page) stays
+    when its section (the blocks up to the next heading) holds text of this page's own: at least
+    ``section_min_own_chars`` characters in kept blocks found on fewer than ``min_pages`` pages (too few
+    to be template anywhere: a parameter documented in two parts of a manual is still its pages' own). A
+    "Related posts" heading over nothing kept still goes."""
+    if params.section_min_own_chars <= 0:
+        return decisions
+    out = list(decisions)
+    for i, (kind, _text, _h, _n) in enumerate(hashed):
+        if kind not in HEADING_KINDS or decisions[i].reason not in (SCOPE_SITE, SCOPE_CLUSTER):
+            continue
+        own = 0
+        for k in range(i + 1, len(hashed)):
+            if hashed[k][0] in HEADING_KINDS:
+                break
+            if not decisions[k].reason and hashed[k][2] and model.block_pages(site, hashed[k][2]) < params.min_pages:
+                own += len(hashed[k][1].strip())
+        if own >= params.section_min_own_chars:
+            d = decisions[i]
+            out[i] = TemplateDecision(None, d.pages, d.share)
+    return out
+
+
 def clean_page(
     blocks: Iterable[tuple[str, str]],
     site: str,
     cluster: str,
     model: TemplateModel,
     params: BoilerplateParams,
+    slots: Mapping[str, str] | None = None,
 ) -> CleanResult:
-    """Drop the blocks the model calls template; never blank the page; say why for every block."""
+    """Drop the blocks the model calls template; never blank the page; say why for every block.
+
+    ``slots`` maps a block's hash to its structural slot (``page.slot_of``) where known: a block's slot
+    must then repeat across pages for the block to be template by structure."""
     hashed = hash_blocks(blocks, params)
     decisions = [model.decide(site, cluster, h, n, params) for _, _, h, n in hashed]
+    decisions = _structure_decisions(hashed, decisions, site, cluster, model, params, slots)
     decisions = _template_lists(hashed, decisions, params)
+    decisions = _section_headings(hashed, decisions, site, model, params)
     total = sum(len(text.strip()) for _, text, _, _ in hashed)
     removed_chars = sum(len(t.strip()) for (_, t, _, _), d in zip(hashed, decisions) if d.reason)
     flags: list[str] = []

@@ -15,14 +15,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .blocks import blocks_of_record, cluster_of_url, render_markdown, render_text, repair_text, site_of_url
+from .blocks import (blocks_of_record, cluster_of_url, render_markdown, render_text, repair_text, site_of_url,
+                     structure_hashes)
 from .clean import CleanResult, hash_blocks
 from .model import TemplateModel
 from .params import BoilerplateParams, DuplicateParams
-from .source import SourceChoice, choose_source, extraction_failed, region_blocks_of_record, region_fields
+from .source import (SourceChoice, choose_source, extraction_failed, region_blocks_of_record, region_fields,
+                     slots_of_record)
 
-__all__ = ["cleaned_fields", "source_fields", "merge_flags", "model_hashes", "clean_record", "ReportBuilder",
-           "report_text", "dump_record", "read_records", "REPORT_JSON", "REPORT_TXT"]
+__all__ = ["cleaned_fields", "source_fields", "merge_flags", "model_hashes", "clean_record", "mark_duplicate",
+           "ReportBuilder", "report_text", "dump_record", "read_records", "REPORT_JSON", "REPORT_TXT"]
 
 REPORT_JSON = "template-report.json"
 REPORT_TXT = "template-report.txt"
@@ -71,11 +73,17 @@ def source_fields(record: Mapping[str, Any], choice: SourceChoice) -> dict[str, 
 
 def model_hashes(record: Mapping[str, Any], blocks: list[tuple[str, str]], params: BoilerplateParams) -> set[str]:
     """What a page teaches the model: the hashes of all its blocks (``page_block_hashes``, chrome
-    included) and of its extracted blocks."""
+    included) and of its extracted blocks, with their structure hashes (pieces, and slots where known)."""
     hashes = {h for _, _, h, _ in hash_blocks(blocks, params) if h}
+    slots = slots_of_record(record, params)
+    for kind, text, h, _ in hash_blocks(blocks, params):
+        hashes.update(structure_hashes(kind, text, slots.get(h or ""), params.normalise_digits))
     region = region_blocks_of_record(record)
     if region:  # the region is cut like the page: mostly the same hashes, counted once per page anyway
-        hashes.update(h for _, _, h, _ in hash_blocks([(kind, text) for kind, text, *_ in region], params) if h)
+        for kind, text, h, _ in hash_blocks([(kind, text) for kind, text, *_ in region], params):
+            if h:
+                hashes.add(h)
+                hashes.update(structure_hashes(kind, text, slots.get(h), params.normalise_digits))
     stored = record.get("page_block_hashes")
     if isinstance(stored, list):
         hashes.update(h for h in stored if isinstance(h, str) and h)
@@ -126,14 +134,24 @@ def clean_record(record: Mapping[str, Any], url: str, model: TemplateModel, para
                   ) -> tuple[dict[str, Any], CleanResult, str, str]:
     site, cluster = site_of_url(url), cluster_of_url(url)
     choice = choose_source(blocks_of_record(record), region_blocks_of_record(record), extraction_failed(record),
-                           site, cluster, model, params, title=_title(record))
+                           site, cluster, model, params, title=_title(record), slots=slots_of_record(record, params))
     result = choice.result
     out = dict(record)
     out.update(source_fields(record, choice))
     out["template_cluster"] = cluster
     out["duplicate_of"] = None
+    out["duplicate_similarity"] = None
     out["flags"] = merge_flags(record.get("flags"), [*result.flags, *([choice.flag] if choice.flag else [])])
     return out, result, site, cluster
+
+
+def mark_duplicate(record: Mapping[str, Any], of: str, similarity: float, reason: str) -> dict[str, Any]:
+    """The fields of a record kept as a near duplicate of ``of``: ``duplicate_of``, ``duplicate_similarity``
+    and the ``reason`` flag (this component's other flags kept)."""
+    flags = record.get("flags")
+    own = [f for f in flags if isinstance(f, str) and f.startswith(_OWN_FLAG_PREFIXES)] if isinstance(flags, list) else []
+    return {"duplicate_of": of, "duplicate_similarity": similarity,
+            "flags": merge_flags(flags, [*own, reason])}
 
 
 class ReportBuilder:
@@ -173,10 +191,14 @@ class ReportBuilder:
             entry["removed_from"] += 1
 
     def build(self, model: TemplateModel, dropped: list[dict[str, Any]], params: BoilerplateParams,
-              dup_params: DuplicateParams, stored_pages: int) -> dict[str, Any]:
+              dup_params: DuplicateParams, stored_pages: int, marked: list[dict[str, Any]] | None = None
+              ) -> dict[str, Any]:
         dropped_by_site: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for entry in dropped:
             dropped_by_site[site_of_url(entry["url"])].append(entry)
+        marked_by_site: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for entry in marked or ():
+            marked_by_site[site_of_url(entry["url"])].append(entry)
         sites: dict[str, dict[str, Any]] = {}
         for site in sorted(self.pages):
             blocks = sorted((e for k, e in self.examples.items() if k[0] == site),
@@ -192,6 +214,7 @@ class ReportBuilder:
                 "pages_detail": sorted(self.pages[site], key=lambda p: p["url"]),
                 "suspicious": sorted(self.suspicious[site], key=lambda p: p["url"]),
                 "duplicates": dropped_by_site.get(site, []),
+                "near_duplicates_kept": marked_by_site.get(site, []),
             }
         return {
             "report_version": 1,
@@ -200,6 +223,7 @@ class ReportBuilder:
             "stored_pages_used": stored_pages,
             "pages": self.count,
             "pages_dropped_as_duplicates": len(dropped),
+            "pages_marked_as_near_duplicates": len(marked or ()),
             "sites": sites,
         }
 
@@ -227,4 +251,6 @@ def report_text(report: Mapping[str, Any]) -> str:
             lines.append(f"   suspicious: {page['url']}  {', '.join(page['flags'])}")
         for dup in info["duplicates"]:
             lines.append(f"   dropped {dup['reason']}: {dup['url']} (of {dup['of']}, similarity {dup['similarity']})")
+        for dup in info.get("near_duplicates_kept", ()):
+            lines.append(f"   kept, marked {dup['reason']}: {dup['url']} (of {dup['of']}, similarity {dup['similarity']})")
     return "\n".join(lines) + "\n"

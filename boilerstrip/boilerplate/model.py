@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 
 from .params import BoilerplateParams
 
-__all__ = ["TemplateModel", "TemplateDecision", "SCOPE_SITE", "SCOPE_CLUSTER"]
+__all__ = ["TemplateModel", "TemplateDecision", "SCOPE_SITE", "SCOPE_CLUSTER", "SCOPE_STRUCTURE"]
 
 SCOPE_SITE = "template:site"
 SCOPE_CLUSTER = "template:cluster"
+#: a block whose text varies per page but whose place and fixed pieces repeat: a prev/next bar
+SCOPE_STRUCTURE = "template:structure"
 
 
 @dataclass
@@ -139,6 +141,51 @@ class TemplateModel:
                 continue
             return TemplateDecision(reason, n, share)
         return best
+
+    def decide_structure(
+        self,
+        site: str,
+        cluster: str,
+        slot: str | None,
+        pieces: list[tuple[str, int]],
+        normalised_chars: int,
+        params: BoilerplateParams,
+        sibling: bool = False,
+    ) -> TemplateDecision:
+        """Is a block template by its place in the template rather than its text? ``slot`` is the hash of its
+        structural slot (None when unknown), ``pieces`` the (hash, normalised length) of its pieces.
+
+        Yes when, in the site or in the block's cluster, the slot is on at least ``structure_min_share_of_pages``
+        of the pages, at least one piece is (a "Prev", a "Home" on every page: ``min_share_of_pages`` as for
+        blocks) and every other piece (if any: "Prev | Next" where the bar is usually "Prev | Up | Next") is a
+        short name (at most ``structure_max_name_chars``: a page title, a
+        chapter title, a date): "Prev | <chapter title> | Next", "<previous title> | Home | <next title>",
+        "Home > <section> > <page>". A block of one piece, or a long one, is never template by structure.
+
+        ``sibling``: the block shares its container with a block template by structure on its page (the
+        caller checked); only its slot's share counts (``pieces`` are not looked at)."""
+        if not params.structure_enabled or normalised_chars >= params.protect_min_chars:
+            return TemplateDecision(None, 0, 0.0)
+        if not sibling and len(pieces) < 2 or sibling and not slot:
+            return TemplateDecision(None, 0, 0.0)
+        scopes = [(None, params.min_pages, params.min_share_of_pages)]
+        if params.clusters_enabled:
+            scopes.append((cluster, params.cluster_min_pages, params.cluster_min_share_of_pages))
+        for scope_cluster, min_pages, min_share in scopes:
+            counts = self._counts(site, scope_cluster)
+            if counts is None or counts.pages < min_pages:
+                continue
+            slot_pages = counts.blocks.get(slot, 0) if slot else counts.pages
+            slot_share = slot_pages / counts.pages
+            if slot_pages < min_pages or slot_share < params.structure_min_share_of_pages:
+                continue
+            if sibling:
+                return TemplateDecision(SCOPE_STRUCTURE, slot_pages, round(slot_share, 4))
+            fixed = [n for h, n in pieces if counts.blocks.get(h, 0) >= max(min_pages, min_share * counts.pages)]
+            names = [n for h, n in pieces if counts.blocks.get(h, 0) < max(min_pages, min_share * counts.pages)]
+            if fixed and max(names, default=0) <= params.structure_max_name_chars:
+                return TemplateDecision(SCOPE_STRUCTURE, slot_pages, round(slot_share, 4))
+        return TemplateDecision(None, 0, 0.0)
 
     def template_hashes(self, site: str, cluster: str | None, params: BoilerplateParams) -> set[str]:
         """Hashes that are template by share in one scope (site when ``cluster`` is None); no protection."""

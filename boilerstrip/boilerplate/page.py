@@ -11,14 +11,39 @@ from __future__ import annotations
 import logging
 import re
 
-from .blocks import HEADING_KINDS, block_hash, digits_insensitive, normalise_block
+from .blocks import HEADING_KINDS, block_hash, digits_insensitive, normalise_block, structure_hashes
 
-__all__ = ["page_blocks", "page_block_hashes", "region_blocks"]
+__all__ = ["page_blocks", "page_block_hashes", "region_blocks", "slot_of"]
 
 logger = logging.getLogger(__name__)
 _BLOCK_TAGS = ("p", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "tr", "caption",
                "figcaption", "div", "td", "th", "section", "article", "header", "footer", "nav", "aside")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_DIGITS_RE = re.compile(r"\d+")
+#: a slot names at most this many elements, innermost first: enough to tell a navigation table inside the
+#: page's header from a table of the article, short enough to stay the same across a site's pages
+_SLOT_DEPTH = 6
+
+
+def _element_name(element) -> str:
+    tag = element.tag if isinstance(element.tag, str) else ""
+    ident = (element.get("id") or "").strip()
+    classes = sorted(set((element.get("class") or "").split()))
+    name = tag + (f"#{ident}" if ident else "") + "".join(f".{c}" for c in classes)
+    return _DIGITS_RE.sub("0", name.lower())
+
+
+def slot_of(element, kind: str, links: int) -> str:
+    """A block's structural slot: the tag path (tags with id and classes, digits as 0) of its element and
+    of up to ``_SLOT_DEPTH`` - 1 ancestors, its kind, and whether it holds links. A site's template puts its
+    navigation bars, breadcrumbs and footers in the same slot on every page, whatever their text."""
+    names = []
+    while element is not None and len(names) < _SLOT_DEPTH and isinstance(element.tag, str):
+        if element.tag in ("body", "html"):
+            break
+        names.append(_element_name(element))
+        element = element.getparent()
+    return "/".join(reversed(names)) + f"|{kind}|{'a' if links else ''}"
 
 
 def _parse(html: str):
@@ -30,7 +55,7 @@ def _parse(html: str):
     return etree.fromstring(data, parser=parser)
 
 
-def _segment_blocks(document) -> list[tuple[str, str]] | None:
+def _segment_blocks(document) -> list[tuple[str, str, str]] | None:
     try:  # the extractor's own segmentation, when present
         from boilerstrip.extraction._vocab import NEVER_CONTENT_TAGS
         from boilerstrip.extraction.blocks import segment
@@ -41,10 +66,11 @@ def _segment_blocks(document) -> list[tuple[str, str]] | None:
     etree.strip_elements(document, *NEVER_CONTENT_TAGS, with_tail=False)
     body = document.find("body")
     seg = segment(body if body is not None else document)
-    return [(kind, _CONTROL_RE.sub("", text)) for kind, text in zip(seg.kinds, seg.texts)]
+    return [(kind, _CONTROL_RE.sub("", text), slot_of(owner, kind, links))
+            for kind, text, owner, links in zip(seg.kinds, seg.texts, seg.owners, seg.link_chars)]
 
 
-def _simple_blocks(document) -> list[tuple[str, str]]:
+def _simple_blocks(document) -> list[tuple[str, str, str]]:
     """Fallback splitter: the own text of every block-level element (no extractor installed)."""
     texts = []
     for el in document.iter(*_BLOCK_TAGS):
@@ -55,12 +81,14 @@ def _simple_blocks(document) -> list[tuple[str, str]]:
         ]
         text = " ".join("".join(own).split())
         if text:
-            texts.append((el.tag if el.tag in HEADING_KINDS else "p", text))
+            kind = el.tag if el.tag in HEADING_KINDS else "p"
+            texts.append((kind, text, slot_of(el, kind, 0)))
     return texts
 
 
-def page_blocks(html: str, *, max_chars: int = 10_000_000) -> list[tuple[str, str]]:
-    """(kind, text) of every block of the page; [] for empty, oversized or unparsable input (never raises)."""
+def page_blocks(html: str, *, max_chars: int = 10_000_000, slots: bool = False) -> list[tuple[str, ...]]:
+    """(kind, text) of every block of the page -- (kind, text, slot) with ``slots`` (see :func:`slot_of`);
+    [] for empty, oversized or unparsable input (never raises)."""
     if not html or not isinstance(html, str) or len(html) > max_chars:
         return []
     try:
@@ -68,7 +96,8 @@ def page_blocks(html: str, *, max_chars: int = 10_000_000) -> list[tuple[str, st
         if document is None:
             return []
         blocks = _segment_blocks(document)
-        return blocks if blocks is not None else _simple_blocks(document)
+        blocks = blocks if blocks is not None else _simple_blocks(document)
+        return blocks if slots else [(kind, text) for kind, text, _slot in blocks]
     except Exception:  # noqa: BLE001 - hostile HTML gives no page blocks, never an exception
         logger.debug("page blocks: could not segment page", exc_info=True)
         return []
@@ -96,8 +125,8 @@ def _region_of(document) -> list[dict] | None:
         for i in range(span[0], span[1]):
             verdicts[i] = painted
     out = []
-    for kind, text, links, verdict in zip(seg.kinds, seg.texts, seg.link_chars, verdicts):
-        block = {"kind": kind, "text": _CONTROL_RE.sub("", text), "links": links}
+    for kind, text, links, verdict, owner in zip(seg.kinds, seg.texts, seg.link_chars, verdicts, seg.owners):
+        block = {"kind": kind, "text": _CONTROL_RE.sub("", text), "links": links, "slot": slot_of(owner, kind, links)}
         if verdict:
             block["furniture"] = verdict
         out.append(block)
@@ -105,7 +134,7 @@ def _region_of(document) -> list[dict] | None:
 
 
 def region_blocks(html: str, *, max_chars: int = 10_000_000) -> list[dict]:
-    """The page's candidate content region for ``source="auto"``: {"kind", "text", "links"[, "furniture"]}
+    """The page's candidate content region for ``source="auto"``: {"kind", "text", "links", "slot"[, "furniture"]}
     of every block cut the extractor's way, minus <nav>/<aside>/<footer>; "furniture" names the extractor's
     verdict on an element around the block ("comments", "hidden", "boilerplate", "chrome"). [] for empty,
     oversized or unparsable input, or without the extractor (never raises)."""
@@ -122,11 +151,16 @@ def region_blocks(html: str, *, max_chars: int = 10_000_000) -> list[dict]:
 
 
 def page_block_hashes(
-    html: str, *, digits: bool = True, max_chars: int = 10_000_000, blocks: list[tuple[str, str]] | None = None
+    html: str, *, digits: bool = True, max_chars: int = 10_000_000, blocks: list[tuple[str, ...]] | None = None
 ) -> list[str]:
-    """Sorted distinct hashes of the page's blocks (of ``blocks`` when given, else of ``page_blocks(html)``)."""
+    """Sorted distinct hashes of the page's blocks (of ``blocks`` when given, else of ``page_blocks(html)``),
+    with their structure hashes (slots and pieces, see ``blocks.structure_hashes``) when ``blocks`` carry
+    slots (``page_blocks(html, slots=True)``, the default here)."""
     if blocks is None:
-        blocks = page_blocks(html, max_chars=max_chars)
-    hashes = {block_hash(normalise_block(text, digits=digits_insensitive(kind, digits)), kind) for kind, text in blocks}
+        blocks = page_blocks(html, max_chars=max_chars, slots=True)
+    hashes: set[str | None] = set()
+    for kind, text, *slot in blocks:
+        hashes.add(block_hash(normalise_block(text, digits=digits_insensitive(kind, digits)), kind))
+        hashes.update(structure_hashes(kind, text, slot[0] if slot else None, digits))
     hashes.discard(None)
     return sorted(hashes)  # type: ignore[arg-type]

@@ -52,8 +52,13 @@ class BoilerplateParams:
     #: ...a non-heading block shorter than this (characters) stops the widening: a commenter's name and
     #: date, an author's name line above a bio.
     extra_min_chars: int = 40
-    #: ...as does a block on more than this many of the site's pages (counted by the model): an author's
-    #: bio box on each of their articles, a title listed on other pages. 1: prose is this page's own.
+    #: ...as does a block on more than this many pages of the page's cluster (counted by the model): an
+    #: author's bio box on each of their articles, a title listed on other pages. 1: prose is this page's
+    #: own. Counted in the cluster, not the site (2026-12-01): a parameter documented in two parts of a
+    #: manual (fo/ and html/) is still its pages' own text (docbook-xsl-doc-html F1 0.959 -> 0.963 direct;
+    #: sqlite3-doc, debian-handbook and the news fixture unchanged). Headings, code and list items are
+    #: never stopped by ``extra_min_chars``, and a block between the headline and the extracted text (the
+    #: lede) is always taken (0.963 -> 0.983).
     extra_max_pages: int = 1
     #: auto: the region's heading that repeats the page's title (the headline, which the extractor leaves
     #: to ``title``) is searched among the region's first this many kept blocks and left out of the
@@ -64,6 +69,16 @@ class BoilerplateParams:
     #: title's words and the title is at least this share of them (the extractor's
     #: ``min_headline_match_share``: a one-word title does not match every heading).
     min_headline_match_share: float = 0.6
+
+    #: auto: a page whose region (minus template, comments and hidden text) is at least this share list
+    #: items holding a link, with at least ``list_page_min_items`` of them, *is* that list (a chapter's
+    #: table of contents, a sitemap page, a command index): its text is the region with the list, even
+    #: where the class vocabulary calls the list furniture ("toc"); reason ``list_content``. Above 1: off.
+    #: Site benchmark (direct, 2026-12-01, F1 docbook-xsl-doc-html / debian-handbook): off 0.980/0.983,
+    #: 0.3, 0.5 and 0.7 all 0.983/0.980 (the handbook's index page is its table of contents, which its
+    #: truth leaves out); 0.5: half the page, "the page is a list".
+    list_page_min_share: float = 0.5
+    list_page_min_items: int = 3
 
     # --- the template rule -----------------------------------------------------------------------
     #: A block on more than this share of a site's pages is template. 0.8 (the issue's default): a
@@ -85,6 +100,29 @@ class BoilerplateParams:
     #: 0.5 with windows of 3: two constant items next to a varying one.
     list_min_template_share: float = 0.5
     list_min_items: int = 3
+
+    #: Structural template (``template:structure``): a block of several pieces (cells, the items of a
+    #: bar) whose text differs per page but whose slot (tag path with class/id, kind, links or not) is on
+    #: at least this share of the pages of its site or cluster, with at least one piece that is template
+    #: by itself ("Prev", "Home", on ``min_share_of_pages``) and only short names besides: the per-page
+    #: navigation bars of generated manuals. 0.8, as for blocks. Site benchmark (crawl, 2026-12-01):
+    #: docbook-xsl-doc-html records with a navigation line 32% -> 0%; off (direct): see the sweep in
+    #: docs/cross-page.md; sqlite3-doc and debian-handbook unchanged (their bars are list items, caught by
+    #: the list rule).
+    structure_enabled: bool = True
+    structure_min_share_of_pages: float = 0.8
+    #: ...a varying piece is a name when its normalised text is at most this long: page and chapter titles
+    #: of the three benchmark sites are under 60; a sentence in a table cell is longer. Sweep (direct,
+    #: 2026-12-01, docbook-xsl-doc-html): 40 leaves bars with long titles on 1.5% of records, 80 and 160 none.
+    structure_max_name_chars: int = 80
+
+    #: A heading that is template by its text stays when the blocks of its section (up to the next
+    #: heading) hold at least this many characters found on this page only: "Synopsis" and "Description"
+    #: head every reference page of a generated manual and are that page's structure, not chrome. 0: off.
+    #: 20: one short sentence ("Sets the line-height property." is 30). Site benchmark (direct,
+    #: 2026-12-01, F1 docbook-xsl-doc-html / debian-handbook): off 0.851/0.980, 20 0.983/0.980, 60
+    #: 0.939/0.980.
+    section_min_own_chars: int = 20
 
     # --- normalisation ---------------------------------------------------------------------------
     #: Replace every run of digits by "0" before hashing, so "Page 3 of 12" and "(c) 2024" match across
@@ -120,7 +158,7 @@ class BoilerplateParams:
         if self.source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {self.source!r}")
         for name in ("min_share_of_pages", "cluster_min_share_of_pages", "protect_min_share", "blank_min_share",
-                     "list_min_template_share", "max_extracted_share_of_region", "min_held_share", "min_headline_match_share",
+                     "list_min_template_share", "structure_min_share_of_pages", "max_extracted_share_of_region", "min_held_share", "min_headline_match_share",
                      "extra_max_link_density",
                      "max_removed_share_unflagged"):
             value = getattr(self, name)
@@ -129,6 +167,12 @@ class BoilerplateParams:
         for name in ("min_pages", "cluster_min_pages", "list_min_items", "state_refresh_pages"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        if self.list_page_min_share <= 0 or self.list_page_min_items < 1:
+            raise ValueError("list_page_min_share must be > 0 and list_page_min_items >= 1")
+        if self.section_min_own_chars < 0:
+            raise ValueError(f"section_min_own_chars must be >= 0, got {self.section_min_own_chars!r}")
+        if self.structure_max_name_chars < 1:
+            raise ValueError(f"structure_max_name_chars must be >= 1, got {self.structure_max_name_chars!r}")
         if self.extra_min_chars < 0 or self.extra_max_pages < 1:
             raise ValueError("extra_min_chars must be >= 0 and extra_max_pages >= 1")
         if self.headline_search_blocks < 0:
@@ -143,6 +187,12 @@ class DuplicateParams:
     #: deterministically (same output whatever the crawl order). "drop": the crawl drops them at once
     #: (first kept wins: the kept URL then depends on the crawl order).
     mode: str = "mark"
+    #: Near duplicates are kept and marked (``duplicate_of``, ``duplicate_similarity``, flag
+    #: ``near_duplicate``): in a site crawl the user asked for every page, and a 180-entry command index
+    #: 92% similar to the part index holding it is still a page of its own. True (``--drop-duplicates``)
+    #: drops them (in the finishing pass; at once with ``mode = "drop"``). Exact copies of a page's text
+    #: under another URL are dropped either way (reason ``exact_duplicate`` in the ledger).
+    drop_near: bool = False
     #: Near duplicates: estimated Jaccard similarity of word shingles at or above this. 0.9: the same
     #: article with a different date line or comment count; two chapters of one manual stay apart.
     near_min_jaccard: float = 0.9

@@ -35,18 +35,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .blocks import HEADING_KINDS, normalise_block, repair_text
+from .blocks import HEADING_KINDS, block_hash, digits_insensitive, normalise_block, repair_text, slot_hash
 from .clean import CleanResult, clean_page
 from .model import TemplateModel
 from .params import BoilerplateParams
 
 __all__ = ["SourceChoice", "choose_source", "region_blocks_of_record", "extraction_failed", "region_fields",
-           "repeats_title", "SOURCE_FLAGS"]
+           "repeats_title", "slots_of_record", "SOURCE_FLAGS"]
 
 #: the flag a record gets when its text comes from the page's region, per reason
 SOURCE_FLAGS = {
     "extraction_failed": "boilerplate_source_page_extraction_failed",
     "wider_region": "boilerplate_source_page_wider_region",
+    "list_content": "boilerplate_source_page_list_content",
 }
 #: extraction methods whose accepted result names the main content (bodytext is the last resort)
 _CONTENT_METHODS = ("semantic", "density")
@@ -86,6 +87,27 @@ def region_blocks_of_record(record: Mapping[str, Any]) -> list[tuple[str, str, s
     return out or None
 
 
+def slots_of_record(record: Mapping[str, Any], params: BoilerplateParams) -> dict[str, str]:
+    """Block hash -> structural slot (``page.slot_of``) of the record's blocks that carry one (its
+    ``page_blocks`` and, with ``source="page"``, its ``blocks``); the first slot wins for a repeated text."""
+    out: dict[str, str] = {}
+    for key in ("page_blocks", "blocks"):
+        raw = record.get(key)
+        if not isinstance(raw, list):
+            continue
+        for block in raw:
+            if not isinstance(block, Mapping) or not isinstance(block.get("slot"), str):
+                continue
+            kind, text = str(block.get("kind") or "p"), block.get("text")
+            if not isinstance(text, str):
+                continue
+            h = block_hash(normalise_block(repair_text(text), digits=digits_insensitive(kind, params.normalise_digits)),
+                           kind)
+            if h:
+                out.setdefault(h, block["slot"])
+    return out
+
+
 def region_fields(record: Mapping[str, Any], choice: SourceChoice) -> list[dict[str, Any]] | None:
     """The record's ``page_blocks`` as written back: {"kind", "text", "links", "furniture"?} per block, plus
     "hash" and "removed" (template scope, ``region:<verdict>`` or null) when the region was looked at.
@@ -97,7 +119,7 @@ def region_fields(record: Mapping[str, Any], choice: SourceChoice) -> list[dict[
     marks = choice.region.blocks if choice.region is not None and len(choice.region.blocks) == len(blocks) else None
     out = []
     for i, block in enumerate(blocks):
-        entry = {key: block[key] for key in ("kind", "text", "links", "furniture") if key in block}
+        entry = {key: block[key] for key in ("kind", "text", "links", "slot", "furniture") if key in block}
         if marks is not None:
             entry["hash"], entry["removed"] = marks[i]["hash"], marks[i]["removed"]
         out.append(entry)
@@ -172,19 +194,20 @@ def choose_source(
     model: TemplateModel,
     params: BoilerplateParams,
     title: str | None = None,
+    slots: Mapping[str, str] | None = None,
 ) -> SourceChoice:
     """Clean the extracted blocks and, with ``source="auto"``, the page's region; return the winner.
 
     ``title`` is the record's title: the region's heading that repeats it is the page's headline, which
     the text carries whichever source wins (the extractor leaves it to ``title``) and which does not count
-    in the comparison: a headline alone never makes the region win."""
-    cleaned = clean_page(extracted, site, cluster, model, params)
+    in the comparison: a headline alone never makes the region win. ``slots``: ``slots_of_record``."""
+    cleaned = clean_page(extracted, site, cluster, model, params, slots=slots)
     if params.source != "auto":
         return SourceChoice("extracted", f"source_{params.source}", cleaned, cleaned)
     if not region:
         return SourceChoice("extracted", "no_page_blocks", cleaned, cleaned)
     # before the model is ready (fewer than min_pages pages) this removes nothing
-    whole = clean_page([(kind, text) for kind, text, _, _ in region], site, cluster, model, params)
+    whole = clean_page([(kind, text) for kind, text, _, _ in region], site, cluster, model, params, slots=slots)
     kept_hashes = {block["hash"] for block in cleaned.blocks if not block["removed"]}
     at = _headline_of(whole, region, kept_hashes, title, params)
     headline = (whole.blocks[at]["kind"], whole.blocks[at]["text"]) if at is not None else None
@@ -201,6 +224,13 @@ def choose_source(
     # the region without the page's furniture (by the extractor's vocabulary: "related", "share",
     # comment threads, hidden text), except blocks the extractor itself kept and the headline
     keep = kept_hashes | ({whole.blocks[at]["hash"]} if at is not None else set())
+    listing = _list_items(whole, region, site, model, params, slots)
+    if listing is not None:
+        # the page's content is a list of links (a chapter's table of contents, a sitemap, an index): the
+        # region minus template, with its list even where the vocabulary calls it furniture ("toc")
+        items, navigation = listing
+        listed = _without(_without_furniture(whole, region, keep | items, skip_all=True), navigation, OUTSIDE)
+        return SourceChoice("page", "list_content", listed, cleaned, listed, headline=headline is not None)
     prose = _without_furniture(whole, region, keep, skip_all=not failed)
     if failed:
         if _kept_chars(prose.kept) > headline_chars:
@@ -209,7 +239,7 @@ def choose_source(
     with_headline = _with_headline(cleaned, headline)
     # the extracted blocks' span in the region, widened by the prose around it: the headline alone, the
     # next article's title or the author's bio box never make a region wider
-    wide = _widened(prose, region, kept_hashes, at, site, model, params)
+    wide = _widened(prose, region, kept_hashes, at, site, cluster, model, params)
     if wide is None:
         return SourceChoice("extracted", "region_not_holding", with_headline, cleaned, prose,
                             headline=headline is not None)
@@ -235,6 +265,9 @@ OUTSIDE = "region:outside"
 _PROSE, _LINKS, _STOP = "prose", "links", "stop"
 #: kinds of a list's items (consecutive blocks of one of these kinds form a list)
 _ITEM_KINDS = frozenset(("li", "dt", "dd", "tr"))
+#: kinds a widening takes however short: headings, code, and the terms and items of a list of this
+#: page's own (``height="n"``: a parameter's name); a short paragraph (a name, a date line) stops it
+_NO_MIN_CHARS_KINDS = HEADING_KINDS | {"pre", "li", "dt", "dd"}
 
 
 def _introduced_items(blocks: list[dict[str, Any]]) -> set[int]:
@@ -258,7 +291,7 @@ def _introduced_items(blocks: list[dict[str, Any]]) -> set[int]:
 
 
 def _widened(prose: CleanResult, region: list[tuple[str, str, str | None, int]], extracted: set[str],
-             headline: int | None, site: str, model: TemplateModel, params: BoilerplateParams
+             headline: int | None, site: str, cluster: str, model: TemplateModel, params: BoilerplateParams
              ) -> tuple[CleanResult, int] | None:
     """``prose`` cut to the span of the blocks the extractor kept (everything kept between the first and
     the last of them: a box, a list or a heading set among the article's paragraphs), widened on each side
@@ -286,11 +319,18 @@ def _widened(prose: CleanResult, region: list[tuple[str, str, str | None, int]],
             return _STOP
         if i in introduced:  # the items of a list its sentence introduces ("76 Methods:")
             return _PROSE
-        if model.block_pages(site, block["hash"]) > params.extra_max_pages:
+        pages = model.block_pages(site, block["hash"])
+        if block["kind"] in HEADING_KINDS and pages >= params.min_pages:
+            # a heading on many pages that cleaning kept heads a section of this page's own text
+            # ("Description"; see clean._section_headings): the page's structure, not another page's title
+            return _PROSE
+        # counted in the page's cluster: an author's bio box is on their other articles; the same parameter
+        # documented in a manual's two parts (another folder) is still this page's own text
+        if model.block_pages(site, block["hash"], cluster) > params.extra_max_pages:
             return _STOP
         if region[i][3] > params.extra_max_link_density * len(text):
             return _LINKS
-        if block["kind"] not in HEADING_KINDS and len(text) < params.extra_min_chars:
+        if block["kind"] not in _NO_MIN_CHARS_KINDS and len(text) < params.extra_min_chars:
             return _STOP
         return _PROSE
 
@@ -306,6 +346,10 @@ def _widened(prose: CleanResult, region: list[tuple[str, str, str | None, int]],
                 i += step
                 continue
             kind = kind_of(i)
+            if kind == _STOP and step < 0 and headline is not None and headline < i and not removed:
+                # between the headline and the extracted text: the page's lede (a reference page's one-line
+                # purpose, also listed in its chapter's table of contents), not another page's
+                kind = _PROSE if region[i][3] <= params.extra_max_link_density * len(blocks[i]["text"].strip()) else _LINKS
             if kind == _STOP:
                 break
             if kind == _PROSE:
@@ -333,6 +377,46 @@ def _widened(prose: CleanResult, region: list[tuple[str, str, str | None, int]],
                 chars += len(block["text"].strip())
         out.append(block)
     return dataclasses.replace(prose, blocks=out, kept=kept), chars
+
+
+def _list_items(whole: CleanResult, region: list[tuple[str, str, str | None, int]], site: str,
+                model: TemplateModel, params: BoilerplateParams, slots: Mapping[str, str] | None
+                ) -> tuple[set[str], set[str]] | None:
+    """(hashes of the list's items, hashes of link items in the template's slots) when the page *is* a
+    list: its list items that hold a link, kept (not template, not a comment or hidden) and not in a slot
+    found on ``structure_min_share_of_pages`` of the site's pages (the template's own links: a "Next
+    <title>" bar item, a sidebar on every page), make at least ``list_page_min_share`` of the region's kept
+    text and are at least ``list_page_min_items``. None otherwise."""
+    if params.list_page_min_share > 1.0:
+        return None
+    pages = model.pages(site)
+    items: set[str] = set()
+    navigation: set[str] = set()
+    item_chars = total = 0
+    for (_kind, _text, furniture, links), block in zip(region, whole.blocks):
+        if block["removed"] or furniture in _NEVER_REGION:
+            continue
+        chars = len(block["text"].strip())
+        if block["kind"] in _ITEM_KINDS and links > 0:
+            slot = slot_hash(slots.get(block["hash"])) if slots else None
+            if slot and pages and model.block_pages(site, slot) >= params.structure_min_share_of_pages * pages:
+                navigation.add(block["hash"])
+                continue
+            items.add(block["hash"])
+            item_chars += chars
+        total += chars
+    if len(items) < params.list_page_min_items or item_chars < params.list_page_min_share * total:
+        return None
+    return items, navigation
+
+
+def _without(result: CleanResult, hashes: set[str], reason: str) -> CleanResult:
+    """``result`` with its kept blocks whose hash is in ``hashes`` marked ``removed`` = ``reason``."""
+    if not hashes:
+        return result
+    blocks = [{**b, "removed": reason} if not b["removed"] and b["hash"] in hashes else b for b in result.blocks]
+    kept = [(b["kind"], b["text"]) for b in blocks if not b["removed"]]
+    return dataclasses.replace(result, blocks=blocks, kept=kept)
 
 
 #: furniture verdicts never part of the region (even when the extraction failed)

@@ -47,6 +47,8 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-depth", metavar="N", help="follow links at most N hops from a start URL")
     parser.add_argument("--scope", metavar="host|domain", help="stay on the start URL's host (default) or its registrable domain")
     parser.add_argument("--no-sitemaps", action="store_true", help="do not read robots.txt Sitemap: lines and /sitemap.xml")
+    parser.add_argument("--drop-duplicates", action="store_true",
+                        help="drop near-duplicate pages (default: kept, marked with duplicate_of and duplicate_similarity)")
     parser.add_argument("--resume", action="store_true", help="continue an interrupted run into the same output")
     parser.add_argument("--allow-private", dest="allow_private", action="append", default=[], metavar="HOST:PORT",
                         help="also allow this private/loopback host:port (start URLs' own origins always are)")
@@ -142,6 +144,8 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
     overrides = parse_set_options(args.settings)
     if args.profile is not None:
         overrides["BOILERSTRIP_PROFILE"] = args.profile
+    if getattr(args, "drop_duplicates", False):
+        overrides["BOILERSTRIP_DUPLICATES_DROP_NEAR"] = "true"
     if getattr(args, "allow_private", None):
         from boilerstrip.safety.addresses import parse_host_port
 

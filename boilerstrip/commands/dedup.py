@@ -3,8 +3,8 @@
 Argument parsing around :func:`boilerstrip.finishing.finish_crawl`, the same steps the
 ``FinishingExtension`` runs at the end of every crawl.
 
-Rebuilds every site's template model from all records, re-cleans every page with it, drops duplicate
-pages with the fixed keep rule, writes the records sorted by URL (shuffled input gives byte-identical
+Rebuilds every site's template model from all records, re-cleans every page with it, drops exact duplicate
+pages with the fixed keep rule (near duplicates are kept and marked; ``--drop-duplicates`` drops them too), writes the records sorted by URL (shuffled input gives byte-identical
 output) and the template report (``template-report.json`` and ``.txt``).
 """
 
@@ -38,6 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-report", action="store_true", help="do not write the template report")
     parser.add_argument("--state-dir", metavar="DIR", default=None,
                         help="also count the template counts stored there for the same sites (a crawl's state folder)")
+    parser.add_argument("--drop-duplicates", action="store_true",
+                        help="also drop near duplicates (default: kept, marked with duplicate_of and duplicate_similarity)")
     parser.add_argument("-s", "--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
                         help="a BOILERSTRIP_BOILERPLATE_* or BOILERSTRIP_DUPLICATES_* setting (repeatable)")
 
@@ -50,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"boilerstrip dedup: -s expects NAME=VALUE, got {pair!r}", file=sys.stderr)
             return 2
         settings[name.strip()] = value
+    if args.drop_duplicates:
+        settings["BOILERSTRIP_DUPLICATES_DROP_NEAR"] = "true"
     try:
         params = params_from_settings(settings, "boilerplate", BoilerplateParams)
         dup_params = params_from_settings(settings, "duplicates", DuplicateParams)
@@ -77,5 +81,6 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     report = f", report {summary['report']}" if "report" in summary else ""
     print(f"boilerstrip dedup: {summary['pages']} pages, {summary['dropped_duplicates']} duplicates dropped, "
+          f"{summary['marked_near_duplicates']} near duplicates kept and marked, "
           f"{summary['records_out']} records -> {summary['out']}{report}", file=sys.stderr)
     return 0

@@ -98,8 +98,9 @@ class FinishingExtension:
                 self.stats.set_value(f"{STATS}/{key}", count)
             self.stats.set_value(f"{STATS}/summary", {"pages": summary["pages"], "records": summary["records_out"],
                                                      "dropped": len(context.dropped), "report": summary.get("report")})
-        logger.info("finishing pass: %d pages, %d duplicates dropped, template report in %s",
-                    summary["pages"], summary["dropped_duplicates"], summary.get("report"))
+        logger.info("finishing pass: %d pages, %d duplicates dropped, %d near duplicates marked, template report in %s",
+                    summary["pages"], summary["dropped_duplicates"], summary.get("marked_near_duplicates", 0),
+                    summary.get("report"))
         if layout.manifest.exists():
             from boilerstrip.extensions.ledger import reconcile_output
 

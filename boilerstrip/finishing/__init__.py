@@ -63,6 +63,7 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
         "pages": report.get("pages", 0),
         "dropped_duplicates": len(dropped),
         "dropped": dropped,
+        "marked_near_duplicates": len((context.report.get("duplicates") or {}).get("marked", [])),
         "invalid_lines": len(context.invalid_lines),
         "out": str(out_path),
     }

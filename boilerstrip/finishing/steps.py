@@ -2,7 +2,7 @@
 
 The order :func:`crawl_steps` builds: ``TemplateStep`` (one record per URL, the final per-site model from
 every page plus the state's counts, each page cleaned with it; yields pages in keep order) ->
-``MarkDuplicates`` (exact and near duplicates of an earlier-kept page dropped) -> ``SortByUrl`` ->
+``MarkDuplicates`` (exact copies of an earlier-kept page dropped, near duplicates marked) -> ``SortByUrl`` ->
 ``TemplateReport`` (writes ``template-report.json``/``.txt``) -> ``WriteJsonl``. The same set of records
 gives byte-identical output in any input order.
 """
@@ -16,8 +16,9 @@ from typing import Any
 
 from boilerstrip.atomicfile import atomic_open
 from boilerstrip.boilerplate.blocks import blocks_of_record, cluster_of_url, site_of_url
-from boilerstrip.boilerplate.duplicates import DuplicateIndex, keep_order
-from boilerstrip.boilerplate.finish import REPORT_JSON, REPORT_TXT, ReportBuilder, clean_record, model_hashes, report_text
+from boilerstrip.boilerplate.duplicates import EXACT_DUPLICATE, DuplicateIndex, keep_order
+from boilerstrip.boilerplate.finish import (REPORT_JSON, REPORT_TXT, ReportBuilder, clean_record, mark_duplicate,
+                                            model_hashes, report_text)
 from boilerstrip.boilerplate.model import TemplateModel
 from boilerstrip.boilerplate.params import BoilerplateParams, DuplicateParams
 
@@ -91,7 +92,10 @@ class TemplateStep(Step):
 
 
 class MarkDuplicates(Step):
-    """Drops a page whose cleaned text duplicates (exactly, or nearly by MinHash) a page kept before it.
+    """Drops a page whose cleaned text is an exact copy of a page kept before it (reason
+    ``exact_duplicate``); a near duplicate (MinHash) is a page of its own, kept and marked
+    (``duplicate_of``, ``duplicate_similarity``, flag ``near_duplicate``), and dropped only with
+    ``DuplicateParams.drop_near`` (``--drop-duplicates``).
 
     Expects pages in keep order (shortest URL first, as :class:`TemplateStep` yields them), so the page
     kept of a group is the same whatever the crawl order."""
@@ -105,7 +109,8 @@ class MarkDuplicates(Step):
         index = DuplicateIndex(self.params)
         last: tuple[int, str] | None = None
         dropped: list[dict[str, Any]] = []
-        context.report["duplicates"] = {"dropped": dropped, "params": self.params}
+        marked: list[dict[str, Any]] = []
+        context.report["duplicates"] = {"dropped": dropped, "marked": marked, "params": self.params}
         for record in records:
             if not is_page(record):
                 yield record
@@ -118,8 +123,14 @@ class MarkDuplicates(Step):
             if dup is None:
                 yield record
                 continue
-            dropped.append({"url": url, "reason": dup.reason, "of": dup.of, "similarity": dup.similarity})
-            self.drop(record, dup.reason, context, of=dup.of, similarity=dup.similarity)
+            entry = {"url": url, "reason": dup.reason, "of": dup.of, "similarity": dup.similarity}
+            if dup.reason == EXACT_DUPLICATE or self.params.drop_near:
+                dropped.append(entry)
+                self.drop(record, dup.reason, context, of=dup.of, similarity=dup.similarity)
+                continue
+            marked.append(entry)
+            self.count(context, f"marked/{dup.reason}")
+            yield {**record, **mark_duplicate(record, dup.of, dup.similarity, dup.reason)}
 
 
 class SortByUrl(Step):
@@ -156,8 +167,9 @@ class TemplateReport(Step):
             return
         dups = context.report.get("duplicates") or {}
         dropped = sorted(dups.get("dropped", []), key=lambda d: d["url"])
+        marked = sorted(dups.get("marked", []), key=lambda d: d["url"])
         report = template["builder"].build(template["model"], dropped, template["params"],
-                                           dups.get("params") or DuplicateParams(), template["stored_pages"])
+                                           dups.get("params") or DuplicateParams(), template["stored_pages"], marked)
         report["invalid_lines"] = list(context.invalid_lines)
         context.report["template_report"] = report
         if self.folder is not None:

@@ -29,6 +29,7 @@ from boilerstrip.boilerplate import (
     site_of_url,
 )
 from boilerstrip.boilerplate.finish import model_hashes, source_fields
+from boilerstrip.boilerplate.source import slots_of_record
 from boilerstrip.boilerplate.page import page_block_hashes, page_blocks, region_blocks
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.finishing.steps import load_state_counts
@@ -60,10 +61,10 @@ class PageBlocksPipeline:
         adapter = ItemAdapter(item)
         html = adapter.get("html")
         if isinstance(html, str) and html:
-            blocks = page_blocks(html)
+            blocks = page_blocks(html, slots=True)
             adapter["page_block_hashes"] = page_block_hashes(html, digits=self.params.normalise_digits, blocks=blocks)
             if self.params.source == "page":
-                adapter["page_blocks"] = [{"kind": kind, "text": text} for kind, text in blocks]
+                adapter["page_blocks"] = [{"kind": kind, "text": text, "slot": slot} for kind, text, slot in blocks]
             elif self.params.source == "auto":
                 # the page's candidate region, kept on the record: the finishing pass chooses again
                 adapter["page_blocks"] = region_blocks(html)
@@ -124,7 +125,8 @@ class CrossPageBoilerplatePipeline:
         self._inc("pages")
         title = adapter.get("title")
         choice = choose_source(blocks, region_blocks_of_record(adapter), extraction_failed(adapter), site, cluster,
-                               self.model, self.params, title=title if isinstance(title, str) else None)
+                               self.model, self.params, title=title if isinstance(title, str) else None,
+                               slots=slots_of_record(adapter, self.params))
         result = choice.result
         adapter.update(source_fields(adapter, choice))
         adapter["template_cluster"] = cluster

@@ -2,9 +2,10 @@
 
 Runs after cross-page cleaning (it compares cleaned text). During a crawl "first kept wins" is the only
 possible rule, so by default (``mode = "mark"``) a duplicate keeps flowing with ``duplicate_of`` set and
-the finishing pass (``boilerstrip dedup``) drops duplicates with the order-independent keep rule (the
-shortest URL, then the smallest). ``mode = "drop"`` drops at once with ``FilteredItem`` (reason
-``exact_duplicate`` / ``near_duplicate``, detail = the URL kept): output then depends on crawl order.
+the finishing pass (``boilerstrip dedup``) decides with the order-independent keep rule (the shortest URL,
+then the smallest): exact copies are dropped, near duplicates kept and marked unless ``drop_near``.
+``mode = "drop"`` drops at once with ``FilteredItem`` (reason ``exact_duplicate``, or ``near_duplicate``
+with ``drop_near``; detail = the URL kept): output then depends on crawl order.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
 
 from boilerstrip.boilerplate import DuplicateIndex, DuplicateParams
+from boilerstrip.boilerplate.duplicates import EXACT_DUPLICATE
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.outcomes import FilteredItem
 
@@ -54,10 +56,11 @@ class DuplicatePagesPipeline:
             return item
         self._inc(f"{dup.reason}")
         logger.debug("duplicates: %s is a %s of %s (%.3f)", url, dup.reason, dup.of, dup.similarity)
-        if self.params.mode == "drop":
+        if self.params.mode == "drop" and (dup.reason == EXACT_DUPLICATE or self.params.drop_near):
             self._inc(f"dropped/{dup.reason}")
             raise FilteredItem(dup.reason, detail=dup.of)
         adapter["duplicate_of"] = dup.of
+        adapter["duplicate_similarity"] = dup.similarity
         flags = list(adapter.get("flags") or [])
         adapter["flags"] = flags + ([dup.reason] if dup.reason not in flags else [])
         return item

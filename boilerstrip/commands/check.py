@@ -1,0 +1,81 @@
+"""``boilerstrip check OUT.jsonl [--html REPORT.html] [--json REPORT.json] [--fail-on RULE...]``.
+
+Reads any JSONL with ``url`` and ``text`` (ours or another tool's), prints a short summary per site and
+writes the reports asked for. Exit status: 0; 1 when a ``--fail-on`` rule has a finding (warn or fail) on
+some site, or the input cannot be read; 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from boilerstrip.atomicfile import atomic_open
+from boilerstrip.check import RULES, CheckParams, check_records, failed_rules, render_html
+from boilerstrip.config import ConfigError, params_from_settings
+
+HELP = "judge a crawl's JSONL per site: repeated lines, navigation words, first paragraphs, empty pages"
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("input", help="records (JSONL) with url and text, from boilerstrip or another tool")
+    parser.add_argument("--html", metavar="REPORT.html", help="write a self-contained HTML report here")
+    parser.add_argument("--json", metavar="REPORT.json", help="write the report as JSON here")
+    parser.add_argument("--fail-on", nargs="+", default=[], metavar="RULE", choices=[*RULES, "any"],
+                        help=f"exit 1 when a site has a finding of one of these rules: {', '.join(RULES)}, any")
+    parser.add_argument("-s", "--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
+                        help="a BOILERSTRIP_CHECK_* setting (repeatable)")
+
+
+def _records(path: Path):
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                yield None
+                continue
+            yield value if isinstance(value, dict) else None
+
+
+def run(args: argparse.Namespace) -> int:
+    settings: dict[str, str] = {}
+    for pair in args.settings:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            print(f"boilerstrip check: -s expects NAME=VALUE, got {pair!r}", file=sys.stderr)
+            return 2
+        settings[name.strip()] = value
+    try:
+        params = params_from_settings(settings, "check", CheckParams)
+    except ConfigError as exc:
+        print(f"boilerstrip check: {exc}", file=sys.stderr)
+        return 2
+    path = Path(args.input)
+    try:
+        report = check_records((r for r in _records(path) if r is not None), params)
+        if args.json:
+            with atomic_open(Path(args.json), "w") as handle:
+                handle.write(json.dumps(report, ensure_ascii=False, indent=1) + "\n")
+        if args.html:
+            with atomic_open(Path(args.html), "w") as handle:
+                handle.write(render_html(report, source=path.name))
+    except (OSError, UnicodeError) as exc:
+        print(f"boilerstrip check: {exc}", file=sys.stderr)
+        return 1
+    for site in report["sites"]:
+        print(f"{site['site']}: {site['verdict']} ({site['pages']} pages, navigation lines on "
+              f"{site['nav_word_share']:.1%}, first paragraph = title on {site['first_paragraph_match_share']:.1%})")
+        for reason in site["reasons"]:
+            print(f"  {reason['level']:<4} {reason['rule']}: {reason['detail']}")
+    hits = failed_rules(report, args.fail_on)
+    if hits:
+        print(f"boilerstrip check: failing on {', '.join(hits)}", file=sys.stderr)
+        return 1
+    return 0
