@@ -192,6 +192,18 @@ def _run_bodytext(document: etree._Element, params: ExtractionParams) -> tuple[t
     return blocks, Selection((), chars, density, reason)
 
 
+def _text_chars(element: etree._Element) -> int:
+    return sum(len(text.strip()) for text in element.itertext())
+
+
+def _is_noscript_shell(body: etree._Element, params: ExtractionParams) -> bool:
+    """The page's <noscript> elements hold most of its text (scripts and styles already removed)."""
+    hidden = sum(_text_chars(noscript) for noscript in body.iter("noscript"))
+    if hidden < params.min_text_chars:
+        return False
+    return hidden >= params.min_noscript_share_of_page * _text_chars(body)
+
+
 def _rungs_to_run(params: ExtractionParams) -> list[tuple[str, bool]]:
     if params.method != "auto":
         return [(params.method, True)]
@@ -240,7 +252,14 @@ def extract(
     body = document.find("body")
     if body is None:
         body = document
-    etree.strip_elements(document, *NEVER_CONTENT_TAGS, with_tail=False)
+    etree.strip_elements(document, *(NEVER_CONTENT_TAGS - {"noscript"}), with_tail=False)
+    if _is_noscript_shell(body, params):
+        # a JavaScript app shell whose no-script rendering holds the page (forum software serves its
+        # posts this way): read the <noscript> markup as the page
+        flags.append("noscript_shell")
+        etree.strip_tags(document, "noscript")
+    else:
+        etree.strip_elements(document, "noscript", with_tail=False)
     attempts: list[Attempt] = []
     if over_node_budget(document, params.max_nodes):
         # Every later stage (the rungs here, block hashes, cross-page cleaning, dedup, export) is Python per

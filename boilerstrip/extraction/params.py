@@ -38,6 +38,11 @@ class ExtractionParams:
     max_binary_char_ratio: float = 0.08
     #: Share of U+FFFD in the decoded text above which the result is flagged "replacement_chars".
     max_replacement_char_ratio: float = 0.0
+    #: When the page's <noscript> elements hold at least this share of its text, the page is a JavaScript
+    #: shell whose no-script rendering is the content (Discourse-style forums), and <noscript> is read;
+    #: otherwise it is dropped. WCXB-dev tuning half, 2026-12-01: app shells have 0.84-0.97 of their text
+    #: there, every other page (both sets) at most 0.62 (0.42 on articles); 0.75 sits in the gap.
+    min_noscript_share_of_page: float = 0.75
 
     # --- budget (a page must not hold the crawl: the ladder's rungs are Python over every node) ------
     #: A parsed page with more elements than this is not extracted: empty, reason ``over_budget``, flag
