@@ -19,6 +19,7 @@ from ._vocab import (
     CONTROL_BYTES_RE,
     CONTROL_CHARS_RE,
     FLATTEN_TAGS_RE,
+    NAVIGATION_TAGS,
     NEVER_CONTENT_TAGS,
     SURROGATE_RE,
 )
@@ -192,8 +193,12 @@ def _run_bodytext(document: etree._Element, params: ExtractionParams) -> tuple[t
     return blocks, Selection((), chars, density, reason)
 
 
+_TEXT_CHARS = etree.XPath("string-length(normalize-space())")
+
+
 def _text_chars(element: etree._Element) -> int:
-    return sum(len(text.strip()) for text in element.itertext())
+    """Characters of the element's text, whitespace runs counted as one (in C: no Python loop)."""
+    return int(_TEXT_CHARS(element))
 
 
 def _is_noscript_shell(body: etree._Element, params: ExtractionParams) -> bool:
@@ -202,6 +207,23 @@ def _is_noscript_shell(body: etree._Element, params: ExtractionParams) -> bool:
     if hidden < params.min_text_chars:
         return False
     return hidden >= params.min_noscript_share_of_page * _text_chars(body)
+
+
+def _unwrap_swallowing_chrome(body: etree._Element, params: ExtractionParams) -> bool:
+    """A <nav>, <aside> or <footer> holding most of the page's text is an unclosed one that swallowed the
+    page (the parser nests everything after it inside): it becomes a <div>, so its content is read."""
+    body_chars = None
+    changed = False
+    for element in list(body.iter(*NAVIGATION_TAGS)):
+        chars = _text_chars(element)
+        if chars < params.min_text_chars:
+            continue
+        if body_chars is None:
+            body_chars = _text_chars(body)
+        if chars > params.max_chrome_share_of_page * body_chars:
+            element.tag = "div"
+            changed = True
+    return changed
 
 
 def _rungs_to_run(params: ExtractionParams) -> list[tuple[str, bool]]:
@@ -260,6 +282,9 @@ def extract(
         etree.strip_tags(document, "noscript")
     else:
         etree.strip_elements(document, "noscript", with_tail=False)
+    if _unwrap_swallowing_chrome(body, params):
+        flags.append("unclosed_chrome")
+
     attempts: list[Attempt] = []
     if over_node_budget(document, params.max_nodes):
         # Every later stage (the rungs here, block hashes, cross-page cleaning, dedup, export) is Python per

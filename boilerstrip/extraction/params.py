@@ -43,6 +43,10 @@ class ExtractionParams:
     #: otherwise it is dropped. WCXB-dev tuning half, 2026-12-01: app shells have 0.84-0.97 of their text
     #: there, every other page (both sets) at most 0.62 (0.42 on articles); 0.75 sits in the gap.
     min_noscript_share_of_page: float = 0.75
+    #: A <nav>, <aside> or <footer> holding more than this share of the page's text is an unclosed one that
+    #: swallowed the rest of the page, and is read as a <div> (flag "unclosed_chrome"). WCXB-dev tuning
+    #: half, 2026-12-01: such pages had 0.9+ of their text inside; real footers and menus stay far below.
+    max_chrome_share_of_page: float = 0.6
 
     # --- budget (a page must not hold the crawl: the ladder's rungs are Python over every node) ------
     #: A parsed page with more elements than this is not extracted: empty, reason ``over_budget``, flag
@@ -111,6 +115,20 @@ class ExtractionParams:
     #: A sibling paragraph joins without a score when longer than this and nearly link-free.
     min_sibling_paragraph_chars: int = 80
     max_sibling_paragraph_link_density: float = 0.25
+
+    # --- repeated units (posts, items, cards) ------------------------------------------------------
+    #: The chosen container's ancestor that is one of at least this many siblings of one shape (tag and
+    #: first class token) holding good text makes those siblings the content (0: off).
+    min_repeated_units: int = 2
+    #: ...when together they hold at least this many times the chosen container's good text.
+    min_repeated_units_gain: float = 1.5
+    #: How many levels above the chosen container the search goes.
+    max_repeated_unit_levels: int = 10
+
+    #: A chosen container (with its repeated units) holding less than this share of the page's good text is
+    #: widened to its nearest ancestor holding ``min_widened_share_of_page`` of it (0: off).
+    min_container_share_of_page: float = 0.3
+    min_widened_share_of_page: float = 0.8
 
     # --- pruning inside the chosen container --------------------------------------------------------------
     #: A boilerplate-vocabulary or chrome element inside the container is kept when it holds more than this
