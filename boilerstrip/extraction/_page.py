@@ -192,6 +192,7 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
             continue
         elif verdict in UNGUARDED_VERDICTS or seg.text_chars(start, end) <= limit:
             drop(start, end)
+    before_link_lists = bytes(keep)
     max_inner = params.max_inner_link_density
     for element, (start, end) in seg.ranges.items():
         if end - start < 2 or element.tag not in LINK_LIST_TAGS or element in container_set:
@@ -209,6 +210,17 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
 
     kinds, chars, links = seg.kinds, seg.chars, seg.link_chars
     max_block_ld = params.max_block_link_density
+    # A page whose content is a list of links (an index, a listing, a catalogue) keeps its lists: when
+    # dropping them leaves less than a page's worth of text and they hold one, they are the content.
+    link_lists_are_content = False
+    if params.keep_link_list_content:
+        kept = sum(chars[i] for i in range(n) if keep[i])
+        if kept < params.min_text_chars:
+            listed = sum(chars[i] for i in range(n) if before_link_lists[i])
+            if listed >= params.min_text_chars:
+                keep = bytearray(before_link_lists)
+                link_lists_are_content = True
+                max_block_ld = float("inf")
     keep_h1 = params.keep_h1
     if not keep_h1 and params.min_section_h1s:
         # several <h1> in the content are its section headings (documentation generators number their
@@ -248,6 +260,8 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
         reason = "empty"
     elif total < params.min_text_chars:
         reason = "too_short"
+    elif link_lists_are_content:
+        reason = "link_list"
     elif density > params.max_link_density:
         reason = "link_density_high"
     else:

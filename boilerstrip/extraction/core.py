@@ -40,6 +40,9 @@ _PLAINTEXT_BREAKS = frozenset(
     "section table tbody td tfoot th thead tr ul".split()
 )
 _PLAINTEXT_SKIPPED = ("nav", "aside", "footer")
+#: Refusals that still leave a last-resort result when every rung refuses: text too short for a page, or
+#: a page whose content is a list of links (an index, a listing; its longest such result is kept).
+LAST_RESORT_REASONS = frozenset(("too_short", "link_list", "link_density_high"))
 _SNIFF_CHARS = 4096
 _UNICODE_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
@@ -296,7 +299,7 @@ def extract(
     image_holders = find_image_holders(body) if not params.keep_captions else []
 
     page = None
-    fallback: tuple[str, tuple[Block, ...], int] | None = None
+    fallback: tuple[str, tuple[Block, ...], int, str] | None = None
     over_budget = False
     for name, enabled in _rungs_to_run(params):
         if not enabled:
@@ -325,18 +328,18 @@ def extract(
         if accepted:
             return _result(name, blocks, attempts, flags, metadata)
         if (
-            selection.reason == "too_short"
+            selection.reason in LAST_RESORT_REASONS
             and selection.chars >= params.min_last_resort_chars
             and (fallback is None or selection.chars > fallback[2])
         ):
-            fallback = (name, blocks, selection.chars)
+            fallback = (name, blocks, selection.chars, selection.reason)
     if over_budget:
         flags.append("extraction_budget:cpu")
     if fallback is not None:
-        # Every rung refused; the longest result refused only for being short is better than nothing
-        # for a genuinely short page, and the attempts say so.
-        name, blocks, chars = fallback
-        attempts.append(Attempt(name, True, chars, "accepted_short"))
+        # Every rung refused; the longest result refused only for being short, or for being a list of
+        # links, is better than nothing for a genuinely short page or an index page, and the attempts say so.
+        name, blocks, chars, reason = fallback
+        attempts.append(Attempt(name, True, chars, "accepted_short" if reason == "too_short" else "accepted_links"))
         return _result(name, blocks, attempts, flags, metadata)
     if over_budget:
         return _plaintext_result(body, attempts, flags, metadata, params)

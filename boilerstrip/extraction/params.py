@@ -150,6 +150,12 @@ class ExtractionParams:
     #: A list/div/section/table of two or more blocks inside the container whose text is more than this
     #: share links is dropped. Sweep: 0.25 0.9805, 0.3 0.9823, 0.35 0.9824, 0.4 0.9817.
     max_inner_link_density: float = 0.35
+    #: ...unless dropping the link lists leaves less than ``min_text_chars`` and they hold more: then the
+    #: lists may be the content (an index page, a listing, a catalogue): the rung's result keeps them with
+    #: their link-only items and is refused as "link_list", which, like a "too_short" or
+    #: "link_density_high" result, is returned when every rung refuses ("accepted_links"). WCXB-dev tuning
+    #: half, 2026-12-01: see docs/benchmarks.md.
+    keep_link_list_content: bool = True
     #: At least this many sibling cards with one tag and class, each a linked title plus a summary of at
     #: most max_teaser_card_chars, are a teaser grid and are dropped (0: off). Sweep: off 0.9824, 3-6
     #: 0.9829 (one "most popular" grid on the benchmark; the pattern is common on the web).
