@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from ._vocab import HEADING_TAGS, LINK_LIST_TAGS, TOKEN_RE
-from .blocks import BOILERPLATE, CAPTION, CONTENT, PRUNED_VERDICTS, UNGUARDED_VERDICTS, Segmentation
+from .blocks import BOILERPLATE, CAPTION, COMMENTS, CONTENT, PRUNED_VERDICTS, UNGUARDED_VERDICTS, Segmentation
 from .params import ExtractionParams
 
 
@@ -166,6 +166,12 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
     spans = sorted(seg.ranges[c] for c in containers if c in seg.ranges)
     if not spans:
         return Selection((), 0, 0.0, "no_container")
+    keep_comments = params.comments == "keep"
+    if keep_comments:
+        # the page's comment threads join the content, wherever they sit (one rule for every page)
+        for start, end, _element, verdict in page.verdict_spans:
+            if verdict == COMMENTS and not any(s <= start and end <= e for s, e in spans):
+                spans = sorted([*(span for span in spans if not (start <= span[0] and span[1] <= end)), (start, end)])
     n = len(seg)
     keep = bytearray(n)
     container_chars = 0
@@ -182,7 +188,7 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
         keep[start:end] = bytes(end - start)
 
     for start, end, element, verdict in page.verdict_spans:
-        if element in container_set or not inside(start, end):
+        if element in container_set or not inside(start, end) or (keep_comments and verdict == COMMENTS):
             continue
         if verdict == CONTENT:
             for s, e in spans:
