@@ -38,7 +38,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -260,15 +260,26 @@ class Run:
     sets: dict[str, list[Page]]
     predictions: dict[str, dict[str, list[str]]]  # extractor -> set -> predictions
     seconds: dict[str, float]  # extractor -> fastest pass over all sets
+    #: (extractor, set) -> per-page scores, computed once (every table row is a subset of them)
+    _scores: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def page_scores(self, extractor: str, set_name: str) -> list[PageScore]:
+        key = (extractor, set_name)
+        if key not in self._scores:
+            pages, predictions = self.sets[set_name], self.predictions[extractor][set_name]
+            self._scores[key] = [
+                score_page(page.page_id, page.truth, prediction)
+                for page, prediction in zip(pages, predictions, strict=True)
+            ]
+        return self._scores[key]
 
     def summary(self, extractor: str, set_name: str, kind: str | None = None, half: str | None = None) -> Summary:
-        pages = self.sets[set_name]
         chosen = [
-            (page, prediction)
-            for page, prediction in zip(pages, self.predictions[extractor][set_name], strict=True)
+            page_score
+            for page, page_score in zip(self.sets[set_name], self.page_scores(extractor, set_name), strict=True)
             if (kind is None or page.kind == kind) and (half is None or page.half == half)
         ]
-        return score(extractor, [p for p, _ in chosen], [pred for _, pred in chosen])
+        return summarise(extractor, chosen, 0.0)
 
     def pages_per_second(self, extractor: str) -> float:
         pages = sum(len(pages) for pages in self.sets.values())
