@@ -277,6 +277,8 @@ def extract(
     body = document.find("body")
     if body is None:
         body = document
+    # found before <img> is stripped below (after it, no picture is left to mark its caption)
+    image_holders = find_image_holders(body) if not params.keep_captions else []
     etree.strip_elements(document, *(NEVER_CONTENT_TAGS - {"noscript"}), with_tail=False)
     if _is_noscript_shell(body, params):
         # a JavaScript app shell whose no-script rendering holds the page (forum software serves its
@@ -296,7 +298,6 @@ def extract(
         for name, _enabled in _rungs_to_run(params):
             attempts.append(Attempt(name, False, 0, "over_budget"))
         return _empty("over_budget", flags, metadata, attempts)
-    image_holders = find_image_holders(body) if not params.keep_captions else []
 
     page = None
     fallback: tuple[str, tuple[Block, ...], int, str] | None = None
