@@ -400,3 +400,13 @@ def _result(method: str, blocks, attempts, flags, metadata: Metadata) -> Extract
         flags=tuple(flags),
         reason=None,
     )
+
+
+def main_text_chars(html: str | bytes, url: str | None = None, params: ExtractionParams = ExtractionParams()) -> int:
+    """Characters of the page's main text as evidence that the page was served with its content (the
+    render decision's second opinion): 0 when only a list of links answered as the last resort
+    ("accepted_links": a menu is not content)."""
+    result = extract(html, url=url, params=params)
+    if result.attempts and result.attempts[-1].reason == "accepted_links":
+        return 0
+    return len(result.text)
