@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/render_decision_check.py [--dataset DIR]
 
-Every page of the extraction benchmark's dataset (``../shared/datasets/article-extraction-benchmark``:
+Every page of the extraction benchmark's dataset (vendored in ``benchmarks/data/article-extraction-benchmark``:
 181 real article pages whose hand-checked text is in the served HTML) should be judged static. Prints the
 verdicts by reason and each page judged to need a browser, with the share; exits 1 above 2 %.
 """
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from boilerstrip.extraction import extract  # noqa: E402
 from boilerstrip.rendering import needs_rendering  # noqa: E402
 
-DEFAULT_DATASET = ROOT.parent / "shared" / "datasets" / "article-extraction-benchmark"
+DEFAULT_DATASET = ROOT / "benchmarks" / "data" / "article-extraction-benchmark"  # vendored (MIT)
 MAX_RENDERED_SHARE = 0.02
 
 

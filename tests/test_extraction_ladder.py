@@ -144,12 +144,61 @@ def test_semantic_refused_without_markup() -> None:
     assert attempt(result, "semantic") == Attempt("semantic", False, 0, "no_semantic_container")
 
 
-def test_semantic_refused_for_link_lists() -> None:
+def test_semantic_refused_for_link_lists_then_kept_as_the_last_resort() -> None:
+    # link density alone does not throw a page's list away (an index page): the rung is refused, and its
+    # result comes back only because nothing better was found, with the attempts saying so
     links = "".join(f"<p>See the full report on <a href='/{i}'>{STORY[i % 3][:55]}</a> and more here.</p>" for i in range(10))
     result = extract(page(f"<main><p>{STORY[0]}</p>{links}</main>"), params=ExtractionParams(method="semantic"))
-    assert result.method is None
     assert attempt(result, "semantic").reason == "link_density_high"
-    assert result.reason == "no_content_found"
+    assert result.attempts[-1].reason == "accepted_links" and result.method == "semantic"
+    assert STORY[0] in result.text
+
+
+def test_an_index_page_keeps_its_list_of_links() -> None:
+    items = "".join(f"<li><a href='/guide/{i}'>Guide number {i} to the flood defences</a></li>" for i in range(20))
+    result = extract(page(f"<main><h2>All guides</h2><ul>{items}</ul></main>"))
+    assert result.attempts[-1].reason == "accepted_links"
+    assert "Guide number 0 to the flood defences\nGuide number 1" in result.text
+
+
+def test_comments_are_dropped_or_kept_by_one_setting() -> None:
+    thread = "".join(
+        f"<li class='comment'><p>Comment {i}: I have lived in the valley for thirty years, the river floods.</p></li>"
+        for i in range(3)
+    )
+    html = page(f"<article>{paragraphs()}</article><section id='comments'><ol>{thread}</ol></section>")
+    assert extract(html).text == "\n\n".join(STORY)
+    kept = extract(html, params=ExtractionParams(comments="keep")).text
+    assert kept.startswith("\n\n".join(STORY)) and kept.count("Comment ") == 3
+    with pytest.raises(ValueError, match="comments"):
+        ExtractionParams(comments="maybe")
+
+
+def test_every_post_of_a_thread_is_kept_in_order() -> None:
+    # the first post beside a block of replies, each a card of the same shape: all of them are the content
+    def post(i: int, words: str) -> str:
+        return (f"<div class='MessageCard js-post'><div class='user'><b>user{i}</b></div>"
+                f"<div class='message-body'><p>{words}</p></div></div>")
+    first = post(0, " ".join(STORY))
+    replies = "".join(post(i, f"Reply {i}: {STORY[i % 3]}") for i in range(1, 6))
+    html = page(f"<div class='thread'>{first}<div class='block-messages'><div class='list'>{replies}</div></div></div>")
+    text = extract(html).text
+    positions = [text.find(f"Reply {i}:") for i in range(1, 6)]
+    assert text.startswith(STORY[0]) and all(p > 0 for p in positions) and positions == sorted(positions)
+
+
+def test_a_javascript_shell_reads_its_noscript_rendering() -> None:
+    html = page(f"<div id='app'></div><noscript><div class='post'>{paragraphs()}</div></noscript>")
+    result = extract(html)
+    assert result.text == "\n\n".join(STORY) and "noscript_shell" in result.flags
+    ordinary = extract(page(f"<article>{paragraphs()}</article><noscript><p>Please enable JavaScript to see the map of the town.</p></noscript>"))
+    assert "JavaScript" not in ordinary.text and "noscript_shell" not in ordinary.flags
+
+
+def test_an_unclosed_aside_that_swallowed_the_page_is_read() -> None:
+    html = page(f"<aside class='banner'><p>Announcement.</p><main><article>{paragraphs()}</article></main>")
+    result = extract(html)
+    assert result.text == "\n\n".join(STORY) and "unclosed_chrome" in result.flags
 
 
 # --- rung 2: density ------------------------------------------------------------------------------

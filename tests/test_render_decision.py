@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from boilerstrip.extraction import extract
+from boilerstrip.extraction import main_text_chars
 from boilerstrip.rendering import RENDER_REASONS, RenderParams, needs_rendering
 
 PROSE = (
@@ -143,7 +143,7 @@ def test_verdict_reports_its_signals() -> None:
 
 
 def _main_text_chars(html: str) -> int:
-    return len(extract(html, "https://s.test/page").text)
+    return main_text_chars(html, "https://s.test/page")
 
 
 MEGA_MENU = '<div class="menu">' + "".join(

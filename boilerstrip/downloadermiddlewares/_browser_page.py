@@ -191,7 +191,7 @@ async def _retire_old_contexts(page: Any, own: Any) -> None:
 async def _static_look(route: Any, pw_request: Any, request: Any, params: Any, state: _PageState) -> bool:
     """Fetch the page's served HTML (through the browser's proxy, no redirect followed) and judge it.
     True when the page was answered here: static (a blank page instead, nothing to run) or not HTML."""
-    from boilerstrip.extraction import extract
+    from boilerstrip.extraction import main_text_chars
 
     headers = await use_scrapy_headers(
         browser_type_name="chromium",
@@ -207,7 +207,7 @@ async def _static_look(route: Any, pw_request: Any, request: Any, params: Any, s
     body = await served.body()
     text = body.decode(_charset(served.headers.get("content-type") or ""), errors="replace")
     verdict = needs_rendering(
-        text, url=served.url, main_text_chars=lambda doc: len(extract(doc, served.url).text), params=params
+        text, url=served.url, main_text_chars=lambda doc: main_text_chars(doc, served.url), params=params
     )
     state.static_look = {"verdict": verdict.reason, "needs": verdict.needs}
     if verdict.needs:

@@ -25,7 +25,7 @@ from scrapy_playwright.page import PageMethod
 
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, STATIC_LOOK_META, context_name, settle_page
-from boilerstrip.extraction import extract
+from boilerstrip.extraction import main_text_chars
 from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, needs_rendering
 from boilerstrip.rendering.scope import origin_key
 from boilerstrip.scope import in_scope
@@ -276,7 +276,7 @@ class RenderWhenNeededMiddleware:
             self._inc("skipped/undecodable")
             return response
         verdict = needs_rendering(
-            html, url=response.url, main_text_chars=lambda doc: len(extract(doc, response.url).text),
+            html, url=response.url, main_text_chars=lambda doc: main_text_chars(doc, response.url),
             params=self.decision,
         )
         if verdict.signals.content_source == "extractor":

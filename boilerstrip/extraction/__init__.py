@@ -12,7 +12,7 @@ which rung won and why the others were refused.
 
 from .blocks import Block, render_markdown, render_text
 from .bodytext import DEFAULT_EXCLUDE_TAGS, DEFAULT_INCLUDE_TAGS, bodytext_xpath
-from .core import Attempt, ExtractionResult, decode_html, extract, over_node_budget
+from .core import Attempt, ExtractionResult, decode_html, extract, main_text_chars, over_node_budget
 from .metadata import Metadata
 from .params import ExtractionParams
 
@@ -27,6 +27,7 @@ __all__ = [
     "bodytext_xpath",
     "decode_html",
     "extract",
+    "main_text_chars",
     "over_node_budget",
     "render_markdown",
     "render_text",

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from ._vocab import HEADING_TAGS, LINK_LIST_TAGS, TOKEN_RE
-from .blocks import BOILERPLATE, CAPTION, CONTENT, PRUNED_VERDICTS, UNGUARDED_VERDICTS, Segmentation
+from .blocks import BOILERPLATE, CAPTION, COMMENTS, CONTENT, PRUNED_VERDICTS, UNGUARDED_VERDICTS, Segmentation
 from .params import ExtractionParams
 
 
@@ -33,7 +33,6 @@ class PageStats:
         self.headline_words = " ".join(TOKEN_RE.findall(headline.lower())) if headline else ""
         n = len(seg)
         total = seg.sum_chars[n] if n else 0
-        boiler = bytearray(n)
         # (start, end, element, verdict) in document order; painting in that order lets the innermost
         # verdict win: an "entry-content" inside an "article-header" wrapper is content again.
         self.verdict_spans: list[tuple[int, int, etree._Element, str]] = []
@@ -50,6 +49,7 @@ class PageStats:
                     marks.append((holder, CAPTION))
             # document order, outer before inner (caption marks were appended out of order)
             marks.sort(key=lambda mark: _span_order(seg.ranges.get(mark[0])))
+        spans = []
         for element, verdict in marks:
             pruned = verdict in PRUNED_VERDICTS
             if not pruned and verdict != CONTENT:
@@ -60,13 +60,30 @@ class PageStats:
             start, end = span
             if start >= end:
                 continue
+            spans.append((start, end, element, verdict))
             self.verdict_spans.append((start, end, element, verdict))
             self.verdicts[element] = verdict
-            if not pruned:
+        #: comment threads are the page's content: those of a page that holds little else (a forum thread
+        #: whose posts are named comments), or every thread with ``comments="keep"``
+        self.comments_are_content = params.comments == "keep"
+        self.boiler, self.sum_good = self._paint(spans, page_limit, skip_comments=self.comments_are_content)
+        if not self.comments_are_content and self.sum_good[-1] < params.min_text_chars:
+            if any(verdict == COMMENTS for _start, _end, _element, verdict in spans):
+                boiler, good = self._paint(spans, page_limit, skip_comments=True)
+                if good[-1] >= params.min_text_chars:
+                    self.boiler, self.sum_good = boiler, good
+                    self.comments_are_content = True
+
+    def _paint(self, spans: list, page_limit: float, skip_comments: bool) -> tuple[bytearray, list[int]]:
+        """(boilerplate flag per block, good paragraph prefix sums) from the verdict spans."""
+        seg, params = self.seg, self.params
+        n = len(seg)
+        boiler = bytearray(n)
+        for start, end, _element, verdict in spans:
+            if verdict == CONTENT or (skip_comments and verdict == COMMENTS):
                 boiler[start:end] = bytes(end - start)
             elif verdict in UNGUARDED_VERDICTS or seg.sum_chars[end] - seg.sum_chars[start] <= page_limit:
                 boiler[start:end] = b"\x01" * (end - start)
-        self.boiler = boiler
         good = [0] * (n + 1)
         running = 0
         min_chars = params.min_paragraph_chars
@@ -77,7 +94,7 @@ class PageStats:
             if c >= min_chars and not boiler[i] and links[i] <= max_ld * c:
                 running += c
             good[i + 1] = running
-        self.sum_good = good
+        return boiler, good
 
     def good_chars(self, element: etree._Element) -> int:
         span = self.seg.ranges.get(element)
@@ -166,6 +183,12 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
     spans = sorted(seg.ranges[c] for c in containers if c in seg.ranges)
     if not spans:
         return Selection((), 0, 0.0, "no_container")
+    keep_comments = page.comments_are_content
+    if keep_comments:
+        # the page's comment threads join the content, wherever they sit (one rule for every page)
+        for start, end, _element, verdict in page.verdict_spans:
+            if verdict == COMMENTS and not any(s <= start and end <= e for s, e in spans):
+                spans = sorted([*(span for span in spans if not (start <= span[0] and span[1] <= end)), (start, end)])
     n = len(seg)
     keep = bytearray(n)
     container_chars = 0
@@ -182,7 +205,7 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
         keep[start:end] = bytes(end - start)
 
     for start, end, element, verdict in page.verdict_spans:
-        if element in container_set or not inside(start, end):
+        if element in container_set or not inside(start, end) or (keep_comments and verdict == COMMENTS):
             continue
         if verdict == CONTENT:
             for s, e in spans:
@@ -192,6 +215,7 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
             continue
         elif verdict in UNGUARDED_VERDICTS or seg.text_chars(start, end) <= limit:
             drop(start, end)
+    before_link_lists = bytes(keep)
     max_inner = params.max_inner_link_density
     for element, (start, end) in seg.ranges.items():
         if end - start < 2 or element.tag not in LINK_LIST_TAGS or element in container_set:
@@ -209,6 +233,17 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
 
     kinds, chars, links = seg.kinds, seg.chars, seg.link_chars
     max_block_ld = params.max_block_link_density
+    # A page whose content is a list of links (an index, a listing, a catalogue) keeps its lists: when
+    # dropping them leaves less than a page's worth of text and they hold one, they are the content.
+    link_lists_are_content = False
+    if params.keep_link_list_content:
+        kept = sum(chars[i] for i in range(n) if keep[i])
+        if kept < params.min_text_chars:
+            listed = sum(chars[i] for i in range(n) if before_link_lists[i])
+            if listed >= params.min_text_chars:
+                keep = bytearray(before_link_lists)
+                link_lists_are_content = True
+                max_block_ld = float("inf")
     keep_h1 = params.keep_h1
     if not keep_h1 and params.min_section_h1s:
         # several <h1> in the content are its section headings (documentation generators number their
@@ -248,6 +283,8 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
         reason = "empty"
     elif total < params.min_text_chars:
         reason = "too_short"
+    elif link_lists_are_content:
+        reason = "link_list"
     elif density > params.max_link_density:
         reason = "link_density_high"
     else:

@@ -105,7 +105,6 @@ BOILERPLATE_WORDS = frozenset(
     share sharing shares sharebar sharer social socials sociallinks
     related recommended recommendations recommend recirc recirculation outbrain taboola zergnet
     newsletter newsletters subscribe subscription subscriptions signup
-    cookie cookies consent gdpr
     promo promotion promoted advert advertisement advertising ads ad adsense adslot dfp sponsor sponsored
     breadcrumb breadcrumbs crumbs
     sidebar sidebars rail widget widgets
@@ -132,6 +131,10 @@ BOILERPLATE_WORDS = frozenset(
 #: Words naming a comment thread. A thread can hold most of a page's text, so, unlike other furniture, it
 #: is left out whatever its size.
 COMMENT_WORDS = frozenset("comment comments commentlist commentform disqus discussion respond replies".split())
+
+#: Words naming a cookie or consent banner. On a page with little prose (a listing, a product) the banner's
+#: text can outweigh the content, so, like a comment thread, it is left out whatever its size.
+CONSENT_WORDS = frozenset("cookie cookies consent gdpr onetrust cmp".split())
 
 #: A class token holding one of these words states a page layout or a toggle ("has-sidebar",
 #: "comments-open", "no-ads", "menu-active"), not a widget: it never marks an element as furniture.
@@ -188,7 +191,7 @@ SOCIAL_WORDS = frozenset("social socials share sharing".split())
 #: Run-together class words ("relatedposts", "sharebuttons", "commentlist") are boilerplate when they are
 #: one of these stems followed by one of COMPOUND_TAILS.
 BOILERPLATE_STEMS = (
-    "related", "share", "sharing", "social", "comment", "comments", "newsletter", "subscribe", "cookie",
+    "related", "share", "sharing", "social", "comment", "comments", "newsletter", "subscribe",
     "promo", "advert", "sidebar", "footer", "breadcrumb", "author", "byline", "sponsor", "recommend",
     "trending", "popular", "navigation", "menu", "widget", "caption",
 )
@@ -220,7 +223,7 @@ CONTENT_TOKEN_RE = re.compile(
 )
 
 #: Readability-style class weight words for the density rung.
-NEGATIVE_WORDS = BOILERPLATE_WORDS | COMMENT_WORDS | frozenset(
+NEGATIVE_WORDS = BOILERPLATE_WORDS | COMMENT_WORDS | CONSENT_WORDS | frozenset(
     """hidden combx contact foot meta outbrain promo scroll shoutbox skyscraper widget teaser card cards
     thumb thumbnail thumbnails list aside header banner""".split()
 )

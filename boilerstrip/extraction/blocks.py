@@ -26,6 +26,7 @@ from ._vocab import (
     CHROME_ROLES,
     CHROME_TAGS,
     COMMENT_WORDS,
+    CONSENT_WORDS,
     NAVIGATION_TAGS,
     COMMA_CHARS,
     CONTENT_TOKEN_RE,
@@ -125,15 +126,15 @@ def render_markdown(blocks: Iterable[Block]) -> str:
 # --- class / id vocabulary ------------------------------------------------------------------------
 
 HIDDEN, BOILERPLATE, CONTENT, CHROME, NAVIGATION = "hidden", "boilerplate", "content", "chrome", "navigation"
-CAPTION, COMMENTS = "caption", "comments"
+CAPTION, COMMENTS, CONSENT = "caption", "comments", "consent"
 #: Verdicts whose elements are left out of the content (subject to the share guards in params, except
-#: NAVIGATION and COMMENTS, which never are content whatever their size).
-PRUNED_VERDICTS = frozenset((HIDDEN, BOILERPLATE, CHROME, NAVIGATION, CAPTION, COMMENTS))
-UNGUARDED_VERDICTS = frozenset((NAVIGATION, COMMENTS))
+#: NAVIGATION, COMMENTS and CONSENT, which never are content whatever their size).
+PRUNED_VERDICTS = frozenset((HIDDEN, BOILERPLATE, CHROME, NAVIGATION, CAPTION, COMMENTS, CONSENT))
+UNGUARDED_VERDICTS = frozenset((NAVIGATION, COMMENTS, CONSENT))
 _NO_ATTRIBUTES: dict = {}
 
 
-_HIDDEN_FLAG, _CONTENT_FLAG, _BOILER_FLAG, _POSITIVE_FLAG, _NEGATIVE_FLAG, _COMMENT_FLAG = 1, 2, 4, 8, 16, 32
+_HIDDEN_FLAG, _CONTENT_FLAG, _BOILER_FLAG, _POSITIVE_FLAG, _NEGATIVE_FLAG, _COMMENT_FLAG, _CONSENT_FLAG = 1, 2, 4, 8, 16, 32, 64
 
 
 @lru_cache(maxsize=16384)
@@ -154,6 +155,8 @@ def _classify_token(token: str) -> int:
     for word in words:
         if word in COMMENT_WORDS:
             flags |= _COMMENT_FLAG | _NEGATIVE_FLAG
+        elif word in CONSENT_WORDS:
+            flags |= _CONSENT_FLAG | _NEGATIVE_FLAG
         elif word in BOILERPLATE_WORDS or (previous, word) in BOILERPLATE_PAIRS or COMPOUND_RE.match(word):
             flags |= _BOILER_FLAG
         if word in NEGATIVE_WORDS:
@@ -176,6 +179,8 @@ def classify_attributes(value: str) -> tuple[str | None, int]:
         verdict = CONTENT
     elif flags & _COMMENT_FLAG:
         verdict = COMMENTS
+    elif flags & _CONSENT_FLAG:
+        verdict = CONSENT
     elif flags & _BOILER_FLAG:
         verdict = BOILERPLATE
     else:

@@ -19,6 +19,7 @@ from ._vocab import (
     CONTROL_BYTES_RE,
     CONTROL_CHARS_RE,
     FLATTEN_TAGS_RE,
+    NAVIGATION_TAGS,
     NEVER_CONTENT_TAGS,
     SURROGATE_RE,
 )
@@ -39,6 +40,9 @@ _PLAINTEXT_BREAKS = frozenset(
     "section table tbody td tfoot th thead tr ul".split()
 )
 _PLAINTEXT_SKIPPED = ("nav", "aside", "footer")
+#: Refusals that still leave a last-resort result when every rung refuses: text too short for a page, or
+#: a page whose content is a list of links (an index, a listing; its longest such result is kept).
+LAST_RESORT_REASONS = frozenset(("too_short", "link_list", "link_density_high"))
 _SNIFF_CHARS = 4096
 _UNICODE_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
@@ -192,6 +196,39 @@ def _run_bodytext(document: etree._Element, params: ExtractionParams) -> tuple[t
     return blocks, Selection((), chars, density, reason)
 
 
+_TEXT_CHARS = etree.XPath("string-length(normalize-space())")
+
+
+def _text_chars(element: etree._Element) -> int:
+    """Characters of the element's text, whitespace runs counted as one (in C: no Python loop)."""
+    return int(_TEXT_CHARS(element))
+
+
+def _is_noscript_shell(body: etree._Element, params: ExtractionParams) -> bool:
+    """The page's <noscript> elements hold most of its text (scripts and styles already removed)."""
+    hidden = sum(_text_chars(noscript) for noscript in body.iter("noscript"))
+    if hidden < params.min_text_chars:
+        return False
+    return hidden >= params.min_noscript_share_of_page * _text_chars(body)
+
+
+def _unwrap_swallowing_chrome(body: etree._Element, params: ExtractionParams) -> bool:
+    """A <nav>, <aside> or <footer> holding most of the page's text is an unclosed one that swallowed the
+    page (the parser nests everything after it inside): it becomes a <div>, so its content is read."""
+    body_chars = None
+    changed = False
+    for element in list(body.iter(*NAVIGATION_TAGS)):
+        chars = _text_chars(element)
+        if chars < params.min_text_chars:
+            continue
+        if body_chars is None:
+            body_chars = _text_chars(body)
+        if chars > params.max_chrome_share_of_page * body_chars:
+            element.tag = "div"
+            changed = True
+    return changed
+
+
 def _rungs_to_run(params: ExtractionParams) -> list[tuple[str, bool]]:
     if params.method != "auto":
         return [(params.method, True)]
@@ -240,7 +277,19 @@ def extract(
     body = document.find("body")
     if body is None:
         body = document
-    etree.strip_elements(document, *NEVER_CONTENT_TAGS, with_tail=False)
+    # found before <img> is stripped below (after it, no picture is left to mark its caption)
+    image_holders = find_image_holders(body) if not params.keep_captions else []
+    etree.strip_elements(document, *(NEVER_CONTENT_TAGS - {"noscript"}), with_tail=False)
+    if _is_noscript_shell(body, params):
+        # a JavaScript app shell whose no-script rendering holds the page (forum software serves its
+        # posts this way): read the <noscript> markup as the page
+        flags.append("noscript_shell")
+        etree.strip_tags(document, "noscript")
+    else:
+        etree.strip_elements(document, "noscript", with_tail=False)
+    if _unwrap_swallowing_chrome(body, params):
+        flags.append("unclosed_chrome")
+
     attempts: list[Attempt] = []
     if over_node_budget(document, params.max_nodes):
         # Every later stage (the rungs here, block hashes, cross-page cleaning, dedup, export) is Python per
@@ -249,10 +298,9 @@ def extract(
         for name, _enabled in _rungs_to_run(params):
             attempts.append(Attempt(name, False, 0, "over_budget"))
         return _empty("over_budget", flags, metadata, attempts)
-    image_holders = find_image_holders(body) if not params.keep_captions else []
 
     page = None
-    fallback: tuple[str, tuple[Block, ...], int] | None = None
+    fallback: tuple[str, tuple[Block, ...], int, str] | None = None
     over_budget = False
     for name, enabled in _rungs_to_run(params):
         if not enabled:
@@ -281,18 +329,18 @@ def extract(
         if accepted:
             return _result(name, blocks, attempts, flags, metadata)
         if (
-            selection.reason == "too_short"
+            selection.reason in LAST_RESORT_REASONS
             and selection.chars >= params.min_last_resort_chars
             and (fallback is None or selection.chars > fallback[2])
         ):
-            fallback = (name, blocks, selection.chars)
+            fallback = (name, blocks, selection.chars, selection.reason)
     if over_budget:
         flags.append("extraction_budget:cpu")
     if fallback is not None:
-        # Every rung refused; the longest result refused only for being short is better than nothing
-        # for a genuinely short page, and the attempts say so.
-        name, blocks, chars = fallback
-        attempts.append(Attempt(name, True, chars, "accepted_short"))
+        # Every rung refused; the longest result refused only for being short, or for being a list of
+        # links, is better than nothing for a genuinely short page or an index page, and the attempts say so.
+        name, blocks, chars, reason = fallback
+        attempts.append(Attempt(name, True, chars, "accepted_short" if reason == "too_short" else "accepted_links"))
         return _result(name, blocks, attempts, flags, metadata)
     if over_budget:
         return _plaintext_result(body, attempts, flags, metadata, params)
@@ -352,3 +400,13 @@ def _result(method: str, blocks, attempts, flags, metadata: Metadata) -> Extract
         flags=tuple(flags),
         reason=None,
     )
+
+
+def main_text_chars(html: str | bytes, url: str | None = None, params: ExtractionParams = ExtractionParams()) -> int:
+    """Characters of the page's main text as evidence that the page was served with its content (the
+    render decision's second opinion): 0 when only a list of links answered as the last resort
+    ("accepted_links": a menu is not content)."""
+    result = extract(html, url=url, params=params)
+    if result.attempts and result.attempts[-1].reason == "accepted_links":
+        return 0
+    return len(result.text)

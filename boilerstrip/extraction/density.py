@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from lxml import etree
 
+from ._repeats import widened_to_page_content, with_repeated_units
 from ._page import PageStats, Selection, is_inflow_box, select_blocks
 from ._vocab import PARAGRAPH_TAGS, TAG_PRIOR_SCORE
 from .blocks import BOILERPLATE, classify_attributes, count_commas
@@ -138,4 +139,5 @@ def extract_density(page: PageStats, params: ExtractionParams) -> Selection:
     containers = choose_density_containers(page, params)
     if not containers:
         return Selection((), 0, 0.0, "no_dense_block")
-    return select_blocks(page, containers, params)
+    containers = with_repeated_units(page, containers, params)
+    return select_blocks(page, widened_to_page_content(page, containers, params), params)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from lxml import etree
 
+from ._repeats import widened_to_page_content, with_repeated_units
 from ._page import PageStats, Selection, select_blocks
 from ._vocab import ARTICLE_BODY_ITEMPROPS, MAIN_ROLES, SEMANTIC_TAGS
 from .blocks import CONTENT, classify_attributes
@@ -138,4 +139,5 @@ def extract_semantic(page: PageStats, params: ExtractionParams) -> Selection:
     container, reason = choose_semantic_container(page, params)
     if container is None:
         return Selection((), 0, 0.0, reason)
-    return select_blocks(page, _split_siblings(container, page), params)
+    containers = with_repeated_units(page, _split_siblings(container, page), params)
+    return select_blocks(page, widened_to_page_content(page, containers, params), params)
