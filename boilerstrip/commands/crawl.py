@@ -36,6 +36,8 @@ class UsageError(ValueError):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("urls", nargs="*", metavar="URL", help="start URL(s); each one's site is crawled")
     parser.add_argument("-o", "--output", metavar="OUT.jsonl", help="the JSONL file to write (overwritten)")
+    parser.add_argument("--state", metavar="DIR", help="the state folder a recurring crawl remembers its pages in "
+                        "(BOILERSTRIP_STATE_DIR; default: .boilerstrip-state next to the output)")
     add_crawl_options(parser)
     parser.add_argument("--redis", metavar="redis://HOST:PORT/DB",
                         help="crawl on scrapy-redis: the frontier and shared state in this Redis (docs/distributed.md)")
@@ -43,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_crawl_options(parser: argparse.ArgumentParser) -> None:
-    """Options shared with ``boilerstrip demo``."""
+    """Options shared with ``boilerstrip demo`` and ``boilerstrip schedule add``."""
     parser.add_argument("--profile", metavar="NAME", help="settings profile (settings_profiles/NAME.py); default polite")
     parser.add_argument("--max-pages", metavar="N", help="admit at most N page requests")
     parser.add_argument("--max-depth", metavar="N", help="follow links at most N hops from a start URL")
@@ -52,8 +54,6 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--drop-duplicates", action="store_true",
                         help="drop near-duplicate pages (default: kept, marked with duplicate_of and duplicate_similarity)")
     parser.add_argument("--resume", action="store_true", help="continue an interrupted run into the same output")
-    parser.add_argument("--state", metavar="DIR", help="the state folder a recurring crawl remembers its pages in "
-                        "(BOILERSTRIP_STATE_DIR; default: .boilerstrip-state next to the output)")
     parser.add_argument("--changes-only", dest="changes_only", action="store_true",
                         help="write only new, changed and removed pages (BOILERSTRIP_RECRAWL_CHANGES_ONLY)")
     parser.add_argument("--allow-private", dest="allow_private", action="append", default=[], metavar="HOST:PORT",

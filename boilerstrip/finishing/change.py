@@ -20,6 +20,7 @@ from typing import Any
 from boilerstrip.boilerplate.blocks import site_of_url
 from boilerstrip.recrawl import (
     CHANGED,
+    CUT_REASONS,
     GONE_STATUSES,
     NEW,
     REMOVED,
@@ -142,7 +143,9 @@ class ChangeStep(Step):
                     continue  # no ledger: absence proves nothing
                 settled = self.settled.get(entry.url)
                 why = settled.partition(":")[2] if settled else "unreachable"
-                if settled is not None and not (settled.startswith("failed:") and why in GONE_STATUSES):
+                gone = settled is not None and settled.startswith("failed:") and why in GONE_STATUSES
+                not_reached = settled is not None and settled.startswith("filtered:") and why in CUT_REASONS
+                if settled is not None and not gone and not not_reached:
                     continue  # reached, and filtered or failed for another reason: not gone
                 candidates.append((entry.url, why, entry.last_seen))
             out += vanished_verdicts(pages, candidates, self.cut_reason, self.params)

@@ -171,7 +171,8 @@ def vanished_verdicts(previous_pages: int, candidates: Iterable[tuple[str, str, 
     ``max_pages``) marks none removed; nor does one where the share gone is implausibly high."""
     found = sorted(candidates)
     if cut_reason:
-        return [Vanished(u, UNSEEN, f"crawl_cut:{cut_reason}:{why}", seen) for u, why, seen in found]
+        return [Vanished(u, UNSEEN, f"crawl_cut:{cut_reason}" + ("" if why == cut_reason else f":{why}"), seen)
+                for u, why, seen in found]
     share = len(found) / previous_pages if previous_pages else 0.0
     if previous_pages >= params.min_pages_for_share_check and share > params.max_vanished_share:
         return [Vanished(u, UNSEEN, f"vanished_share_too_high:{why}", seen) for u, why, seen in found]

@@ -18,7 +18,16 @@ Redis one can plug in for distributed crawls. Pure Python: no Scrapy import.
 """
 
 from .base import STATE_SCHEMA_VERSION, PageCopies, PageCopy, State, TemplateCounts, UrlHistory, UrlState
-from .layout import STATE_FOLDER, CrawlLayout, crawl_layout, feed_output, resolve_state_dir
+from .layout import (
+    SCHEDULE_FILE,
+    STATE_FOLDER,
+    CrawlLayout,
+    ScheduleLayout,
+    crawl_layout,
+    feed_output,
+    resolve_state_dir,
+    schedule_layout,
+)
 from .memory import MemoryState
 from .open import StateParams, load_backend, open_state
 from .redis_backend import RedisState
@@ -26,6 +35,7 @@ from .sqlite import STATE_FILE, SqliteState
 
 __all__ = [
     "STATE_SCHEMA_VERSION", "State", "TemplateCounts", "UrlHistory", "UrlState", "PageCopies", "PageCopy",
-    "STATE_FOLDER", "CrawlLayout", "crawl_layout", "feed_output", "resolve_state_dir",
+    "STATE_FOLDER", "CrawlLayout", "crawl_layout", "feed_output", "resolve_state_dir", "SCHEDULE_FILE",
+    "ScheduleLayout", "schedule_layout",
     "MemoryState", "RedisState", "SqliteState", "STATE_FILE", "StateParams", "load_backend", "open_state",
 ]
