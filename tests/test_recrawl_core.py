@@ -231,3 +231,13 @@ def test_nothing_is_conditional_under_other_settings_or_for_the_browser(tmp_path
     dmw.process_request(reissued)
     assert b"If-None-Match" not in reissued.headers  # a browser re-issue never asks conditionally
     json.dumps(smw.facts_for("http://s/a"))  # None
+
+
+def test_offsite_links_do_not_make_another_crawls_pages_vanish() -> None:
+    """Two sites crawled into one state folder by two crawls: crawl B links to site A (offsite)."""
+    state = MemoryState()
+    _run(ChangeStep(digest="d", settled={}), state, [_page("http://a/1", "one"), _page("http://a/2", "two")])
+    out = _run(ChangeStep(digest="d", settled={"http://b/": "item:", "http://a/1": "filtered:offsite"}), state,
+               [_page("http://b/", "bee")])
+    assert [(r["url"], r["change"]) for r in out] == [("http://b/", "new")]
+    assert state.history.get("http://a/2").last_outcome == "item"

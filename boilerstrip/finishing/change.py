@@ -69,7 +69,9 @@ class ChangeStep(Step):
         now = self.now or utc_now()
         counts: Counter = Counter()
         written: set[str] = set()
-        sites: set[str] = {site_of_url(u) for u in self.settled or ()}
+        # the crawl's sites: those it wrote pages of, or settled URLs of (a site whose start page failed
+        # counts); not the sites of offsite links, which another crawl sharing the state folder may own
+        sites: set[str] = {site_of_url(u) for u, how in (self.settled or {}).items() if how != "filtered:offsite"}
         previous_pages: Counter = Counter()  # per site: pages of the previous crawl among this crawl's pages
         for record in records:
             if not is_page(record):
