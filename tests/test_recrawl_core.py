@@ -241,3 +241,20 @@ def test_offsite_links_do_not_make_another_crawls_pages_vanish() -> None:
                [_page("http://b/", "bee")])
     assert [(r["url"], r["change"]) for r in out] == [("http://b/", "new")]
     assert state.history.get("http://a/2").last_outcome == "item"
+
+
+def test_a_retried_conditional_request_can_still_be_answered_by_a_304(tmp_path) -> None:
+    from boilerstrip.recrawl import digest_of_settings
+
+    state = MemoryState()
+    state.history.put(_state(etag='"e1"', settings_digest=digest_of_settings(get_crawler(settings_dict={}).settings)))
+    state.pages.put(PageCopy("http://s/a", {"url": "http://s/a", "text": "t"}, {"base": "http://s/a", "hrefs": []}))
+    crawler, dmw, smw = _middlewares(tmp_path, state)
+    request = Request("http://s/a")
+    dmw.process_request(request)
+    busy = Response("http://s/a", status=503, request=request)
+    assert dmw.process_response(request, busy) is busy
+    retry = request.replace(dont_filter=True)  # what RetryMiddleware sends: same meta, same headers
+    assert dmw.process_request(retry) is None and retry.headers[b"If-None-Match"] == b'"e1"'
+    answered = dmw.process_response(retry, Response("http://s/a", status=304, request=retry))
+    assert answered.status == 200 and answered.meta["boilerstrip_reused"] == "not_modified"

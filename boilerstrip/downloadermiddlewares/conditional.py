@@ -126,9 +126,10 @@ class ConditionalRequestMiddleware:
         meta = request.meta
         if not meta.get(_CONDITIONAL_META) or REUSED_META in meta:
             return response
-        copy = meta.pop(COPY_META, None)
+        copy = meta.get(COPY_META)  # kept: a retry of this request (after a 503, say) may still get a 304
         if response.status != 304 or copy is None:
-            self._inc("modified")
+            if 200 <= response.status < 300:
+                self._inc("modified")
             return response
         self._inc("not_modified")
         return self._reused(request, copy, "not_modified", response.url, validators=response.headers)
