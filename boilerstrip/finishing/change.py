@@ -110,11 +110,13 @@ class ChangeStep(Step):
         last_changed = now if change != UNCHANGED else ((previous.last_changed if previous else None) or now)
         facts = dict(self.facts(url) or {})
         links = facts.get("links")
+        if links is not None and links.get("complete") is False:
+            links = None  # links unreadable: no copy may stand in for the page (its children would be lost)
         reused = bool(facts.get("reused"))
         etag, last_modified = facts.get("etag"), facts.get("last_modified")
         if reused and previous is not None:  # a 304 may refresh the validators; else the stored ones stand
             etag, last_modified = etag or previous.etag, last_modified or previous.last_modified
-        if links is None or (links.get("complete") is False):
+        if links is None:
             etag = last_modified = None  # without the links no copy can stand in: the next crawl fetches it
         state.history.put(UrlState(
             url=url, site=site, etag=etag, last_modified=last_modified, text_hash=new_hash,
