@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.recrawl_benchmark import MAX_UNCHANGED_BYTES_RATIO, EditableSite, crawl, read_records  # noqa: E402
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.timeout(900), pytest.mark.slow]
 
 PAGES = 500
 SMALL = 60

@@ -73,6 +73,7 @@ def test_jobs_are_kept_in_the_state_folder(tmp_path) -> None:
     assert _cli("remove", "blog", "--state", "st", cwd=tmp_path).returncode == 2
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_schedule_run_runs_a_ten_second_job_at_least_twice_in_35_seconds_without_overlap(tmp_path) -> None:
     with SiteServer(routes=small_site(6)) as server:
