@@ -65,6 +65,18 @@ def small_crawl(tmp_path_factory):
     server.stop()
 
 
+def _template_counts(state_dir: Path, url: str) -> tuple:
+    from boilerstrip.boilerplate.blocks import site_of_url
+    from boilerstrip.state import SqliteState
+
+    state = SqliteState(state_dir)
+    try:
+        site = site_of_url(url)
+        return state.templates.site_counts(site), state.templates.cluster_counts(site)
+    finally:
+        state.close()
+
+
 def _state_copy(work: Path, name: str) -> Path:
     target = work / name
     shutil.copytree(work / "state", target)
@@ -74,6 +86,7 @@ def _state_copy(work: Path, name: str) -> Path:
 def test_unchanged_site_second_crawl_transfers_at_most_a_tenth_of_the_bytes(first_crawl) -> None:
     site, server, work, first, first_bytes = first_crawl
     state = _state_copy(work, "state-unchanged")
+    counts_before = _template_counts(state, server.url)
     server.reset_counts()
     # sitemap <lastmod> not trusted: every page is asked for, and must be answered by a 304
     code, err = crawl(server.url + "/", work / "second.jsonl", state, "-s", "BOILERSTRIP_RECRAWL_TRUST_LASTMOD=false")
@@ -93,6 +106,8 @@ def test_unchanged_site_second_crawl_transfers_at_most_a_tenth_of_the_bytes(firs
     assert set(_ledger(work / "second.jsonl").values()) == {"item:"}
     assert _manifest(work / "second.jsonl")["reconciled"] is True
     assert "changes: 0 new, 0 changed, 500 unchanged, 0 removed" in err
+    # the reused records carried the stored block hashes: the template counts are as the first crawl left them
+    assert _template_counts(state, server.url) == counts_before and counts_before[0][0] == PAGES
 
 
 def test_sitemap_lastmod_skips_requests_of_pages_unchanged_since_the_last_crawl(small_crawl) -> None:
