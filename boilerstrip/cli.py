@@ -23,6 +23,7 @@ COMMANDS = {
     "worker": "worker",
     "export": "export",
     "check": "check",
+    "schedule": "schedule",
 }
 
 

@@ -53,6 +53,10 @@ class PageItem:
     page_blocks: list[dict[str, Any]] | None = None  # the page's candidate region (BOILERSTRIP_BOILERPLATE_SOURCE=auto: {"kind", "text", "links", "furniture"?}); None otherwise
     flags: list[str] = field(default_factory=list)  # e.g. replacement_chars, boilerplate_kept_too_short
     ai_opt_out: list[str] = field(default_factory=list)  # AI-training opt-out signals found (boilerstrip.optout)
+    # -- recurring crawls: set by the finishing pass from the state's per-URL history ----------------
+    change: str | None = None  # new | changed | unchanged (by the final main-text hash)
+    first_seen: str | None = None  # UTC ISO 8601: the first crawl that wrote this URL
+    last_changed: str | None = None  # UTC ISO 8601: the last crawl that found its main text changed
     schema_version: int = SCHEMA_VERSION
 
 
@@ -89,4 +93,7 @@ EXPORT_FIELDS = [
     "page_blocks",
     "flags",
     "ai_opt_out",
+    "change",
+    "first_seen",
+    "last_changed",
 ]

@@ -109,6 +109,11 @@ DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.optout.AiOptOutMiddlew
 DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.politeness.PolitenessMiddleware"] = 560
 # Non-HTML pages are skipped by Content-Type before their body downloads; first to see responses.
 DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.htmlonly.HtmlOnlyMiddleware"] = 950
+# Recurring crawls (docs/recurring.md): conditional requests from the state's validators, 304s and
+# sitemap <lastmod> answered from the stored copy (558: after the render decision at 555, before it sees a
+# body); the spider side swaps in stored records and keeps each page's links and validators.
+DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.conditional.ConditionalRequestMiddleware"] = 558
+SPIDER_MIDDLEWARES["boilerstrip.spidermiddlewares.recrawl.RecrawlMiddleware"] = 900
 # Last pipeline: placeholder text when no extractor ran, content_hash, html cleared.
 ITEM_PIPELINES["boilerstrip.pipelines.finalize.FinalizePipeline"] = 900
 EXTENSIONS["boilerstrip.extensions.progress.ProgressExtension"] = 500

@@ -19,6 +19,8 @@ PURE_MODULES = [
     "boilerstrip.optout",
     "boilerstrip.export",
     "boilerstrip.check",
+    "boilerstrip.recrawl",
+    "boilerstrip.schedule",
 ]
 FORBIDDEN = ("scrapy", "twisted", "playwright", "scrapy_playwright")
 

@@ -14,6 +14,7 @@ from boilerstrip.distributed.localredis import LocalRedis
 from boilerstrip.state import (
     STATE_SCHEMA_VERSION,
     MemoryState,
+    PageCopy,
     RedisState,
     SqliteState,
     StateParams,
@@ -99,6 +100,22 @@ def test_url_history_round_trips(backend) -> None:
     history.put(UrlState(url="http://s/a", site="s", last_status=304))
     assert history.get("http://s/a").etag is None  # put replaces the whole state
     assert history.delete("http://t/b") and history.get("http://t/b") is None and not history.delete("http://t/b")
+
+
+def test_page_copies_round_trip(backend) -> None:
+    state, reopen = backend
+    record = {"url": "http://s/a", "text": "Caf\u00e9 \ud800 prose", "blocks": [{"kind": "p", "text": "x"}]}
+    links = {"base": "http://s/a", "hrefs": ["/b", "c?x=1&y=2", "http://s/d"], "canonical": None}
+    state.pages.put(PageCopy("http://s/a", record, links))
+    state.commit()
+    pages = reopen().pages
+    copy = pages.get("http://s/a")
+    assert copy == PageCopy("http://s/a", record, links)  # a lone surrogate survives the trip
+    copy.record["text"] = "changed by the caller"
+    assert pages.get("http://s/a").record["text"] == record["text"]  # what was stored is not changed
+    pages.put(PageCopy("http://s/a", {"url": "http://s/a"}, {"base": "http://s/a", "hrefs": []}))
+    assert pages.get("http://s/a").links["hrefs"] == []  # put replaces
+    assert pages.delete("http://s/a") and pages.get("http://s/a") is None and not pages.delete("http://s/a")
 
 
 def test_a_store_of_another_schema_version_is_started_again(tmp_path, caplog) -> None:

@@ -19,6 +19,8 @@ from typing import Any
 
 from boilerstrip.items import EXPORT_FIELDS
 
+#: the change counts the summary prints, in order (boilerstrip.recrawl.CHANGES; not imported: no Scrapy here)
+CHANGE_KINDS = ("new", "changed", "unchanged", "removed", "unseen")
 #: the stat the FinishingExtension sets (boilerstrip.extensions.finishing.STATUS; not imported: no Scrapy here)
 FINISHING_STATUS = "boilerstrip/finishing/status"
 
@@ -34,6 +36,8 @@ class UsageError(ValueError):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("urls", nargs="*", metavar="URL", help="start URL(s); each one's site is crawled")
     parser.add_argument("-o", "--output", metavar="OUT.jsonl", help="the JSONL file to write (overwritten)")
+    parser.add_argument("--state", metavar="DIR", help="the state folder a recurring crawl remembers its pages in "
+                        "(BOILERSTRIP_STATE_DIR; default: .boilerstrip-state next to the output)")
     add_crawl_options(parser)
     parser.add_argument("--redis", metavar="redis://HOST:PORT/DB",
                         help="crawl on scrapy-redis: the frontier and shared state in this Redis (docs/distributed.md)")
@@ -41,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_crawl_options(parser: argparse.ArgumentParser) -> None:
-    """Options shared with ``boilerstrip demo``."""
+    """Options shared with ``boilerstrip demo`` and ``boilerstrip schedule add``."""
     parser.add_argument("--profile", metavar="NAME", help="settings profile (settings_profiles/NAME.py); default polite")
     parser.add_argument("--max-pages", metavar="N", help="admit at most N page requests")
     parser.add_argument("--max-depth", metavar="N", help="follow links at most N hops from a start URL")
@@ -50,6 +54,8 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--drop-duplicates", action="store_true",
                         help="drop near-duplicate pages (default: kept, marked with duplicate_of and duplicate_similarity)")
     parser.add_argument("--resume", action="store_true", help="continue an interrupted run into the same output")
+    parser.add_argument("--changes-only", dest="changes_only", action="store_true",
+                        help="write only new, changed and removed pages (BOILERSTRIP_RECRAWL_CHANGES_ONLY)")
     parser.add_argument("--allow-private", dest="allow_private", action="append", default=[], metavar="HOST:PORT",
                         help="also allow this private/loopback host:port (start URLs' own origins always are)")
     parser.add_argument("-s", "--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
@@ -146,6 +152,10 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
         overrides["BOILERSTRIP_PROFILE"] = args.profile
     if getattr(args, "drop_duplicates", False):
         overrides["BOILERSTRIP_DUPLICATES_DROP_NEAR"] = "true"
+    if getattr(args, "state", None):
+        overrides["BOILERSTRIP_STATE_DIR"] = str(Path(args.state).expanduser().resolve())
+    if getattr(args, "changes_only", False):
+        overrides["BOILERSTRIP_RECRAWL_CHANGES_ONLY"] = "true"
     if getattr(args, "allow_private", None):
         from boilerstrip.safety.addresses import parse_host_port
 
@@ -270,6 +280,11 @@ def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path) ->
     if status in ("done", "mismatch") and isinstance(summary, dict):
         print(f"boilerstrip crawl: finishing pass: {summary['pages']} pages, {summary['dropped']} duplicates dropped, "
               f"template report in {summary['report']}", file=sys.stderr)
+        changes = summary.get("changes")
+        if isinstance(changes, dict):
+            print("boilerstrip crawl: changes: " + ", ".join(f"{changes.get(k, 0)} {k}" for k in CHANGE_KINDS)
+                  + (f" (crawl cut by {changes['cut_reason']}: nothing marked removed)" if changes.get("cut_reason") else ""),
+                  file=sys.stderr)
     if status == "failed":
         print("boilerstrip crawl: the finishing pass failed; the output is left as crawled (see the log)", file=sys.stderr)
         return 1

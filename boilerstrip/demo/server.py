@@ -3,12 +3,17 @@
 It serves a directory (``index.html`` for folder URLs) plus optional scripted routes, and keeps a log of
 every request it answered (time, method, path, headers) so a test can check what a crawler fetched and
 when. It binds ``127.0.0.1`` on port 0 by default, so parallel runs never collide.
+
+A reply that carries an ``ETag`` or ``Last-Modified`` header answers conditional requests as RFC 9110
+says (``If-None-Match``, else ``If-Modified-Since``: 304 without a body), and ``bytes_sent`` counts every
+byte written to clients (status lines, headers, bodies), so a test can measure what a crawl transferred.
 """
 
 from __future__ import annotations
 
 import mimetypes
 import posixpath
+from email.utils import parsedate_to_datetime
 import threading
 import time
 from collections.abc import Callable
@@ -64,6 +69,7 @@ class SiteServer:
         self.port = port
         self.quiet = quiet
         self.log: list[LoggedRequest] = []
+        self.bytes_sent = 0  # every byte written to clients: status lines, headers and bodies
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -75,6 +81,10 @@ class SiteServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
             server_version = "boilerstrip-demo/1"
+
+            def setup(self) -> None:
+                super().setup()
+                self.wfile = _CountingWriter(self.wfile, server)
 
             def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
                 server._answer(self, head_only=False)
@@ -123,7 +133,7 @@ class SiteServer:
         headers = {key.lower(): value for key, value in handler.headers.items()}
         with self._lock:
             self.log.append(LoggedRequest(time.time(), handler.command, handler.path, headers))
-        reply = self._reply_for(handler.path, headers)
+        reply = _conditional(self._reply_for(handler.path, headers), headers)
         if reply.delay_s:
             time.sleep(reply.delay_s)
         try:
@@ -138,6 +148,15 @@ class SiteServer:
                 handler.wfile.write(reply.body)
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+    def reset_counts(self) -> None:
+        with self._lock:
+            self.log.clear()
+            self.bytes_sent = 0
+
+    def _count(self, size: int) -> None:
+        with self._lock:
+            self.bytes_sent += size
 
     def _reply_for(self, raw_path: str, headers: dict[str, str]) -> Reply:
         path = urlsplit(raw_path).path
@@ -176,3 +195,44 @@ def _content_type(path: Path) -> str:
 
 def _not_found() -> Reply:
     return Reply(404, b"<html><body><h1>Not found</h1></body></html>", (("Content-Type", "text/html"),))
+
+
+class _CountingWriter:
+    """The handler's output stream, counting what it writes into the server's ``bytes_sent``."""
+
+    def __init__(self, raw: object, server: SiteServer) -> None:
+        self._raw = raw
+        self._server = server
+
+    def write(self, data: bytes) -> int:
+        self._server._count(len(data))
+        return self._raw.write(data)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._raw, name)
+
+
+def _weak(tag: str) -> str:
+    tag = tag.strip()
+    return tag[2:] if tag.startswith("W/") else tag
+
+
+def _conditional(reply: Reply, headers: dict[str, str]) -> Reply:
+    """304 Not Modified for a 200 reply whose validators match the request's (RFC 9110 section 13)."""
+    if reply.status != 200:
+        return reply
+    have = {name.lower(): value for name, value in reply.headers}
+    etag, modified = have.get("etag"), have.get("last-modified")
+    not_modified = False
+    if "if-none-match" in headers:
+        wanted = [_weak(t) for t in headers["if-none-match"].split(",")]
+        not_modified = etag is not None and ("*" in wanted or _weak(etag) in wanted)
+    elif "if-modified-since" in headers and modified:
+        try:
+            not_modified = parsedate_to_datetime(modified) <= parsedate_to_datetime(headers["if-modified-since"])
+        except (TypeError, ValueError):
+            not_modified = False
+    if not not_modified:
+        return reply
+    kept = tuple((n, v) for n, v in reply.headers if n.lower() in ("etag", "last-modified", "cache-control", "expires"))
+    return Reply(304, b"", kept + (("Content-Length", "0"),), reply.delay_s)

@@ -39,6 +39,7 @@ class FinishingExtension:
         self.settings = settings
         self.stats = stats
         self.reason: str | None = None
+        self.recrawl: Any = None  # the run's RecrawlMiddleware (what each page showed), when enabled
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "FinishingExtension":
@@ -48,6 +49,13 @@ class FinishingExtension:
         if output is None:
             raise NotConfigured("no local JSONL feed to finish")
         ext = cls(output, crawler.settings, stats=crawler.stats)
+
+        def engine_started() -> None:
+            from boilerstrip.spidermiddlewares.recrawl import RecrawlMiddleware
+
+            ext.recrawl = crawler.get_spider_middleware(RecrawlMiddleware)
+
+        crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)
         return ext
@@ -56,7 +64,11 @@ class FinishingExtension:
         self.reason = reason
 
     def engine_stopped(self) -> None:
-        status = self.finish()
+        try:
+            status = self.finish()
+        finally:
+            if self.recrawl is not None:
+                self.recrawl.close()
         if self.stats is not None:
             self.stats.set_value(STATUS, status)
 
@@ -77,6 +89,7 @@ class FinishingExtension:
             params = params_from_settings(self.settings, "boilerplate", BoilerplateParams)
             dup_params = params_from_settings(self.settings, "duplicates", DuplicateParams)
             state_params = params_from_settings(self.settings, "state", StateParams)
+            change = self._change_step(crawl_layout(self.output))
         except ConfigError as exc:
             logger.error("finishing pass: %s", exc)
             return "failed"
@@ -87,7 +100,7 @@ class FinishingExtension:
             try:
                 summary = finish_crawl(self.output, self.output, params, layout.report_dir, dup_params=dup_params,
                                        duplicates_enabled=component_enabled(self.settings, "duplicates"),
-                                       context=context)
+                                       context=context, change=change)
             finally:
                 context.state.close()
         except (OSError, UnicodeError, ValueError) as exc:
@@ -97,13 +110,50 @@ class FinishingExtension:
             for key, count in sorted(context.counts.items()):
                 self.stats.set_value(f"{STATS}/{key}", count)
             self.stats.set_value(f"{STATS}/summary", {"pages": summary["pages"], "records": summary["records_out"],
-                                                     "dropped": len(context.dropped), "report": summary.get("report")})
+                                                     "dropped": summary["dropped_duplicates"],
+                                                     "report": summary.get("report"),
+                                                     "changes": summary.get("changes")})
         logger.info("finishing pass: %d pages, %d duplicates dropped, %d near duplicates marked, template report in %s",
                     summary["pages"], summary["dropped_duplicates"], summary.get("marked_near_duplicates", 0),
                     summary.get("report"))
+        if summary.get("changes"):
+            logger.info("changes: %s", ", ".join(f"{n} {k}" for k, n in summary["changes"].items()))
         if layout.manifest.exists():
             from boilerstrip.extensions.ledger import reconcile_output
 
             if not reconcile_output(self.output, context.dropped_by_url()):
                 return "mismatch"
         return "done"
+
+    def _change_step(self, layout: Any) -> Any:
+        """The change step of a recurring crawl (None when ``BOILERSTRIP_RECRAWL_ENABLED`` is off)."""
+        if not component_enabled(self.settings, "recrawl"):
+            return None
+        from boilerstrip.finishing.change import ChangeStep
+        from boilerstrip.recrawl import CUT_REASONS, RecrawlParams, digest_of_settings
+
+        params = params_from_settings(self.settings, "recrawl", RecrawlParams)
+        settled = _ledger_outcomes(layout.ledger)
+        cut = None
+        if self.stats is not None:
+            cut = next((r for r in CUT_REASONS if self.stats.get_value(f"boilerstrip/filtered/{r}")), None)
+        facts = self.recrawl.facts_for if self.recrawl is not None else None
+        return ChangeStep(params, digest_of_settings(self.settings), facts=facts, settled=settled, cut_reason=cut)
+
+
+def _ledger_outcomes(path: Path) -> dict[str, str] | None:
+    """URL -> ``outcome:reason`` of every URL the crawl settled (None without a ledger)."""
+    if not path.is_file():
+        return None
+    import json
+
+    settled: dict[str, str] = {}
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict) and isinstance(entry.get("url"), str):
+                settled[entry["url"]] = f"{entry.get('outcome')}:{entry.get('reason') or ''}"
+    return settled

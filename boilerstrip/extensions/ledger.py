@@ -48,7 +48,7 @@ from boilerstrip.items import SCHEMA_VERSION
 from boilerstrip.outcomes import FailedItem, FilteredItem, url_settled
 from boilerstrip.state import feed_output
 
-__all__ = ["LedgerParams", "LedgerExtension", "LEDGER_KEY", "LEDGER_SKIP", "Record", "reconcile_output", "dropped_from_report", "run_status"]
+__all__ = ["LedgerParams", "LedgerExtension", "LEDGER_KEY", "LEDGER_SKIP", "Record", "reconcile_output", "dropped_from_report", "run_status", "tombstone_urls"]
 
 logger = logging.getLogger(__name__)
 
@@ -437,7 +437,7 @@ def reconcile_output(out: str | Path, dropped: dict[str, str] | None = None) -> 
         return False
     manifest = json.loads(paths.manifest.read_text(encoding="utf-8"))
     entries = [json.loads(line) for line in read_whole_lines(paths.ledger)]
-    written = written_urls(paths.final)
+    written = written_urls(paths.final) - tombstone_urls(paths.final)
     dropped = dropped or {}
     changed = 0
     for entry in entries:
@@ -469,6 +469,22 @@ def reconcile_output(out: str | Path, dropped: dict[str, str] | None = None) -> 
     if not ok:
         logger.error("ledger: the output file and the ledger disagree: %d records without a ledger entry %s", len(extra), extra[:20])
     return ok
+
+
+def tombstone_urls(path: Path) -> set[str]:
+    """URLs of a recurring crawl's tombstones (``change`` removed/unseen): pages of an earlier crawl,
+    not records of this one, so the ledger does not account for them."""
+    urls: set[str] = set()
+    for line in read_whole_lines(path):
+        if b'"change"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("change") in ("removed", "unseen") and isinstance(record.get("url"), str):
+            urls.add(record["url"])
+    return urls
 
 
 def dropped_from_report(report: str | Path) -> dict[str, str]:

@@ -14,11 +14,12 @@ from typing import Any
 from boilerstrip.boilerplate.params import BoilerplateParams, DuplicateParams
 
 from .base import Dropped, FinishContext, Record, Spill, Step, dump_record, is_page, read_jsonl, run_steps
+from .change import ChangeStep
 from .steps import MarkDuplicates, SortByUrl, TemplateReport, TemplateStep, WriteJsonl, crawl_steps
 
 __all__ = ["Dropped", "FinishContext", "Record", "Spill", "Step", "dump_record", "is_page", "read_jsonl",
            "run_steps", "MarkDuplicates", "SortByUrl", "TemplateReport", "TemplateStep", "WriteJsonl",
-           "crawl_steps", "FinishResult", "finish_records", "finish_crawl"]
+           "crawl_steps", "ChangeStep", "FinishResult", "finish_records", "finish_crawl"]
 
 
 @dataclass
@@ -41,7 +42,7 @@ def finish_records(records: Any, params: BoilerplateParams | None = None, dup_pa
 def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateParams | None = None,
                  report_dir: str | Path | None = None, dup_params: DuplicateParams | None = None,
                  state: Any = None, duplicates_enabled: bool = True,
-                 context: FinishContext | None = None) -> dict[str, Any]:
+                 context: FinishContext | None = None, change: Step | None = None) -> dict[str, Any]:
     """The crawl's finishing pass file to file (``out_path`` may be ``in_path``), streaming: memory holds
     the model, offsets and duplicate signatures, not the records. Returns a summary."""
     context = context if context is not None else FinishContext(state=state)
@@ -54,7 +55,7 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
             yield record
 
     written = sum(1 for _ in run_steps(counted(), crawl_steps(out_path, params, dup_params, report_dir,
-                                                              duplicates_enabled), context))
+                                                              duplicates_enabled, change), context))
     dropped = sorted((context.report.get("duplicates") or {}).get("dropped", []), key=lambda d: d["url"])
     report = context.report.get("template_report", {})
     summary: dict[str, Any] = {
@@ -67,6 +68,8 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
         "invalid_lines": len(context.invalid_lines),
         "out": str(out_path),
     }
+    if "changes" in context.report:
+        summary["changes"] = context.report["changes"]
     if "template_report_path" in context.report:
         summary["report"] = context.report["template_report_path"]
     return summary

@@ -27,11 +27,14 @@ Record = dict[str, Any]
 
 #: records with these outcomes are not pages: steps that work on pages pass them through untouched
 NOT_PAGES = ("failed", "filtered")
+#: nor are the tombstones of a recurring crawl (``change`` removed/unseen: a page of an earlier crawl)
+TOMBSTONES = ("removed", "unseen")
 
 
 def is_page(record: Mapping[str, Any]) -> bool:
     url = record.get("url")
-    return isinstance(url, str) and bool(url) and record.get("outcome") not in NOT_PAGES
+    return (isinstance(url, str) and bool(url) and record.get("outcome") not in NOT_PAGES
+            and record.get("change") not in TOMBSTONES)
 
 
 @dataclass(frozen=True)

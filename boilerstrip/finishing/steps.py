@@ -203,11 +203,16 @@ def crawl_steps(
     dup_params: DuplicateParams | None = None,
     report_dir: str | Path | None = None,
     duplicates_enabled: bool = True,
+    change: Step | None = None,
 ) -> list[Step]:
-    """The finishing pass of a crawl, as ordered steps; ``out`` None: nothing written (records yielded)."""
+    """The finishing pass of a crawl, as ordered steps; ``out`` None: nothing written (records yielded).
+    ``change`` (a :class:`boilerstrip.finishing.change.ChangeStep`) goes after the final clean and
+    duplicates, so a page's change status is decided on its final text."""
     steps: list[Step] = [TemplateStep(params)]
     if duplicates_enabled:
         steps.append(MarkDuplicates(dup_params))
+    if change is not None:
+        steps.append(change)
     steps += [SortByUrl(), TemplateReport(report_dir)]
     if out is not None:
         steps.append(WriteJsonl(out))

@@ -418,6 +418,8 @@ class SiteSpider(Spider):
             else:
                 normal = self._normal(loc, base=response.url)
                 request = self._admit(normal, depth + 1) if normal else None
+                if request is not None and entry.get("lastmod"):  # a recurring crawl may skip the fetch
+                    request.meta["boilerstrip_sitemap_lastmod"] = entry["lastmod"]
             if request is not None:
                 yield request
 

@@ -5,7 +5,9 @@
 - :mod:`.base`: the interfaces. ``TemplateCounts`` keeps the per-site template *counts* (pages per site
   and cluster, pages per block hash: what workers must share), plus the latest block hashes of each URL
   so that a page crawled again replaces its earlier version. ``UrlHistory`` keeps per-URL fetch history
-  (validators, main-text hash, first/last seen, last changed, last status).
+  (validators, main-text hash, first/last seen, last changed, last status). ``PageCopies`` keeps each
+  page's last written record and outgoing links, so a recurring crawl re-emits a page the server answers
+  304 for without downloading it.
 - :mod:`.memory` and :mod:`.sqlite`: an in-memory backend (tests, ``state_dir=""``) and the embedded
   default (one SQLite file per state folder, with a schema-version row).
 - :mod:`.redis_backend`: ``RedisState``, what the workers of a distributed crawl share
@@ -15,15 +17,25 @@ A backend is chosen by the dotted path in ``BOILERSTRIP_STATE_BACKEND`` (see :fu
 Redis one can plug in for distributed crawls. Pure Python: no Scrapy import.
 """
 
-from .base import STATE_SCHEMA_VERSION, State, TemplateCounts, UrlHistory, UrlState
-from .layout import STATE_FOLDER, CrawlLayout, crawl_layout, feed_output, resolve_state_dir
+from .base import STATE_SCHEMA_VERSION, PageCopies, PageCopy, State, TemplateCounts, UrlHistory, UrlState
+from .layout import (
+    SCHEDULE_FILE,
+    STATE_FOLDER,
+    CrawlLayout,
+    ScheduleLayout,
+    crawl_layout,
+    feed_output,
+    resolve_state_dir,
+    schedule_layout,
+)
 from .memory import MemoryState
 from .open import StateParams, load_backend, open_state
 from .redis_backend import RedisState
 from .sqlite import STATE_FILE, SqliteState
 
 __all__ = [
-    "STATE_SCHEMA_VERSION", "State", "TemplateCounts", "UrlHistory", "UrlState",
-    "STATE_FOLDER", "CrawlLayout", "crawl_layout", "feed_output", "resolve_state_dir",
+    "STATE_SCHEMA_VERSION", "State", "TemplateCounts", "UrlHistory", "UrlState", "PageCopies", "PageCopy",
+    "STATE_FOLDER", "CrawlLayout", "crawl_layout", "feed_output", "resolve_state_dir", "SCHEDULE_FILE",
+    "ScheduleLayout", "schedule_layout",
     "MemoryState", "RedisState", "SqliteState", "STATE_FILE", "StateParams", "load_backend", "open_state",
 ]

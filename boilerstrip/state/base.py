@@ -1,12 +1,13 @@
-"""The state interfaces: template counts and per-URL history, and the backend that holds both."""
+"""The state interfaces: template counts, per-URL history and page copies, and the backend that holds them."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["STATE_SCHEMA_VERSION", "TemplateCounts", "UrlHistory", "UrlState", "State", "SiteCounts"]
+__all__ = ["STATE_SCHEMA_VERSION", "TemplateCounts", "UrlHistory", "UrlState", "PageCopies", "PageCopy", "State",
+           "SiteCounts"]
 
 #: the layout of what a backend stores; a store written with another version is not read (it is rebuilt)
 STATE_SCHEMA_VERSION = 1
@@ -58,6 +59,24 @@ class UrlHistory(Protocol):
     def sites(self) -> list[str]: ...
 
 
+@dataclass(frozen=True)
+class PageCopy:
+    """What a recurring crawl needs to re-emit a page the server says is unchanged (a 304) without
+    downloading it: the page's last written record, and its outgoing links as the spider read them
+    (``{"base": the base URL, "hrefs": raw href values, "canonical": raw canonical href or None}``)."""
+
+    url: str
+    record: dict[str, Any]
+    links: dict[str, Any]
+
+
+@runtime_checkable
+class PageCopies(Protocol):
+    def get(self, url: str) -> PageCopy | None: ...
+    def put(self, copy: PageCopy) -> None: ...
+    def delete(self, url: str) -> bool: ...
+
+
 @runtime_checkable
 class State(Protocol):
     """A backend: both stores, committed together. ``commit`` makes what was put durable; ``close``
@@ -65,6 +84,7 @@ class State(Protocol):
 
     templates: TemplateCounts
     history: UrlHistory
+    pages: PageCopies
 
     def commit(self) -> None: ...
     def close(self) -> None: ...

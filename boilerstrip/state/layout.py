@@ -2,7 +2,8 @@
 
 ``out/site.jsonl`` gives ``out/site.jsonl.part`` (written while the crawl runs), ``out/site.ledger.jsonl``
 (+ ``.part`` journal), ``out/site.manifest.json``, ``out/site.deadletter.jsonl``, ``out/site.report/`` (the
-template report) and, by default, ``out/.boilerstrip-state/`` (what outlives the run).
+template report) and, by default, ``out/.boilerstrip-state/`` (what outlives the run). A scheduled job's
+runs (:func:`schedule_layout`) and the scheduler's jobs file (``SCHEDULE_FILE`` in its state folder) too.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CrawlLayout", "crawl_layout", "feed_output", "resolve_state_dir", "STATE_FOLDER"]
+__all__ = ["CrawlLayout", "crawl_layout", "feed_output", "resolve_state_dir", "STATE_FOLDER", "ScheduleLayout",
+           "schedule_layout", "SCHEDULE_FILE"]
 
 #: the state folder's name when it sits next to the output ("auto")
 STATE_FOLDER = ".boilerstrip-state"
@@ -51,6 +53,37 @@ def crawl_layout(out: str | Path) -> CrawlLayout:
         report_dir=folder / f"{final.stem}.report",
         state_dir=folder.expanduser().resolve() / STATE_FOLDER,
     )
+
+
+#: the scheduler's jobs, in its state folder
+SCHEDULE_FILE = "schedule.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class ScheduleLayout:
+    """Where a scheduled job's runs live: ``DIR/NAME/<UTC time>.jsonl`` (+ its side files), the run's
+    ``<UTC time>.summary.json``, ``latest.jsonl`` (the last finished run) and ``.lock`` (one run at a time);
+    the job's recurring-crawl state is the runs' default state folder, ``DIR/NAME/.boilerstrip-state``."""
+
+    folder: Path  # DIR/NAME
+    latest: Path  # DIR/NAME/latest.jsonl
+    lock: Path  # DIR/NAME/.lock
+    state_dir: Path  # DIR/NAME/.boilerstrip-state
+
+    def run_output(self, stamp: str) -> Path:
+        return self.folder / f"{stamp}.jsonl"
+
+    def run_summary(self, stamp: str) -> Path:
+        return self.folder / f"{stamp}.summary.json"
+
+    def run_log(self, stamp: str) -> Path:
+        return self.folder / f"{stamp}.log"
+
+
+def schedule_layout(out_dir: str | Path, name: str) -> ScheduleLayout:
+    folder = Path(out_dir).expanduser().resolve() / name
+    return ScheduleLayout(folder=folder, latest=folder / "latest.jsonl", lock=folder / ".lock",
+                          state_dir=folder / STATE_FOLDER)
 
 
 def feed_output(settings: Any) -> Path | None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .base import SiteCounts, UrlState
+from .base import PageCopy, SiteCounts, UrlState
 
-__all__ = ["MemoryTemplateCounts", "MemoryUrlHistory", "MemoryState"]
+__all__ = ["MemoryTemplateCounts", "MemoryUrlHistory", "MemoryPageCopies", "MemoryState"]
 
 
 class MemoryTemplateCounts:
@@ -73,10 +74,27 @@ class MemoryUrlHistory:
         return sorted({s.site for s in self._states.values()})
 
 
+class MemoryPageCopies:
+    def __init__(self) -> None:
+        self._copies: dict[str, PageCopy] = {}
+
+    def get(self, url: str) -> PageCopy | None:
+        copy = self._copies.get(url)
+        # a copy, as a store that serialises would give: a caller changing it changes nothing stored
+        return None if copy is None else PageCopy(copy.url, json.loads(json.dumps(copy.record)), json.loads(json.dumps(copy.links)))
+
+    def put(self, copy: PageCopy) -> None:
+        self._copies[copy.url] = PageCopy(copy.url, json.loads(json.dumps(copy.record)), json.loads(json.dumps(copy.links)))
+
+    def delete(self, url: str) -> bool:
+        return self._copies.pop(url, None) is not None
+
+
 class MemoryState:
     def __init__(self, state_dir: Any = None) -> None:
         self.templates = MemoryTemplateCounts()
         self.history = MemoryUrlHistory()
+        self.pages = MemoryPageCopies()
 
     def commit(self) -> None:
         pass

@@ -9,6 +9,7 @@ Chosen with ``BOILERSTRIP_STATE_BACKEND=boilerstrip.state.RedisState`` and ``BOI
 - ``P:tpl:SITE:scopes`` (hash): cluster -> pages (``""`` = the whole site);
 - ``P:tpl:SITE:counts:CLUSTER`` (hash): block hash -> pages (``CLUSTER`` empty = the whole site);
 - ``P:url`` (hash): URL -> the ``UrlState`` as JSON; ``P:urlsites`` (hash): URL -> site.
+- ``P:copies`` (hash): URL -> the page's last record and links as JSON (``PageCopies``).
 
 ``put_page`` and ``remove_page`` are one Lua script each, so two workers putting the same URL at once
 never double-count. Every write is immediate: ``commit`` has nothing to do. Pure Python: no Scrapy import.
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
-from .base import STATE_SCHEMA_VERSION, SiteCounts, UrlState
+from .base import STATE_SCHEMA_VERSION, PageCopy, SiteCounts, UrlState
 
 __all__ = ["RedisState", "DEFAULT_PREFIX", "split_state_url"]
 
@@ -152,6 +153,27 @@ class _History:
         return sorted({s.decode() for s in self._r.hvals(self._sites)})
 
 
+class _PageCopies:
+    """``P:copies`` (hash): URL -> ``{"record", "links"}`` as JSON (ASCII: a lone surrogate survives)."""
+
+    def __init__(self, client: Any, prefix: str) -> None:
+        self._r = client
+        self._copies = f"{prefix}:copies"
+
+    def get(self, url: str) -> PageCopy | None:
+        raw = self._r.hget(self._copies, url)
+        if raw is None:
+            return None
+        data = json.loads(raw)
+        return PageCopy(url, data["record"], data["links"])
+
+    def put(self, copy: PageCopy) -> None:
+        self._r.hset(self._copies, copy.url, json.dumps({"record": copy.record, "links": copy.links}))
+
+    def delete(self, url: str) -> bool:
+        return bool(self._r.hdel(self._copies, url))
+
+
 class RedisState:
     """Both stores in one Redis database. ``state_dir`` is the Redis URL (a ``Path`` of it works too);
     ``client`` (a ``redis.Redis``, or a fakeredis one in unit tests) replaces the connection."""
@@ -168,6 +190,7 @@ class RedisState:
         self._check_version()
         self.templates = _Templates(client, prefix)
         self.history = _History(client, prefix)
+        self.pages = _PageCopies(client, prefix)
 
     def _check_version(self) -> None:
         meta = f"{self.prefix}:meta"

@@ -2,7 +2,8 @@
 
 Tables: ``meta`` (the ``schema_version`` row), ``template_pages`` (latest block hashes per URL),
 ``template_counts`` (pages per block hash, per site — cluster ``""`` — and per cluster), ``template_scopes``
-(pages per site and cluster) and ``urls`` (per-URL history). A file written with another schema version is
+(pages per site and cluster), ``urls`` (per-URL history) and ``page_copies`` (each page's last record and
+links, re-emitted on a 304). A file written with another schema version is
 not read: its tables are dropped with a warning and the state is learned again. WAL mode, so a reader (a
 ``boilerstrip dedup`` of the same folder) does not block the crawl.
 """
@@ -10,12 +11,13 @@ not read: its tables are dropped with a warning and the state is learned again. 
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from .base import STATE_SCHEMA_VERSION, SiteCounts, UrlState
+from .base import STATE_SCHEMA_VERSION, PageCopy, SiteCounts, UrlState
 
 __all__ = ["SqliteState", "STATE_FILE"]
 
@@ -24,7 +26,7 @@ logger = logging.getLogger(__name__)
 STATE_FILE = "state.sqlite3"
 _SITE = ""  # the cluster value of a site-wide count
 _URL_FIELDS = [f.name for f in dataclasses.fields(UrlState)]
-_TABLES = ("template_pages", "template_counts", "template_scopes", "urls")
+_TABLES = ("template_pages", "template_counts", "template_scopes", "urls", "page_copies")
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS template_pages (site TEXT NOT NULL, url TEXT NOT NULL, cluster TEXT NOT NULL,
@@ -37,6 +39,7 @@ CREATE TABLE IF NOT EXISTS urls (url TEXT PRIMARY KEY, site TEXT NOT NULL, etag 
     text_hash TEXT, first_seen TEXT, last_seen TEXT, last_changed TEXT, last_status INTEGER, last_outcome TEXT,
     settings_digest TEXT);
 CREATE INDEX IF NOT EXISTS urls_site ON urls (site, url);
+CREATE TABLE IF NOT EXISTS page_copies (url TEXT PRIMARY KEY, record TEXT NOT NULL, links TEXT NOT NULL);
 """
 
 
@@ -122,6 +125,23 @@ class _History:
         return [s for (s,) in self._db.execute("SELECT DISTINCT site FROM urls ORDER BY site")]
 
 
+class _PageCopies:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def get(self, url: str) -> PageCopy | None:
+        row = self._db.execute("SELECT record, links FROM page_copies WHERE url = ?", (url,)).fetchone()
+        return None if row is None else PageCopy(url, json.loads(row[0]), json.loads(row[1]))
+
+    def put(self, copy: PageCopy) -> None:
+        # ASCII JSON: a lone surrogate in a hostile page's text survives the trip
+        self._db.execute("INSERT OR REPLACE INTO page_copies (url, record, links) VALUES (?, ?, ?)",
+                         (copy.url, json.dumps(copy.record), json.dumps(copy.links)))
+
+    def delete(self, url: str) -> bool:
+        return self._db.execute("DELETE FROM page_copies WHERE url = ?", (url,)).rowcount > 0
+
+
 class SqliteState:
     def __init__(self, state_dir: str | Path) -> None:
         path = Path(state_dir)
@@ -137,6 +157,7 @@ class SqliteState:
         self._db.commit()
         self.templates = _Templates(self._db)
         self.history = _History(self._db)
+        self.pages = _PageCopies(self._db)
 
     def _check_version(self) -> None:
         assert self._db is not None

@@ -1,0 +1,233 @@
+"""Run scheduled jobs: each run a ``boilerstrip crawl`` child process; the scheduler is APScheduler 3.x.
+
+- A run is a child process because Twisted's reactor cannot be started twice in one process. It writes
+  ``DIR/NAME/<UTC time>.jsonl`` (with the crawl's ledger, manifest and report beside it), the child's log
+  ``<UTC time>.log`` and ``<UTC time>.summary.json`` (exit status, times, change counts), and on success
+  points ``DIR/NAME/latest.jsonl`` at the new output (a hard link swapped in atomically). Runs of one job
+  share the job's recurring-crawl state (``DIR/NAME/.boilerstrip-state``): each run fetches only what
+  changed and reports new / changed / removed against the last one.
+- One job never runs twice at once: APScheduler's ``max_instances=1`` inside the scheduler, and an
+  exclusive ``DIR/NAME/.lock`` across processes (a second ``schedule run``, a manual run).
+- A run missed while the scheduler was down (its due time, from the last recorded run, is past) runs once
+  at start (``coalesce``: several missed runs are one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections import Counter
+from dataclasses import asdict
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from boilerstrip.atomicfile import atomic_open
+from boilerstrip.state.layout import schedule_layout
+
+from .jobs import JobStore, ScheduledJob
+
+__all__ = ["run_job", "Scheduler", "trigger_of", "missed_run", "utc_stamp"]
+
+logger = logging.getLogger(__name__)
+
+#: how often ``schedule run`` re-reads the jobs file (jobs added or removed while it runs)
+RELOAD_EVERY_S = 30
+#: on stop, how long a running crawl gets to close cleanly after SIGINT before it is killed
+STOP_GRACE_S = 60
+
+
+def utc_stamp(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _change_counts(path: Path) -> tuple[int, dict[str, int]]:
+    counts: Counter = Counter()
+    records = 0
+    if not path.is_file():
+        return 0, {}
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                records += 1
+                if record.get("change"):
+                    counts[record["change"]] += 1
+    return records, dict(sorted(counts.items()))
+
+
+def _point_latest(latest: Path, target: Path) -> None:
+    """``latest`` becomes the same file as ``target``: a hard link swapped in (a copy where links fail)."""
+    tmp = latest.with_name(f".{latest.name}.tmp")
+    if tmp.exists():
+        tmp.unlink()
+    try:
+        os.link(target, tmp)
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+            raise
+        with open(target, "rb") as src, atomic_open(tmp, "wb") as dst:
+            for chunk in iter(lambda: src.read(1 << 20), b""):
+                dst.write(chunk)
+    os.replace(tmp, latest)
+
+
+def run_job(job: ScheduledJob, store: JobStore | None = None, python: str = sys.executable,
+            running: set[subprocess.Popen] | None = None) -> dict[str, Any]:
+    """One run of ``job`` in a child process; returns its summary (``{"skipped": ...}`` when another run
+    of the job holds the lock)."""
+    layout = schedule_layout(job.out_dir, job.name)
+    layout.folder.mkdir(parents=True, exist_ok=True)
+    with open(layout.lock, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            logger.warning("schedule: %s is running already: this run is skipped", job.name)
+            return {"job": job.name, "skipped": "already_running"}
+        started = datetime.now(timezone.utc)
+        stamp = utc_stamp(started)
+        out = layout.run_output(stamp)
+        command = [python, "-m", "boilerstrip", "crawl", *job.urls, "-o", str(out), *job.crawl_args]
+        logger.info("schedule: %s starts -> %s", job.name, out)
+        with open(layout.run_log(stamp), "wb") as log:
+            # its own session: a Ctrl-C at the scheduler's terminal reaches the scheduler, which stops the
+            # child cleanly, rather than both at once
+            child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            if running is not None:
+                running.add(child)
+            try:
+                code = child.wait()
+            finally:
+                if running is not None:
+                    running.discard(child)
+        finished = datetime.now(timezone.utc)
+        records, changes = _change_counts(out)
+        summary = {
+            "job": job.name, "started_at": _iso(started), "finished_at": _iso(finished),
+            "seconds": round((finished - started).total_seconds(), 3), "exit_code": code, "output": str(out),
+            "log": str(layout.run_log(stamp)), "records": records, "changes": changes,
+            "latest_updated": False,
+        }
+        if code == 0 and out.is_file():
+            _point_latest(layout.latest, out)
+            summary["latest_updated"] = True
+        with atomic_open(layout.run_summary(stamp), "w") as handle:
+            handle.write(json.dumps(summary, indent=1) + "\n")
+        if store is not None:
+            store.record_run(job.name, {"started_at": summary["started_at"], "finished_at": summary["finished_at"],
+                                        "exit_code": code, "output": str(out)})
+        logger.info("schedule: %s finished (exit %s) in %.1f s: %s", job.name, code, summary["seconds"], changes)
+        return summary
+
+
+def trigger_of(job: ScheduledJob) -> Any:
+    from apscheduler.triggers.cron import CronTrigger
+    from apscheduler.triggers.interval import IntervalTrigger
+
+    if job.every_s:
+        return IntervalTrigger(seconds=job.every_s, timezone=timezone.utc)
+    return CronTrigger.from_crontab(job.cron, timezone=timezone.utc)
+
+
+def missed_run(job: ScheduledJob, last_run: dict[str, Any] | None, now: datetime) -> bool:
+    """Whether ``job`` was due while no scheduler ran it. An interval job never run yet is due at once;
+    a cron job never run waits for its first time."""
+    if last_run is None or not last_run.get("started_at"):
+        return bool(job.every_s)
+    last = datetime.strptime(last_run["started_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    if job.every_s:
+        return last + timedelta(seconds=job.every_s) <= now
+    due = trigger_of(job).get_next_fire_time(None, last + timedelta(seconds=1))
+    return due is not None and due <= now
+
+
+class Scheduler:
+    """The foreground scheduler of ``boilerstrip schedule run`` (for systemd, a container, a terminal)."""
+
+    def __init__(self, store: JobStore, only: list[str] | None = None, python: str = sys.executable,
+                 reload_every_s: float = RELOAD_EVERY_S) -> None:
+        self.store = store
+        self.only = set(only or ())
+        self.python = python
+        self.reload_every_s = reload_every_s
+        self.running: set[subprocess.Popen] = set()
+        self._defs: dict[str, dict[str, Any]] = {}
+        self._scheduler: Any = None
+        self._lock = threading.Lock()
+
+    def _wanted(self) -> dict[str, ScheduledJob]:
+        return {j.name: j for j in self.store.jobs() if not self.only or j.name in self.only}
+
+    def sync(self) -> None:
+        """Bring the scheduler's jobs in line with the jobs file (added, removed, changed)."""
+        with self._lock:
+            wanted = self._wanted()
+            now = datetime.now(timezone.utc)
+            for name in sorted(set(self._defs) - set(wanted)):
+                self._scheduler.remove_job(name)
+                del self._defs[name]
+                logger.info("schedule: %s removed", name)
+            for name, job in sorted(wanted.items()):
+                if self._defs.get(name) == asdict(job):
+                    continue
+                if name in self._defs:
+                    self._scheduler.remove_job(name)
+                missed = missed_run(job, self.store.last_run(name), now)
+                options: dict[str, Any] = {"next_run_time": now} if missed else {}
+                self._scheduler.add_job(run_job, trigger_of(job), id=name, name=name,
+                                        kwargs={"job": job, "store": self.store, "python": self.python,
+                                                "running": self.running},
+                                        max_instances=1, coalesce=True, misfire_grace_time=None, **options)
+                self._defs[name] = asdict(job)
+                logger.info("schedule: %s%s", job.describe(), " (a run was missed: running it now)" if missed else "")
+
+    def run(self) -> int:
+        from apscheduler.executors.pool import ThreadPoolExecutor
+        from apscheduler.schedulers.blocking import BlockingScheduler
+
+        self._scheduler = BlockingScheduler(timezone=timezone.utc, executors={"default": ThreadPoolExecutor(8)})
+        self.sync()
+        if not self._defs:
+            logger.warning("schedule: no jobs in %s", self.store.path)
+        self._scheduler.add_job(self.sync, "interval", seconds=self.reload_every_s, id="__reload__",
+                                max_instances=1, coalesce=True)
+        previous = {sig: signal.signal(sig, self._stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            self._scheduler.start()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            self._stop_children()
+        return 0
+
+    def _stop(self, signum: int, frame: Any = None) -> None:
+        logger.info("schedule: stopping (signal %d)", signum)
+        if self._scheduler is not None and self._scheduler.running:
+            self._scheduler.shutdown(wait=False)
+
+    def _stop_children(self) -> None:
+        children = list(self.running)
+        for child in children:  # Scrapy closes cleanly on SIGINT (the crawl can be resumed)
+            with contextlib.suppress(ProcessLookupError):
+                child.send_signal(signal.SIGINT)
+        for child in children:
+            try:
+                child.wait(timeout=STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    child.kill()

@@ -1,0 +1,121 @@
+"""``boilerstrip schedule``: jobs kept in the state folder, and a foreground scheduler whose runs are child
+crawls that never overlap. The end-to-end test runs the real command against a loopback site."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from boilerstrip.schedule import JobError, JobStore, ScheduledJob, missed_run, parse_every
+from tests._crawlsite import FAST, small_site
+
+from boilerstrip.demo.server import SiteServer
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "boilerstrip", "schedule", *args], cwd=cwd, env=ENV,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("value, seconds", [("10s", 10), ("15m", 900), ("6h", 21600), ("1d", 86400), ("2w", 1209600)])
+def test_every_reads_a_number_and_a_unit(value, seconds) -> None:
+    assert parse_every(value) == seconds
+
+
+@pytest.mark.parametrize("value", ["", "6", "h", "6x", "1s", "-5m"])
+def test_every_refuses_what_is_not_an_interval(value) -> None:
+    with pytest.raises(JobError):
+        parse_every(value)
+
+
+def test_a_missed_run_is_due_once_at_start() -> None:
+    now = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+    hourly = ScheduledJob("h", ["http://a/"], "/tmp", every_s=3600)
+    nightly = ScheduledJob("n", ["http://a/"], "/tmp", cron="0 3 * * *")
+    at = lambda t: {"started_at": t.strftime("%Y-%m-%dT%H:%M:%SZ")}  # noqa: E731
+    assert missed_run(hourly, None, now)  # never run: now
+    assert not missed_run(nightly, None, now)  # never run: at its first time
+    assert missed_run(hourly, at(now - timedelta(hours=2)), now)
+    assert not missed_run(hourly, at(now - timedelta(minutes=30)), now)
+    assert missed_run(nightly, at(now - timedelta(days=1, hours=10)), now)  # 03:00 today was missed
+    assert not missed_run(nightly, at(now.replace(hour=3)), now)
+
+
+def test_jobs_are_kept_in_the_state_folder(tmp_path) -> None:
+    add = _cli("add", "blog", "http://127.0.0.1:9/", "--every", "6h", "-o", "runs", "--max-pages", "50",
+               "-s", "DOWNLOAD_DELAY=2", "--state", "st", cwd=tmp_path)
+    assert add.returncode == 0, add.stderr
+    job = JobStore(tmp_path / "st").get("blog")
+    assert job.every_s == 21600 and job.out_dir == str(tmp_path / "runs") and job.urls == ["http://127.0.0.1:9/"]
+    assert job.crawl_args[:4] == ["--max-pages", "50", "-s", "DOWNLOAD_DELAY=2"]
+    again = _cli("add", "blog", "http://127.0.0.1:9/", "--every", "1h", "-o", "runs", "--state", "st", cwd=tmp_path)
+    assert again.returncode == 2 and "exists already" in again.stderr
+    bad = _cli("add", "x", "http://a/", "--cron", "0 3 * *", "-o", "runs", "--state", "st", cwd=tmp_path)
+    assert bad.returncode == 2 and "--cron" in bad.stderr
+    bad_setting = _cli("add", "y", "http://a/", "--every", "1h", "-o", "runs", "--max-pages", "many", "--state", "st",
+                       cwd=tmp_path)
+    assert bad_setting.returncode == 2 and "--max-pages" in bad_setting.stderr
+    listed = _cli("list", "--state", "st", cwd=tmp_path)
+    assert "blog: http://127.0.0.1:9/ every 21600s" in listed.stdout and "never run" in listed.stdout
+    assert _cli("remove", "blog", "--state", "st", cwd=tmp_path).returncode == 0
+    assert JobStore(tmp_path / "st").jobs() == []
+    assert _cli("remove", "blog", "--state", "st", cwd=tmp_path).returncode == 2
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_schedule_run_runs_a_ten_second_job_at_least_twice_in_35_seconds_without_overlap(tmp_path) -> None:
+    with SiteServer(routes=small_site(6)) as server:
+        add = _cli("add", "site", server.url + "/", "--every", "10s", "-o", "runs", "--state", "st", *FAST, cwd=tmp_path)
+        assert add.returncode == 0, add.stderr
+        runner = subprocess.Popen([sys.executable, "-m", "boilerstrip", "schedule", "run", "--state", "st"],
+                                  cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            time.sleep(35)
+        finally:
+            runner.send_signal(signal.SIGTERM)
+            log, _ = runner.communicate(timeout=90)
+    assert runner.returncode == 0, log
+    folder = tmp_path / "runs" / "site"
+    summaries = [json.loads(p.read_text()) for p in sorted(folder.glob("*.summary.json"))]
+    finished = [s for s in summaries if s["exit_code"] == 0]
+    # at least two runs; the last may have been stopped by the SIGTERM (a loaded machine makes runs long)
+    assert len(summaries) >= 2 and summaries[0]["exit_code"] == 0, (summaries, log)
+    spans = sorted((s["started_at"], s["finished_at"]) for s in summaries)
+    assert all(earlier[1] <= later[0] for earlier, later in zip(spans, spans[1:])), spans  # never two at once
+    for summary in summaries:  # DIR/NAME/<UTC time>.jsonl beside its summary
+        out = Path(summary["output"])
+        assert out.parent == folder and out.name == summary["started_at"].replace("-", "").replace(":", "") + ".jsonl"
+    assert finished[0]["changes"] == {"new": 7}
+    assert all(s["changes"] == {"unchanged": 7} for s in finished[1:])
+    latest = folder / "latest.jsonl"
+    assert latest.read_bytes() == Path(finished[-1]["output"]).read_bytes()
+    assert (folder / ".boilerstrip-state").is_dir()  # the job's recurring-crawl state, shared by its runs
+    assert JobStore(tmp_path / "st").last_run("site")["started_at"] == summaries[-1]["started_at"]
+
+
+@pytest.mark.timeout(120)
+def test_a_job_does_not_run_while_another_run_of_it_holds_the_lock(tmp_path) -> None:
+    import fcntl
+
+    from boilerstrip.schedule import run_job
+    from boilerstrip.state import schedule_layout
+
+    job = ScheduledJob("busy", ["http://127.0.0.1:9/"], str(tmp_path), every_s=60)
+    layout = schedule_layout(tmp_path, "busy")
+    layout.folder.mkdir(parents=True)
+    with open(layout.lock, "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        assert run_job(job) == {"job": "busy", "skipped": "already_running"}
+    assert not list(layout.folder.glob("*.jsonl"))
