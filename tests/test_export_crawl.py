@@ -116,9 +116,11 @@ def crawls(tmp_path_factory):
     signal = SiteServer(routes=SIGNAL_ROUTES).start()
     try:
         args = [*FAST, "--max-depth", "1"]
-        proc_a, records_a = run_crawl(garden.url + "/a", out=folder / "crawl-a.jsonl", args=args)
+        # two independent crawls (each its own state: B is not a recurrence of A, so no tombstones)
+        proc_a, records_a = run_crawl(garden.url + "/a", out=folder / "crawl-a.jsonl", args=[*args, "--state", str(folder / "state-a")])
         assert proc_a.returncode == 0, proc_a.stderr[-3000:]
-        proc_b, records_b = run_crawl(garden.url + "/b", signal.url + "/", out=folder / "crawl-b.jsonl", args=args)
+        proc_b, records_b = run_crawl(garden.url + "/b", signal.url + "/", out=folder / "crawl-b.jsonl",
+                                      args=[*args, "--state", str(folder / "state-b")])
         assert proc_b.returncode == 0, proc_b.stderr[-3000:]
         yield {"folder": folder, "a": folder / "crawl-a.jsonl", "b": folder / "crawl-b.jsonl", "garden": garden,
                "signal": signal, "records_a": records_a, "records_b": records_b}

@@ -27,7 +27,7 @@ from typing import Any
 from boilerstrip.atomicfile import atomic_open
 from boilerstrip.boilerplate.blocks import site_of_url
 from boilerstrip.boilerplate.duplicates import text_digest
-from boilerstrip.finishing.base import Dropped, FinishContext, Record, Spill, Step, is_page, read_jsonl
+from boilerstrip.finishing.base import Dropped, FinishContext, Record, Spill, Step, TOMBSTONES, is_page, read_jsonl
 
 from .index import DedupIndex, MinHasher
 from .language import LanguageIdentifier
@@ -152,6 +152,9 @@ class Normalise(Step):
     def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
         for record in records:
             crawl = record.get("_crawl") or record.get("crawl") or ""
+            if record.get("change") in TOMBSTONES:  # a recurring crawl's page that is gone (or unseen)
+                self.drop(record, f"tombstone_{record['change']}", context, crawl=crawl)
+                continue
             if not is_page(record):
                 self.drop(record, "not_a_page", context, crawl=crawl, outcome=record.get("outcome"))
                 continue
