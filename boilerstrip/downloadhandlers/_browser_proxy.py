@@ -22,7 +22,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from urllib.parse import urlsplit
 
-from boilerstrip.safety.addresses import parse_ip_literal
+from boilerstrip.safety.addresses import parse_host_port, parse_ip_literal
 
 __all__ = ["AddressCheckingProxy"]
 
@@ -32,17 +32,6 @@ logger = logging.getLogger(__name__)
 _MAX_HEAD_BYTES = 256 * 1024
 _PIPE_CHUNK = 64 * 1024
 _HOP_HEADERS = (b"connection", b"proxy-connection", b"keep-alive", b"proxy-authorization")
-
-
-def _split_host_port(text: str, default_port: int) -> tuple[str, int]:
-    if text.startswith("["):
-        host, _, rest = text[1:].partition("]")
-        port = rest[1:] if rest.startswith(":") else ""
-    elif text.count(":") == 1:
-        host, port = text.split(":")
-    else:
-        host, port = text, ""
-    return host, int(port) if port else default_port
 
 
 def _rewrite_head(lines: list[bytes], first: bytes) -> bytes:
@@ -111,7 +100,12 @@ class AddressCheckingProxy:
                 return
             method, target, version = (p.decode("latin-1") for p in parts)
             if method.upper() == "CONNECT":
-                host, port = _split_host_port(target, 443)
+                try:
+                    host, explicit_port = parse_host_port(target)  # the HTTP path's parser: one copy
+                except ValueError:
+                    await self._answer(writer, 400, "bad_request")
+                    return
+                port = explicit_port or 443
                 path = None
             else:
                 url = urlsplit(target)

@@ -50,6 +50,18 @@ def load_state_counts(model: TemplateModel, state: Any, site: str, crawled: Iter
     return pages
 
 
+def _spill_pages(records: Iterable[Record], spill: Spill) -> list[Record]:
+    """Every page into ``spill`` by URL (one record per URL, see :func:`_sorts_after`); the other records
+    (failed/filtered, tombstones) are returned as they came."""
+    others: list[Record] = []
+    for record in records:
+        if is_page(record):
+            spill.put(record["url"], record, replace=_sorts_after)
+        else:
+            others.append(record)
+    return others
+
+
 class TemplateStep(Step):
     """The final template model over the whole crawl, then every page cleaned with it."""
 
@@ -60,13 +72,8 @@ class TemplateStep(Step):
 
     def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
         params = self.params
-        others: list[Record] = []
         with Spill() as spill:
-            for record in records:
-                if is_page(record):
-                    spill.put(record["url"], record, replace=_sorts_after)
-                else:
-                    others.append(record)
+            others = _spill_pages(records, spill)
             urls = sorted(spill.keys())
             model = TemplateModel()
             by_site: dict[str, list[str]] = {}
@@ -139,13 +146,8 @@ class SortByUrl(Step):
     name = "sort"
 
     def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
-        others: list[Record] = []
         with Spill() as spill:
-            for record in records:
-                if is_page(record):
-                    spill.put(record["url"], record, replace=_sorts_after)
-                else:
-                    others.append(record)
+            others = _spill_pages(records, spill)
             for url in sorted(spill.keys()):
                 yield spill.get(url)
         yield from sorted(others, key=lambda r: dump_record(r, []))
