@@ -16,6 +16,8 @@ import unicodedata
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from boilerstrip.state.sqlite import open_sqlite
+
 from .params import NearDedupParams
 
 __all__ = ["DedupIndex", "MemoryDedupIndex", "SqliteDedupIndex", "INDEX_FILE", "INDEX_SCHEMA_VERSION",
@@ -132,14 +134,9 @@ class SqliteDedupIndex:
     The MinHash recipe is stored with it; an index made with other LSH settings is refused."""
 
     def __init__(self, folder: str | Path, params: NearDedupParams | None = None) -> None:
-        path = Path(folder)
-        if path.suffix != ".sqlite3":
-            path = path / INDEX_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path, db = open_sqlite(folder, INDEX_FILE)
         self.path = path
-        self._db: sqlite3.Connection | None = sqlite3.connect(str(path), timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db: sqlite3.Connection | None = db
         self._db.execute("PRAGMA cache_size=-65536")  # 64 MiB of pages: the band B-tree's hot part
         self._db.executescript(_SCHEMA)
         recipe = _recipe(params or NearDedupParams())

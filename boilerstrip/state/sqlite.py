@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .base import STATE_SCHEMA_VERSION, PageCopy, SiteCounts, UrlState
 
-__all__ = ["SqliteState", "STATE_FILE"]
+__all__ = ["SqliteState", "STATE_FILE", "open_sqlite"]
 
 logger = logging.getLogger(__name__)
 
@@ -142,16 +142,23 @@ class _PageCopies:
         return self._db.execute("DELETE FROM page_copies WHERE url = ?", (url,)).rowcount > 0
 
 
+def open_sqlite(location: str | Path, file_name: str) -> tuple[Path, sqlite3.Connection]:
+    """(path, connection) of ``location`` (a ``.sqlite3`` file, or a folder that gets ``file_name``),
+    its folder created, in WAL mode: how every embedded store of boilerstrip opens its file."""
+    path = Path(location)
+    if path.suffix != ".sqlite3":
+        path = path / file_name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(str(path), timeout=30)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    return path, db
+
+
 class SqliteState:
     def __init__(self, state_dir: str | Path) -> None:
-        path = Path(state_dir)
-        if path.suffix != ".sqlite3":
-            path = path / STATE_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._db: sqlite3.Connection | None = sqlite3.connect(str(path), timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        self.path, db = open_sqlite(state_dir, STATE_FILE)
+        self._db: sqlite3.Connection | None = db
         self._db.executescript(_SCHEMA)
         self._check_version()
         self._db.commit()
