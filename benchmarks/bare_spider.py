@@ -18,7 +18,9 @@ class BareSpider(scrapy.Spider):
     def __init__(self, start: str = "", **kwargs):
         super().__init__(**kwargs)
         self.start_url = start
-        self.links = LinkExtractor(allow_domains=[urlsplit(start).hostname or ""])
+        # same-site is checked on host:port below: LinkExtractor's allow_domains compares the netloc, port
+        # included, with a bare host name, so on a loopback server it would let no link through
+        self.links = LinkExtractor()
 
     async def start(self):
         yield scrapy.Request(self.start_url)
