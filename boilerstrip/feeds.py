@@ -299,14 +299,8 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
             self._inc("skipped_already_written")
             return
         try:
-            record, replaced = repair_value(dict(self.get_serialized_fields(item)))
-            if replaced or _has_replacement(record):
-                flags = list(record.get("flags") or [])
-                if REPLACEMENT_FLAG not in flags:
-                    flags.append(REPLACEMENT_FLAG)
-                record["flags"] = flags
-                self._inc("repaired")
-            data = to_bytes(self.encoder.encode(record) + "\n", "utf-8")
+            record = dict(self.get_serialized_fields(item))
+            data = self._clean_line(record) or self._repaired(record)
         except Exception as exc:  # noqa: BLE001 -- any failure dead-letters the record, never drops it
             reason = f"export_error:{type(exc).__name__}"
             self._dead_letter(item, url, reason, exc)
@@ -318,6 +312,31 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
             return
         if already is not None and url is not None:
             already.add(url)
+
+    def _clean_line(self, record: dict[str, Any]) -> bytes | None:
+        """The JSON line of a record with nothing to repair or flag (the common case: one encode, no walk
+        over the values); None when it holds a lone surrogate or U+FFFD (or the encoder escapes non-ASCII,
+        which hides them)."""
+        if getattr(self.encoder, "ensure_ascii", True):
+            return None
+        text = self.encoder.encode(record)
+        if REPLACEMENT in text or "\\ufffd" in text:
+            return None
+        try:
+            return (text + "\n").encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+
+    def _repaired(self, record: dict[str, Any]) -> bytes:
+        """The JSON line of a record with lone surrogates or U+FFFD: repaired and flagged."""
+        record, replaced = repair_value(record)
+        if replaced or _has_replacement(record):
+            flags = list(record.get("flags") or [])
+            if REPLACEMENT_FLAG not in flags:
+                flags.append(REPLACEMENT_FLAG)
+            record["flags"] = flags
+            self._inc("repaired")
+        return to_bytes(self.encoder.encode(record) + "\n", "utf-8")
 
     def _write_failed(self, item: Any, url: str | None, exc: OSError) -> None:
         """A record could not be written (disk full, file size limit): ``failed:write_error`` for it and

@@ -86,6 +86,8 @@ DEPTH_LIMIT = 0
 # The ladder (semantic -> density -> body-text XPath) turns item.html into text, blocks and metadata, then
 # clears the HTML; after PageBlocksPipeline (250), before cross-page removal (500).
 ITEM_PIPELINES["boilerstrip.pipelines.extraction.ExtractionPipeline"] = 300
+# The worker processes that read pages (render decision, page blocks, extraction) off the reactor thread.
+EXTENSIONS["boilerstrip.extensions.workers.WorkerPool"] = 100
 
 # -- cross-page boilerplate (docs/cross-page.md) -----------------------------
 # Page block hashes before extraction clears the HTML (250); after extraction (~300): template blocks out (500), then duplicate pages over the cleaned text (600).

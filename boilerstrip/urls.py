@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
@@ -76,9 +77,22 @@ def normalize_url(url: str, base: str | None = None, params: UrlParams = _DEFAUL
     url = url.strip()
     if not url:
         return None
-    try:
-        if base:
+    if base:
+        try:
             url = urljoin(base, url)
+        except ValueError:
+            return None
+    return _normalize_absolute(url, params)
+
+
+#: absolute URLs whose normal form each process keeps: a site's navigation links are on every page, so a
+#: crawl normalises the same few hundred URLs over and over (sqlite3-doc: 51,800 links, 2,900 distinct)
+_NORMAL_CACHE_ENTRIES = 16_384
+
+
+@lru_cache(maxsize=_NORMAL_CACHE_ENTRIES)
+def _normalize_absolute(url: str, params: UrlParams) -> str | None:
+    try:
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
         if scheme not in _DEFAULT_PORTS:

@@ -56,13 +56,13 @@ def test_page_blocks_pipeline_hashes_the_whole_page() -> None:
     crawler = get_crawler()
     pipeline = PageBlocksPipeline.from_crawler(crawler)
     item = PageItem(url="http://s/", html="<html><body><div class=menu><li>Home</li></div><p>Text here</p></body></html>")
-    pipeline.process_item(item)
+    pipeline.features_item(item)
     # two blocks: their two block hashes, plus what the structural model counts: a slot and a piece each
     assert len(item.page_block_hashes) == 6
     assert page_block_hashes("<p>Home</p><p>Text here</p>", blocks=[("li", "Home"), ("p", "Text here")]) == sorted(
         {block_hash("home"), block_hash("text here"), piece_hash("home"), piece_hash("text here")})
     empty = PageItem(url="http://s/2")
-    pipeline.process_item(empty)
+    pipeline.features_item(empty)
     assert empty.page_block_hashes == []
     assert _stats(crawler, "page_blocks/no_html") == 1
 
@@ -157,7 +157,7 @@ def test_page_source_cleans_every_block_of_the_page() -> None:
         # the extractor kept only the first paragraph (a recall miss the page source repairs)
         item = PageItem(url=f"http://site.test/n/{i}.html", html=html, blocks=[{"kind": "p", "text": _unique(i)}],
                         method="density")
-        blocks_stage.process_item(item)
+        blocks_stage.features_item(item)
         assert item.page_blocks and len(item.page_blocks) == 5
         items.append(pipeline.process_item(item))
     pipeline.close_spider()
@@ -186,7 +186,7 @@ def test_auto_source_takes_the_wider_region_and_keeps_both_block_lists() -> None
                 f"<footer><p>All rights reserved by the workshop</p></footer></body></html>")
         item = PageItem(url=f"http://site.test/n/{i}.html", html=html, blocks=[{"kind": "p", "text": _unique(i)}],
                         method="density", attempts=accepted)
-        blocks_stage.process_item(item)
+        blocks_stage.features_item(item)
         assert [b.get("furniture") for b in item.page_blocks] == [None, None, None, None, "comments"]
         items.append(pipeline.process_item(item))
     pipeline.close_spider()
@@ -216,7 +216,7 @@ def test_auto_carries_the_headline_and_counts_it() -> None:
                 f"<footer><p>All rights reserved by the workshop</p></footer></body></html>")
         item = PageItem(url=f"http://site.test/n/{i}.html", html=html, title=f"Note {_unique(i)[:8]} | Workshop",
                         blocks=[{"kind": "p", "text": _unique(i)}], method="density", attempts=accepted)
-        blocks_stage.process_item(item)
+        blocks_stage.features_item(item)
         items.append(pipeline.process_item(item))
     pipeline.close_spider()
     for item in items:

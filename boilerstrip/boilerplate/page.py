@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from .blocks import HEADING_KINDS, block_hash, digits_insensitive, normalise_block, structure_hashes
 
-__all__ = ["page_blocks", "page_block_hashes", "region_blocks", "slot_of"]
+__all__ = ["page_blocks", "page_block_hashes", "region_blocks", "slot_of", "page_features", "PageFeatures"]
 
 logger = logging.getLogger(__name__)
 _BLOCK_TAGS = ("p", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "tr", "caption",
@@ -164,3 +166,45 @@ def page_block_hashes(
         hashes.update(structure_hashes(kind, text, slot[0] if slot else None, digits))
     hashes.discard(None)
     return sorted(hashes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class PageFeatures:
+    """What the cross-page model takes from a page's HTML (``page_features``)."""
+
+    #: ``page_block_hashes``: sorted distinct hashes of every block and of its structure
+    hashes: list[str]
+    #: the blocks the record carries as ``page_blocks``: every block with its slot (``source="page"``),
+    #: the candidate region (``"auto"``, see :func:`region_blocks`), or None (other sources)
+    blocks: list[dict[str, Any]] | None
+
+
+def page_features(html: str, *, source: str = "auto", digits: bool = True,
+                  max_chars: int = 10_000_000) -> PageFeatures:
+    """``page_block_hashes``, and the ``page_blocks`` of ``source``, from one parse of ``html``: the same
+    values as :func:`page_block_hashes` over ``page_blocks(html, slots=True)`` and :func:`region_blocks`,
+    which parse the page once each. A pure function of its arguments (it runs in a worker process during a
+    crawl); never raises."""
+    wants_region = source == "auto"
+    empty = PageFeatures(page_block_hashes("", digits=digits, blocks=[]), [] if source in ("auto", "page") else None)
+    if not html or not isinstance(html, str) or len(html) > max_chars:
+        return empty
+    try:
+        document = _parse(html)
+        if document is None:
+            return empty
+        blocks = _segment_blocks(document)
+        blocks = blocks if blocks is not None else _simple_blocks(document)
+    except Exception:  # noqa: BLE001 - hostile HTML gives no page blocks, never an exception
+        logger.debug("page features: could not segment page", exc_info=True)
+        return empty
+    region: list[dict[str, Any]] | None = None
+    if wants_region:
+        try:  # the same tree: _segment_blocks stripped the never-content tags, which is all _region_of does first
+            region = _region_of(document) or []
+        except Exception:  # noqa: BLE001
+            logger.debug("page features: could not cut the region", exc_info=True)
+            region = []
+    elif source == "page":
+        region = [{"kind": kind, "text": text, "slot": slot} for kind, text, slot in blocks]
+    return PageFeatures(page_block_hashes(html, digits=digits, blocks=blocks), region)

@@ -26,7 +26,8 @@ from scrapy_playwright.page import PageMethod
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, STATIC_LOOK_META, context_name, settle_page
 from boilerstrip.extraction import main_text_chars
-from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, needs_rendering
+from boilerstrip.rendering import (BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, RenderVerdict,
+                                   needs_rendering)
 from boilerstrip.rendering.scope import origin_key
 from boilerstrip.scope import in_scope
 
@@ -124,6 +125,7 @@ class RenderWhenNeededMiddleware:
         self.browser = browser or BrowserParams()
         self.learner = HostRenderLearner(learn or HostLearnParams())
         self.stats = stats
+        self.pool: Any = None  # the crawl's WorkerPool (extensions.workers), set when the engine starts
         self.renders_started = 0
         self.consecutive_failures = 0
         self.disabled = False  # the browser failed max_consecutive_failures times in a row
@@ -149,6 +151,14 @@ class RenderWhenNeededMiddleware:
             crawl_scope=lambda: _spider_scope(crawler.spider),
         )
         crawler.signals.connect(mw._spider_closed, signal=signals.spider_closed)
+
+        def engine_started() -> None:
+            from boilerstrip.extensions.workers import WorkerPool
+
+            pool = crawler.get_extension(WorkerPool)
+            mw.pool = pool if pool is not None and pool.params.workers else None
+
+        crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)
         return mw
 
     # -- stats -------------------------------------------------------------------------------------
@@ -275,10 +285,23 @@ class RenderWhenNeededMiddleware:
         except (UnicodeDecodeError, LookupError, ValueError):
             self._inc("skipped/undecodable")
             return response
-        verdict = needs_rendering(
-            html, url=response.url, main_text_chars=lambda doc: main_text_chars(doc, response.url),
-            params=self.decision,
-        )
+        if self.pool is not None:
+            # judged in the crawl's worker pool: a coroutine, which Scrapy awaits like a returned response
+            return self._judged_in_pool(request, response, html)
+        return self._after_verdict(request, response, judge_static(html, response.url, self.decision))
+
+    async def _judged_in_pool(self, request: Request, response: Response, html: str) -> Request | Response:
+        from boilerstrip.extensions.workers import WorkerDied
+
+        try:
+            verdict = await self.pool.run(judge_static, html, response.url, self.decision)
+        except WorkerDied:
+            self._inc("skipped/worker_died")  # extraction meets the same page and records why it failed
+            return response
+        return self._after_verdict(request, response, verdict)
+
+    def _after_verdict(self, request: Request, response: Response, verdict: RenderVerdict) -> Request | Response:
+        meta = request.meta
         if verdict.signals.content_source == "extractor":
             self._inc("extractor_checks")
         self._inc("checked")
@@ -416,3 +439,9 @@ class RenderWhenNeededMiddleware:
         static_meta["boilerstrip_render_failed"] = reason
         static_meta.pop("boilerstrip_render_reason", None)
         return request.replace(meta=static_meta, dont_filter=True)
+
+
+def judge_static(html: str, url: str, params: RenderParams) -> RenderVerdict:
+    """The verdict on a page's served HTML, the extractor measuring its main text (module-level and pure:
+    the crawl's worker pool runs it)."""
+    return needs_rendering(html, url=url, main_text_chars=lambda doc: main_text_chars(doc, url), params=params)

@@ -40,6 +40,9 @@ class FinishingExtension:
         self.stats = stats
         self.reason: str | None = None
         self.recrawl: Any = None  # the run's RecrawlMiddleware (what each page showed), when enabled
+        #: the run's cross-page pipeline learned every page into a state that outlives it (the pass then takes
+        #: the final model from that state instead of hashing every record again)
+        self.learned = False
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "FinishingExtension":
@@ -54,6 +57,10 @@ class FinishingExtension:
             from boilerstrip.spidermiddlewares.recrawl import RecrawlMiddleware
 
             ext.recrawl = crawler.get_spider_middleware(RecrawlMiddleware)
+            from boilerstrip.pipelines.boilerplate import CrossPageBoilerplatePipeline
+
+            pipeline = crawler.get_item_pipeline(CrossPageBoilerplatePipeline)
+            ext.learned = pipeline is not None and pipeline.learns_into_shared_state()
 
         crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
@@ -100,7 +107,7 @@ class FinishingExtension:
             try:
                 summary = finish_crawl(self.output, self.output, params, layout.report_dir, dup_params=dup_params,
                                        duplicates_enabled=component_enabled(self.settings, "duplicates"),
-                                       context=context, change=change)
+                                       context=context, change=change, learned=self.learned)
             finally:
                 context.state.close()
         except (OSError, UnicodeError, ValueError) as exc:

@@ -19,7 +19,18 @@ from .steps import MarkDuplicates, SortByUrl, TemplateReport, TemplateStep, Writ
 
 __all__ = ["Dropped", "FinishContext", "Record", "Spill", "Step", "dump_record", "is_page", "read_jsonl",
            "run_steps", "MarkDuplicates", "SortByUrl", "TemplateReport", "TemplateStep", "WriteJsonl",
-           "crawl_steps", "ChangeStep", "FinishResult", "finish_records", "finish_crawl"]
+           "crawl_steps", "ChangeStep", "FinishResult", "finish_records", "finish_crawl", "finishing_follows"]
+
+
+def finishing_follows(settings: Any) -> bool:
+    """Will a finishing pass rewrite this run's output? (What ``FinishingExtension`` needs to run: the
+    component on, a local JSONL feed, cross-page removal on.) Then the crawl's pipelines only learn and
+    count: the pass cleans and deduplicates every page once, with the final model."""
+    from boilerstrip.config import component_enabled
+    from boilerstrip.state import feed_output
+
+    return (component_enabled(settings, "finishing") and component_enabled(settings, "boilerplate")
+            and feed_output(settings) is not None)
 
 
 @dataclass
@@ -42,7 +53,8 @@ def finish_records(records: Any, params: BoilerplateParams | None = None, dup_pa
 def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateParams | None = None,
                  report_dir: str | Path | None = None, dup_params: DuplicateParams | None = None,
                  state: Any = None, duplicates_enabled: bool = True,
-                 context: FinishContext | None = None, change: Step | None = None) -> dict[str, Any]:
+                 context: FinishContext | None = None, change: Step | None = None,
+                 learned: bool = False) -> dict[str, Any]:
     """The crawl's finishing pass file to file (``out_path`` may be ``in_path``), streaming: memory holds
     the model, offsets and duplicate signatures, not the records. Returns a summary."""
     context = context if context is not None else FinishContext(state=state)
@@ -55,7 +67,7 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
             yield record
 
     written = sum(1 for _ in run_steps(counted(), crawl_steps(out_path, params, dup_params, report_dir,
-                                                              duplicates_enabled, change), context))
+                                                              duplicates_enabled, change, learned), context))
     dropped = sorted((context.report.get("duplicates") or {}).get("dropped", []), key=lambda d: d["url"])
     report = context.report.get("template_report", {})
     summary: dict[str, Any] = {

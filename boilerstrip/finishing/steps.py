@@ -67,8 +67,12 @@ class TemplateStep(Step):
 
     name = "template"
 
-    def __init__(self, params: BoilerplateParams | None = None) -> None:
+    def __init__(self, params: BoilerplateParams | None = None, learned: bool = False) -> None:
         self.params = params or BoilerplateParams()
+        #: the crawl's pipeline put every page's hashes in ``context.state`` (``CrossPageBoilerplatePipeline``
+        #: learns each page as it passes): the state's counts are then the final model, and no record is
+        #: read to build it (the per-page hashes are computed once, during the crawl)
+        self.learned = learned
 
     def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
         params = self.params
@@ -78,14 +82,10 @@ class TemplateStep(Step):
             model = TemplateModel()
             by_site: dict[str, list[str]] = {}
             for url in urls:
-                record = spill.get(url)
-                site = site_of_url(url)
-                by_site.setdefault(site, []).append(url)
-                model.add_page(site, cluster_of_url(url), model_hashes(record, blocks_of_record(record), params))
+                by_site.setdefault(site_of_url(url), []).append(url)
             stored = 0
-            if context.state is not None:
-                for site in sorted(by_site):
-                    stored += load_state_counts(model, context.state, site, by_site[site])
+            for site in sorted(by_site):
+                stored += self._site_model(model, site, by_site[site], spill, context)
             builder = ReportBuilder()
             context.report["template"] = {"model": model, "builder": builder, "stored_pages": stored,
                                           "params": params}
@@ -96,6 +96,21 @@ class TemplateStep(Step):
                 builder.add(url, site, cluster, result)
                 yield record
         yield from others
+
+    def _site_model(self, model: TemplateModel, site: str, urls: list[str], spill: Spill,
+                    context: FinishContext) -> int:
+        """Add ``site``'s final counts to ``model``; returns the pages counted from the state beyond ``urls``."""
+        state = context.state
+        if self.learned and state is not None:
+            pages = load_state_counts(model, state, site, ())
+            if pages >= len(urls):
+                self.count(context, "model_from_state")
+                return pages - len(urls)
+            model.forget_site(site)  # the state lacks some of the pages: count them from the records
+        for url in urls:
+            record = spill.get(url)
+            model.add_page(site, cluster_of_url(url), model_hashes(record, blocks_of_record(record), self.params))
+        return load_state_counts(model, state, site, urls) if state is not None else 0
 
 
 class MarkDuplicates(Step):
@@ -206,11 +221,13 @@ def crawl_steps(
     report_dir: str | Path | None = None,
     duplicates_enabled: bool = True,
     change: Step | None = None,
+    learned: bool = False,
 ) -> list[Step]:
     """The finishing pass of a crawl, as ordered steps; ``out`` None: nothing written (records yielded).
     ``change`` (a :class:`boilerstrip.finishing.change.ChangeStep`) goes after the final clean and
-    duplicates, so a page's change status is decided on its final text."""
-    steps: list[Step] = [TemplateStep(params)]
+    duplicates, so a page's change status is decided on its final text. ``learned``: see
+    :class:`TemplateStep`."""
+    steps: list[Step] = [TemplateStep(params, learned=learned)]
     if duplicates_enabled:
         steps.append(MarkDuplicates(dup_params))
     if change is not None:

@@ -2,11 +2,13 @@
 
 Runs after extraction (which fills ``item.blocks``). Every page is counted at once in the run's state
 (``boilerstrip.state``: the per-site template counts outlive the run and are what workers share) and in
-the pipeline's own model, and is cleaned with what the model knows so far. That clean is *provisional*:
-the first pages of a site are cleaned with a cold model. The finishing pass, which the
-``FinishingExtension`` runs when the spider closes, cleans every page again with the final model of the
-whole crawl, so the written output does not depend on crawl order. Nothing here waits on, or reads, the
-engine's state.
+the pipeline's own model. When a finishing pass will rewrite the output (``FinishingExtension``: a local
+JSONL feed), that is all it does: the pass cleans every page once, with the final model of the whole
+crawl, so the written output does not depend on crawl order. Otherwise (no JSONL feed, finishing off, or
+duplicates dropped during the crawl) it also cleans each page with what the model knows so far -- a
+*provisional* clean, the first pages of a site cleaned with a cold model.
+``BOILERSTRIP_BOILERPLATE_CLEAN_DURING_CRAWL`` (auto, always, never) overrides that choice. Nothing here
+waits on, or reads, the engine's state.
 """
 
 from __future__ import annotations
@@ -30,54 +32,107 @@ from boilerstrip.boilerplate import (
 )
 from boilerstrip.boilerplate.finish import model_hashes, source_fields
 from boilerstrip.boilerplate.source import slots_of_record
-from boilerstrip.boilerplate.page import page_block_hashes, page_blocks, region_blocks
+from boilerstrip.boilerplate.page import PageFeatures, page_features
+from dataclasses import dataclass
+
 from boilerstrip.config import component_enabled, params_from_settings
+from boilerstrip.extensions.workers import WorkerDied, WorkerPool
+from boilerstrip.outcomes import FailedItem
+from boilerstrip.finishing import finishing_follows
 from boilerstrip.finishing.steps import load_state_counts
 from boilerstrip.state import MemoryState, State, StateParams, feed_output, open_state
 
-__all__ = ["PageBlocksPipeline", "CrossPageBoilerplatePipeline"]
+__all__ = ["PageBlocksPipeline", "CrossPageBoilerplatePipeline", "CrossPageRunParams"]
 
 logger = logging.getLogger(__name__)
 STATS = "boilerstrip/boilerplate"
 #: commit the state after this many pages: a crash loses at most that much of the counts
 _COMMIT_EVERY_PAGES = 100
+_CLEAN_CHOICES = ("auto", "always", "never")
+
+
+@dataclass(frozen=True)
+class CrossPageRunParams:
+    #: clean each page during the crawl with the model so far: "auto" = only when no finishing pass will
+    #: (the pass cleans every page again, so during the crawl it would be work thrown away: 30 % of the CPU
+    #: of a sqlite3-doc crawl), "always", "never" (count only)
+    clean_during_crawl: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.clean_during_crawl not in _CLEAN_CHOICES:
+            raise ValueError(f"clean_during_crawl must be one of {_CLEAN_CHOICES}, got {self.clean_during_crawl!r}")
+
+
+def clean_during_crawl(settings: Any) -> bool:
+    """Does the crawl clean pages provisionally (see the module doc)? Also what ``DuplicatePagesPipeline``
+    asks: it compares cleaned text, so it has nothing to do during a crawl that does not clean."""
+    choice = params_from_settings(settings, "boilerplate", CrossPageRunParams).clean_during_crawl
+    if choice != "auto":
+        return choice == "always"
+    dropping = (component_enabled(settings, "duplicates")
+                and str(settings.get("BOILERSTRIP_DUPLICATES_MODE") or "mark") == "drop")
+    return dropping or not finishing_follows(settings)
 
 
 class PageBlocksPipeline:
     """Before extraction clears ``item.html``: record the hashes of all the page's blocks (chrome
-    included) in ``item.page_block_hashes``, so the model counts a footer the extractor usually drops."""
+    included) in ``item.page_block_hashes``, so the model counts a footer the extractor usually drops; and
+    the blocks the record carries for the finishing pass (``page_features``). The work runs in the
+    crawl's worker pool (``extensions.workers``)."""
 
-    def __init__(self, params: BoilerplateParams, stats: Any = None) -> None:
+    def __init__(self, params: BoilerplateParams, stats: Any = None, crawler: Any = None) -> None:
         self.params = params
         self.stats = stats
+        self.crawler = crawler
+        self._pool: Any = None
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "PageBlocksPipeline":
         if not component_enabled(crawler.settings, "boilerplate"):
             raise NotConfigured("BOILERSTRIP_BOILERPLATE_ENABLED is false")
-        return cls(params_from_settings(crawler.settings, "boilerplate", BoilerplateParams), stats=crawler.stats)
+        return cls(params_from_settings(crawler.settings, "boilerplate", BoilerplateParams), stats=crawler.stats,
+                   crawler=crawler)
 
-    def process_item(self, item: Any) -> Any:
+    def open_spider(self) -> None:
+        if self.crawler is not None:
+            self._pool = self.crawler.get_extension(WorkerPool)
+
+    async def process_item(self, item: Any) -> Any:
+        html = ItemAdapter(item).get("html")
+        features = None
+        if self._pool is not None and isinstance(html, str) and html:
+            try:
+                features = await self._pool.run(_features, html, self.params.source, self.params.normalise_digits)
+            except WorkerDied as exc:
+                raise FailedItem("extraction_worker_died", str(exc)) from None
+        return self.features_item(item, features)
+
+    def features_item(self, item: Any, features: PageFeatures | None = None) -> Any:
+        """``process_item`` on the calling thread (tests, batch use), or with ``features`` read elsewhere."""
         adapter = ItemAdapter(item)
         html = adapter.get("html")
         if isinstance(html, str) and html:
-            blocks = page_blocks(html, slots=True)
-            adapter["page_block_hashes"] = page_block_hashes(html, digits=self.params.normalise_digits, blocks=blocks)
-            if self.params.source == "page":
-                adapter["page_blocks"] = [{"kind": kind, "text": text, "slot": slot} for kind, text, slot in blocks]
-            elif self.params.source == "auto":
-                # the page's candidate region, kept on the record: the finishing pass chooses again
-                adapter["page_blocks"] = region_blocks(html)
+            if features is None:
+                features = _features(html, self.params.source, self.params.normalise_digits)
+            adapter["page_block_hashes"] = features.hashes
+            if features.blocks is not None:
+                adapter["page_blocks"] = features.blocks
         elif self.stats is not None:
             self.stats.inc_value(f"{STATS}/page_blocks/no_html")
         return item
 
 
+def _features(html: str, source: str, digits: bool) -> PageFeatures:
+    """``page_features`` with positional arguments (what a worker pool sends)."""
+    return page_features(html, source=source, digits=digits)
+
+
 class CrossPageBoilerplatePipeline:
     def __init__(self, params: BoilerplateParams, state: State | None = None, stats: Any = None,
-                 state_params: StateParams | None = None, output: Any = None) -> None:
+                 state_params: StateParams | None = None, output: Any = None, clean: bool = True) -> None:
         self.params = params
         self.stats = stats
+        self.clean = clean
         self._state_arg = state
         self.state_params = state_params or StateParams(dir="")
         self.output = output
@@ -92,7 +147,8 @@ class CrossPageBoilerplatePipeline:
             raise NotConfigured("BOILERSTRIP_BOILERPLATE_ENABLED is false")
         params = params_from_settings(crawler.settings, "boilerplate", BoilerplateParams)
         state_params = params_from_settings(crawler.settings, "state", StateParams)
-        return cls(params, stats=crawler.stats, state_params=state_params, output=feed_output(crawler.settings))
+        return cls(params, stats=crawler.stats, state_params=state_params, output=feed_output(crawler.settings),
+                   clean=clean_during_crawl(crawler.settings))
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def open_spider(self) -> None:
@@ -106,6 +162,12 @@ class CrossPageBoilerplatePipeline:
             else:
                 self.state.commit()
             self.state = None
+
+    def learns_into_shared_state(self) -> bool:
+        """Does every page this pipeline sees go into a state that outlives the run (a state folder or a
+        server), where the finishing pass finds it? Not with ``BOILERSTRIP_STATE_DIR = ""`` or a state given
+        to the constructor."""
+        return self._state_arg is None and bool(self.state_params.dir)
 
     # -- items -----------------------------------------------------------------------------------------
     def process_item(self, item: Any) -> Any:
@@ -123,13 +185,15 @@ class CrossPageBoilerplatePipeline:
         blocks = blocks_of_record(adapter)
         self._learn(site, cluster, url, self._hashes_of(adapter, blocks))
         self._inc("pages")
+        adapter["template_cluster"] = cluster
+        if not self.clean:
+            return item  # the finishing pass cleans it, once, with the final model
         title = adapter.get("title")
         choice = choose_source(blocks, region_blocks_of_record(adapter), extraction_failed(adapter), site, cluster,
                                self.model, self.params, title=title if isinstance(title, str) else None,
                                slots=slots_of_record(adapter, self.params))
         result = choice.result
         adapter.update(source_fields(adapter, choice))
-        adapter["template_cluster"] = cluster
         adapter["flags"] = merge_flags(adapter.get("flags"), [*result.flags, *([choice.flag] if choice.flag else [])])
         if self.params.source == "auto":
             self._inc(f"source/{choice.source}/{choice.reason}")

@@ -6,6 +6,10 @@ the finishing pass (``boilerstrip dedup``) decides with the order-independent ke
 then the smallest): exact copies are dropped, near duplicates kept and marked unless ``drop_near``.
 ``mode = "drop"`` drops at once with ``FilteredItem`` (reason ``exact_duplicate``, or ``near_duplicate``
 with ``drop_near``; detail = the URL kept): output then depends on crawl order.
+
+When the crawl does not clean pages as it goes (a finishing pass follows, see
+``pipelines.boilerplate.clean_during_crawl``), ``mark`` has nothing to do here: pages pass through, and
+the finishing pass marks duplicates over the final text.
 """
 
 from __future__ import annotations
@@ -28,24 +32,33 @@ STATS = "boilerstrip/duplicates"
 
 
 class DuplicatePagesPipeline:
-    def __init__(self, params: DuplicateParams, stats: Any = None) -> None:
+    def __init__(self, params: DuplicateParams, stats: Any = None, active: bool = True) -> None:
         self.params = params
         self.stats = stats
+        self.active = active  # False: the finishing pass marks duplicates (pages pass through)
         self.index: DuplicateIndex | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "DuplicatePagesPipeline":
         if not component_enabled(crawler.settings, "duplicates"):
             raise NotConfigured("BOILERSTRIP_DUPLICATES_ENABLED is false")
-        return cls(params_from_settings(crawler.settings, "duplicates", DuplicateParams), stats=crawler.stats)
+        params = params_from_settings(crawler.settings, "duplicates", DuplicateParams)
+        from boilerstrip.pipelines.boilerplate import clean_during_crawl
+
+        active = not (params.mode == "mark" and component_enabled(crawler.settings, "boilerplate")
+                      and not clean_during_crawl(crawler.settings))
+        return cls(params, stats=crawler.stats, active=active)
 
     def open_spider(self) -> None:
-        self.index = DuplicateIndex(self.params)
+        if self.active:
+            self.index = DuplicateIndex(self.params)
 
     def close_spider(self) -> None:
         self.index = None
 
     def process_item(self, item: Any) -> Any:
+        if not self.active:
+            return item
         if self.index is None:
             self.open_spider()
         assert self.index is not None

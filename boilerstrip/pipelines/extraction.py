@@ -12,56 +12,47 @@ the page metadata, ``method``, ``attempts``, ``blocks`` and ``flags``, and clear
 ``boilerstrip/extraction/method/<method|none>``, ``boilerstrip/extraction/refused/<rung>/<reason>`` and
 ``boilerstrip/extraction/empty/<reason>``.
 
-Extraction runs off the reactor thread, in a pool of ``BOILERSTRIP_EXTRACTION_WORKERS`` threads (lxml
-releases the GIL while it parses, and the reactor gets its turn between Python bytecodes), so one huge page
-does not stall every other host's downloads. Its cost per page is bounded: a page over ``max_nodes`` elements
-is dropped as ``failed:extraction_budget`` (every later stage is Python per block too), and after
-``max_cpu_s`` no further rung starts (the best result so far, else the plain-text rung, flagged
-``extraction_budget:cpu``). ``extract_item`` is the same work, synchronously.
+Extraction runs off the reactor thread, in the crawl's worker pool (``boilerstrip.extensions.workers``:
+``BOILERSTRIP_EXTRACTION_WORKERS`` worker processes by default, so the machine's other cores read pages
+while the reactor downloads, and one huge page does not stall every other host's downloads). A page whose
+worker process died each time it was tried is ``failed:extraction_worker_died``.
+
+Its cost per page is bounded: a page over ``max_nodes`` elements is dropped as ``failed:extraction_budget``
+(every later stage is Python per block too), and after ``max_cpu_s`` no further rung starts (the best result
+so far, else the plain-text rung, flagged ``extraction_budget:cpu``). ``extract_item`` is the same work,
+synchronously.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
 
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings
+from boilerstrip.extensions.workers import WorkerDied, WorkerPool
 from boilerstrip.extraction import ExtractionParams, ExtractionResult, extract
 from boilerstrip.outcomes import FailedItem
 
-__all__ = ["ExtractionPipeline", "ExtractionRunParams"]
+__all__ = ["ExtractionPipeline"]
 
 logger = logging.getLogger(__name__)
 STATS = "boilerstrip/extraction"
 _METADATA_FIELDS = ("title", "description", "canonical_url", "lang", "author", "published", "modified")
 
 
-@dataclass(frozen=True)
-class ExtractionRunParams:
-    # Threads extracting pages off the reactor. 2 = the cores of the machines we size for; more threads
-    # only contend for the GIL. 0 = on the reactor thread (one huge page then stalls every download).
-    workers: int = 2
-
-    def __post_init__(self) -> None:
-        if self.workers < 0:
-            raise ValueError("workers must be >= 0")
-
-
 class ExtractionPipeline:
     def __init__(
-        self, params: ExtractionParams = ExtractionParams(), markdown: bool = True, stats: Any = None, workers: int = 0
+        self, params: ExtractionParams = ExtractionParams(), markdown: bool = True, stats: Any = None,
+        crawler: Any = None,
     ) -> None:
         self.params = params
         self.markdown = markdown
         self.stats = stats
-        self.workers = workers
-        self._executor: ThreadPoolExecutor | None = None
+        self.crawler = crawler
+        self.pool: WorkerPool | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "ExtractionPipeline":
@@ -74,17 +65,11 @@ class ExtractionPipeline:
         except ValueError:
             value = settings.get("BOILERSTRIP_EXTRACTION_MARKDOWN")
             raise ConfigError(f"BOILERSTRIP_EXTRACTION_MARKDOWN: expected a boolean, got {value!r}") from None
-        run = params_from_settings(settings, "extraction", ExtractionRunParams)
-        return cls(params=params, markdown=markdown, stats=crawler.stats, workers=run.workers)
+        return cls(params=params, markdown=markdown, stats=crawler.stats, crawler=crawler)
 
     def open_spider(self) -> None:
-        if self.workers and self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="boilerstrip-extract")
-
-    def close_spider(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
+        if self.crawler is not None:
+            self.pool = self.crawler.get_extension(WorkerPool)
 
     async def process_item(self, item: Any, spider: Any = None) -> Any:
         adapter = ItemAdapter(item)
@@ -92,11 +77,13 @@ class ExtractionPipeline:
         if html is None:
             return item  # nothing fetched to read (or already extracted)
         url = adapter.get("final_url") or adapter.get("url")
-        if self._executor is None:
-            result = extract(html, url=url, params=self.params)
+        if self.pool is None:
+            result = extract(html, url, self.params)
         else:
-            loop = asyncio.get_running_loop()
-            result = await loop.run_in_executor(self._executor, extract, html, url, self.params)
+            try:
+                result = await self.pool.run(extract, html, url, self.params)
+            except WorkerDied as exc:
+                raise FailedItem("extraction_worker_died", str(exc)) from None
         self._apply(adapter, url, result)
         return item
 
@@ -160,3 +147,4 @@ class ExtractionPipeline:
         for flag in result.flags:
             if flag.startswith("extraction_budget:"):
                 self.stats.inc_value(f"{STATS}/over_budget/{flag.split(':', 1)[1]}")
+

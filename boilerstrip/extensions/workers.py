@@ -1,0 +1,123 @@
+"""The crawl's worker pool: per-page pure work (the render decision, the page's blocks, extraction) off the
+reactor thread.
+
+With ``BOILERSTRIP_EXTRACTION_POOL = "process"`` (the default) the work runs in
+``BOILERSTRIP_EXTRACTION_WORKERS`` worker processes, so the machine's other cores read pages while the
+reactor thread downloads, follows links and writes the feed; with ``"thread"`` in threads of the crawl's
+process (they share one core: lxml releases the GIL only while it parses); with 0 workers on the reactor
+thread. Components reach it with ``crawler.get_extension(WorkerPool)`` and send it module-level pure
+functions over plain values (``run``), which is all a process pool can carry.
+
+A worker process that dies (a crash in a C library on hostile HTML, the OOM killer) takes its in-flight
+pages with it: the pool is started again and each of those pages is tried ``_RETRIES`` more times; then
+``run`` raises :class:`WorkerDied` and the caller records the page as failed with a reason. Stats:
+``boilerstrip/workers/broken``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from scrapy import signals
+
+from boilerstrip.config import params_from_settings
+
+__all__ = ["WorkerPool", "WorkerPoolParams", "WorkerDied", "POOLS"]
+
+logger = logging.getLogger(__name__)
+STATS = "boilerstrip/workers"
+POOLS = ("process", "thread")
+#: times a page whose worker process died is tried again in a new pool (the other pages in flight die with
+#: the culprit; one more try saves them, a page that kills every worker fails)
+_RETRIES = 2
+
+
+class WorkerDied(Exception):
+    """The worker process reading a page died each time it was tried."""
+
+
+@dataclass(frozen=True)
+class WorkerPoolParams:
+    # Workers reading pages off the reactor (read from BOILERSTRIP_EXTRACTION_*: they began as extraction's
+    # threads). 2 = the cores of the machines we size for: the reactor's own work (downloads, links, the
+    # feed) shares the cores with them; crawl_benchmark.py --throughput (2026-12-01, 2 cores) had 1 and 2
+    # processes within noise of each other. 0 = on the reactor thread (one huge page stalls every download).
+    workers: int = 2
+    # "process": worker processes, started with "spawn" (nothing of the crawl's threads is inherited);
+    # "thread": threads of the crawl's process.
+    pool: str = "process"
+
+    def __post_init__(self) -> None:
+        if self.workers < 0:
+            raise ValueError("workers must be >= 0")
+        if self.pool not in POOLS:
+            raise ValueError(f"pool must be one of {POOLS}, got {self.pool!r}")
+
+
+class WorkerPool:
+    def __init__(self, params: WorkerPoolParams = WorkerPoolParams(), stats: Any = None) -> None:
+        self.params = params
+        self.stats = stats
+        self._executor: Executor | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> "WorkerPool":
+        pool = cls(params_from_settings(crawler.settings, "extraction", WorkerPoolParams), stats=crawler.stats)
+        crawler.signals.connect(pool.start, signal=signals.spider_opened)
+        crawler.signals.connect(pool.close, signal=signals.spider_closed)
+        return pool
+
+    def start(self) -> None:
+        """Start the workers (``run`` also starts them when needed)."""
+        if self.params.workers and self._executor is None:
+            self._executor = self._new_executor()
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+
+    def _new_executor(self) -> Executor:
+        workers = self.params.workers
+        if self.params.pool == "thread":
+            return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="boilerstrip-worker")
+        executor = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        for _ in range(workers):  # start the processes now, while the first requests are downloading
+            executor.submit(_warm_up)
+        return executor
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` in the pool (on the calling thread with 0 workers). For a process pool ``fn`` and
+        its arguments must be picklable: a module-level pure function over plain values."""
+        if not self.params.workers:
+            return fn(*args)
+        self.start()
+        loop = asyncio.get_running_loop()
+        for attempt in range(_RETRIES + 1):
+            executor = self._executor
+            assert executor is not None
+            try:
+                return await loop.run_in_executor(executor, fn, *args)
+            except BrokenProcessPool:
+                if self.stats is not None:
+                    self.stats.inc_value(f"{STATS}/broken")
+                if self._executor is executor:  # the first page to see it starts the new pool
+                    logger.error("a worker process died; starting the worker pool again")
+                    executor.shutdown(wait=False, cancel_futures=True)
+                    self._executor = self._new_executor()
+                if attempt == _RETRIES:
+                    raise WorkerDied(f"the worker process reading this page died {attempt + 1} times") from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _warm_up() -> None:
+    """Run in each new worker process: import what reading a page needs before the first page comes."""
+    import boilerstrip.boilerplate.page  # noqa: F401
+    import boilerstrip.extraction  # noqa: F401
+    import boilerstrip.rendering  # noqa: F401
