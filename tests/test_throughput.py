@@ -1,0 +1,130 @@
+"""Throughput machinery: the crawl's worker pool (real processes), and the same output whichever way pages
+are read and however the finishing pass builds its model."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from boilerstrip.boilerplate import BoilerplateParams
+from boilerstrip.demo.server import SiteServer
+from boilerstrip.demo.sitegen import SITE_DIR
+from boilerstrip.extensions.workers import WorkerDied, WorkerPool, WorkerPoolParams
+from boilerstrip.finishing import FinishContext, finish_crawl
+from boilerstrip.state import StateParams, crawl_layout, open_state
+from conftest import read_jsonl, run_crawl
+
+
+def _pid_and(value: int) -> tuple[int, int]:
+    return os.getpid(), value
+
+
+def _die_once(marker: str) -> str:
+    """Kills its worker process the first time (no marker file yet), answers the second."""
+    if not os.path.exists(marker):
+        Path(marker).write_text("died", encoding="utf-8")
+        os._exit(3)
+    return "second try"
+
+
+def _die() -> None:
+    os._exit(3)
+
+
+def _slow(value: int) -> int:
+    time.sleep(0.5)
+    return value
+
+
+def test_the_pool_runs_work_in_other_processes() -> None:
+    pool = WorkerPool(WorkerPoolParams(workers=2, pool="process"))
+
+    async def main() -> list[tuple[int, int]]:
+        try:
+            return await asyncio.gather(*(pool.run(_pid_and, n) for n in range(6)))
+        finally:
+            pool.close()
+
+    results = asyncio.run(main())
+    assert [value for _pid, value in results] == list(range(6))
+    assert all(pid != os.getpid() for pid, _ in results)
+    # 0 workers: on the calling thread
+    assert asyncio.run(WorkerPool(WorkerPoolParams(workers=0)).run(_pid_and, 1)) == (os.getpid(), 1)
+
+
+def test_a_dead_worker_costs_only_its_own_page(tmp_path: Path) -> None:
+    """A worker that dies takes the pages in flight with it: they are tried again in a new pool and come
+    back; a page that kills every worker it meets ends as WorkerDied (the pipelines record it as failed)."""
+    pool = WorkerPool(WorkerPoolParams(workers=2, pool="process"))
+
+    async def main() -> tuple[list, BaseException | None]:
+        try:
+            slow = asyncio.ensure_future(pool.run(_slow, 7))  # in flight when the other worker dies
+            await asyncio.sleep(0.2)
+            once = await pool.run(_die_once, str(tmp_path / "marker"))
+            survived = await slow
+            error = None
+            try:
+                await pool.run(_die)
+            except WorkerDied as exc:
+                error = exc
+            after = await pool.run(_pid_and, 9)
+            return [survived, once, after[1]], error
+        finally:
+            pool.close()
+
+    results, error = asyncio.run(main())
+    assert results == [7, "second try", 9]
+    assert isinstance(error, WorkerDied)
+
+
+def test_worker_processes_threads_and_the_reactor_write_the_same_crawl(tmp_path: Path) -> None:
+    """The demo site crawled with pages read in worker processes (the default), in threads and on the
+    reactor thread: the same records, text for text."""
+    outputs = {}
+    with SiteServer(root=SITE_DIR) as server:
+        for name, settings in (("process", {}), ("thread", {"BOILERSTRIP_EXTRACTION_POOL": "thread"}),
+                               ("reactor", {"BOILERSTRIP_EXTRACTION_WORKERS": "0"})):
+            proc, records = run_crawl(server.url + "/", out=tmp_path / name / "out.jsonl", settings=settings,
+                                      args=["--profile", "test"])
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            outputs[name] = {r["url"]: (r.get("text"), r.get("render_reason"), r.get("flags")) for r in records}
+    assert len(outputs["process"]) > 10
+    assert outputs["process"] == outputs["thread"] == outputs["reactor"]
+
+
+def test_the_model_from_the_crawls_state_is_the_model_from_its_records(tmp_path: Path) -> None:
+    """The finishing pass takes the final model from the state the crawl's pipeline filled (``learned``):
+    byte for byte the output and report of the pass that hashes every record again."""
+    raw = tmp_path / "raw" / "out.jsonl"
+    with SiteServer(root=SITE_DIR) as server:
+        proc, records = run_crawl(server.url + "/", out=raw, settings={"BOILERSTRIP_FINISHING_ENABLED": "false"},
+                                  args=["--profile", "test"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(records) > 10
+    written = {}
+    for learned in (True, False):
+        out = tmp_path / f"learned-{learned}" / "out.jsonl"
+        out.parent.mkdir()
+        context = FinishContext()
+        context.state = open_state(StateParams(), raw)  # the crawl's own state folder
+        try:
+            finish_crawl(raw, out, BoilerplateParams(), out.parent / "report", context=context, learned=learned)
+        finally:
+            context.state.close()
+        assert context.counts.get("template/model_from_state", 0) == (1 if learned else 0)
+        written[learned] = (out.read_bytes(), (out.parent / "report" / "template-report.json").read_bytes())
+    assert written[True] == written[False]
+    assert crawl_layout(raw).state_dir.is_dir()
+
+
+@pytest.mark.parametrize("value", ["sometimes", ""])
+def test_a_bad_pool_setting_is_named(tmp_path: Path, value: str) -> None:
+    proc, _ = run_crawl("http://127.0.0.1:9/", out=tmp_path / "out.jsonl",
+                        settings={"BOILERSTRIP_EXTRACTION_POOL": value})
+    assert proc.returncode != 0
+    assert "BOILERSTRIP_EXTRACTION_POOL" in proc.stderr
