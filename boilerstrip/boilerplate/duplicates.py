@@ -13,11 +13,12 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .params import DuplicateParams
 
-__all__ = ["DuplicateIndex", "Duplicate", "find_duplicates", "keep_order", "text_digest",
-           "EXACT_DUPLICATE", "NEAR_DUPLICATE"]
+__all__ = ["DuplicateIndex", "Duplicate", "find_duplicates", "keep_order", "text_digest", "text_signature",
+           "Signature", "EXACT_DUPLICATE", "NEAR_DUPLICATE"]
 
 EXACT_DUPLICATE = "exact_duplicate"
 NEAR_DUPLICATE = "near_duplicate"
@@ -43,6 +44,36 @@ class Duplicate:
     similarity: float  # 1.0 for exact, the estimated Jaccard for near
 
 
+@dataclass(frozen=True)
+class Signature:
+    """What the duplicate checks need of a text (:func:`text_signature`): plain values, so a worker
+    process can compute it."""
+
+    digest: str | None  # text_digest, None when the text is too short for the exact check
+    #: the MinHash's hash values (uint64 numpy array, ``num_perm`` long) and their scheme; None when the text
+    #: has too few words for the near check
+    hashvalues: Any = None
+    scheme: str | None = None
+
+
+def text_signature(text: str, params: DuplicateParams) -> Signature:
+    """The exact key and the MinHash of ``text`` (word ``shingle_words``-grams, ``num_perm`` permutations,
+    seed 1). A pure function: the finishing pass computes it in the crawl's worker processes."""
+    text = text or ""
+    if len(text.strip()) < params.exact_min_chars:
+        return Signature(None)
+    words = _WORD_RE.findall(text.casefold())
+    if len(words) < params.near_min_words:
+        return Signature(text_digest(text))
+    from datasketch import MinHash
+
+    k = params.shingle_words
+    shingles = {" ".join(words[i : i + k]).encode("utf-8") for i in range(max(1, len(words) - k + 1))}
+    mh = MinHash(num_perm=params.num_perm, seed=1)
+    mh.update_batch(sorted(shingles))
+    return Signature(text_digest(text), mh.hashvalues, mh.scheme)
+
+
 class DuplicateIndex:
     def __init__(self, params: DuplicateParams) -> None:
         from datasketch import MinHashLSH  # imported here: the core package stays light to import
@@ -50,30 +81,24 @@ class DuplicateIndex:
         self.params = params
         self._exact: dict[str, str] = {}
         self._lsh = MinHashLSH(threshold=params.near_min_jaccard, num_perm=params.num_perm)
+        #: the kept pages' signatures, lean (hash values only: ~1 KB a page, not the 3 KB of a MinHash
+        #: with its own permutations)
         self._signatures: dict[str, object] = {}
 
-    def _minhash(self, text: str):
-        from datasketch import MinHash
-
-        words = _WORD_RE.findall(text.casefold())
-        if len(words) < self.params.near_min_words:
-            return None
-        k = self.params.shingle_words
-        shingles = {" ".join(words[i : i + k]).encode("utf-8") for i in range(max(1, len(words) - k + 1))}
-        mh = MinHash(num_perm=self.params.num_perm, seed=1)
-        mh.update_batch(sorted(shingles))
-        return mh
-
-    def check(self, url: str, text: str) -> tuple[Duplicate | None, object]:
-        """(duplicate or None, signature) without adding; pass the signature to :meth:`add`."""
-        text = text or ""
-        if len(text.strip()) < self.params.exact_min_chars:
+    def check(self, url: str, text: str, signature: Signature | None = None) -> tuple[Duplicate | None, object]:
+        """(duplicate or None, what to pass to :meth:`add`) without adding. ``signature``: the text's
+        :func:`text_signature` when it was computed elsewhere."""
+        sig = signature if signature is not None else text_signature(text, self.params)
+        if sig.digest is None:
             return None, None
-        digest = text_digest(text)
-        kept = self._exact.get(digest)
+        kept = self._exact.get(sig.digest)
         if kept is not None and kept != url:
             return Duplicate(EXACT_DUPLICATE, kept, 1.0), None
-        mh = self._minhash(text)
+        mh = None
+        if sig.hashvalues is not None:
+            from datasketch import LeanMinHash
+
+            mh = LeanMinHash(seed=1, hashvalues=sig.hashvalues, scheme=sig.scheme)
         if mh is not None and self._signatures:
             best: Duplicate | None = None
             for key in sorted(self._lsh.query(mh), key=keep_order):
@@ -84,7 +109,7 @@ class DuplicateIndex:
                     best = Duplicate(NEAR_DUPLICATE, key, round(similarity, 4))
             if best is not None:
                 return best, mh
-        return None, (digest, mh)
+        return None, (sig.digest, mh)
 
     def add(self, url: str, signature: object) -> None:
         if not signature:
@@ -95,9 +120,9 @@ class DuplicateIndex:
             self._signatures[url] = mh
             self._lsh.insert(url, mh)
 
-    def check_and_add(self, url: str, text: str) -> Duplicate | None:
+    def check_and_add(self, url: str, text: str, signature: Signature | None = None) -> Duplicate | None:
         """Online use: a duplicate of a page kept earlier, or None (and the page is now kept)."""
-        dup, signature = self.check(url, text)
+        dup, signature = self.check(url, text, signature)
         if dup is None:
             self.add(url, signature)
         return dup

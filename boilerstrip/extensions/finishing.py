@@ -14,7 +14,9 @@ Only a crawl that *finished* is finished this way; one stopped early keeps its o
 
 from __future__ import annotations
 
+import importlib
 import logging
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,7 @@ class FinishingExtension:
         #: the run's cross-page pipeline learned every page into a state that outlives it (the pass then takes
         #: the final model from that state instead of hashing every record again)
         self.learned = False
+        self.workers: Any = None  # the crawl's WorkerPool: the pass computes MinHash signatures there
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "FinishingExtension":
@@ -61,6 +64,11 @@ class FinishingExtension:
 
             pipeline = crawler.get_item_pipeline(CrossPageBoilerplatePipeline)
             ext.learned = pipeline is not None and pipeline.learns_into_shared_state()
+            from boilerstrip.extensions.workers import WorkerPool
+
+            ext.workers = crawler.get_extension(WorkerPool)
+            # the pass's own imports (datasketch, scipy: half a second) while the first pages download
+            threading.Thread(target=_import_finishing, name="boilerstrip-finishing-imports", daemon=True).start()
 
         crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
@@ -102,6 +110,8 @@ class FinishingExtension:
             return "failed"
         layout = crawl_layout(self.output)
         context = FinishContext()
+        if self.workers is not None and self.workers.params.pool == "process":
+            context.executor = self.workers.executor
         try:
             context.state = open_state(state_params, self.output)
             try:
@@ -164,3 +174,10 @@ def _ledger_outcomes(path: Path) -> dict[str, str] | None:
             if isinstance(entry, dict) and isinstance(entry.get("url"), str):
                 settled[entry["url"]] = f"{entry.get('outcome')}:{entry.get('reason') or ''}"
     return settled
+
+
+def _import_finishing() -> None:
+    try:
+        importlib.import_module("datasketch")
+    except ImportError:  # pragma: no cover - the pass reports it when it runs
+        pass

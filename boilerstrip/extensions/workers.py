@@ -70,8 +70,19 @@ class WorkerPool:
     def from_crawler(cls, crawler: Any) -> "WorkerPool":
         pool = cls(params_from_settings(crawler.settings, "extraction", WorkerPoolParams), stats=crawler.stats)
         crawler.signals.connect(pool.start, signal=signals.spider_opened)
-        crawler.signals.connect(pool.close, signal=signals.spider_closed)
+
+        def engine_started() -> None:
+            # connected now, after every component's from_crawler: this runs after their engine_stopped
+            # handlers, so the finishing pass (FinishingExtension) still has the workers
+            crawler.signals.connect(pool.close, signal=signals.engine_stopped)
+
+        crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)
         return pool
+
+    @property
+    def executor(self) -> Executor | None:
+        """The running pool's executor (None with 0 workers or once closed), for work submitted directly."""
+        return self._executor
 
     def start(self) -> None:
         """Start the workers (``run`` also starts them when needed)."""

@@ -55,6 +55,9 @@ class FinishContext:
     counts: Counter = field(default_factory=Counter)
     report: dict[str, Any] = field(default_factory=dict)
     invalid_lines: list[int] = field(default_factory=list)
+    #: a ``concurrent.futures.Executor`` (the crawl's worker processes) for per-record pure work that
+    #: steps can run ahead of the record stream; None: on the calling thread
+    executor: Any = None
 
     def dropped_by_url(self) -> dict[str, str]:
         return {d.url: d.reason for d in self.dropped}

@@ -10,19 +10,26 @@ gives byte-identical output in any input order.
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from boilerstrip.atomicfile import atomic_open
 from boilerstrip.boilerplate.blocks import blocks_of_record, cluster_of_url, site_of_url
-from boilerstrip.boilerplate.duplicates import EXACT_DUPLICATE, DuplicateIndex, keep_order
+from boilerstrip.boilerplate.duplicates import EXACT_DUPLICATE, DuplicateIndex, keep_order, text_signature
 from boilerstrip.boilerplate.finish import (REPORT_JSON, REPORT_TXT, ReportBuilder, clean_record, mark_duplicate,
                                             model_hashes, report_text)
 from boilerstrip.boilerplate.model import TemplateModel
 from boilerstrip.boilerplate.params import BoilerplateParams, DuplicateParams
 
 from .base import FinishContext, Record, Spill, Step, dump_record, is_page
+
+#: records whose signatures MarkDuplicates computes ahead in the worker pool, ``_BATCH`` texts a job (enough
+#: to keep 2 workers busy while this thread cleans the next records, in jobs big enough that sending them
+#: costs less than the MinHash: docbook-xsl-doc-html's short pages were slower one text a job)
+_AHEAD = 64
+_BATCH = 16
 
 __all__ = ["TemplateStep", "MarkDuplicates", "SortByUrl", "TemplateReport", "WriteJsonl", "crawl_steps"]
 
@@ -133,7 +140,7 @@ class MarkDuplicates(Step):
         dropped: list[dict[str, Any]] = []
         marked: list[dict[str, Any]] = []
         context.report["duplicates"] = {"dropped": dropped, "marked": marked, "params": self.params}
-        for record in records:
+        for record, signature in self._signed(records, context):
             if not is_page(record):
                 yield record
                 continue
@@ -141,7 +148,7 @@ class MarkDuplicates(Step):
             if last is not None and keep_order(url) < last:
                 raise ValueError("MarkDuplicates needs pages in keep order (TemplateStep yields them so)")
             last = keep_order(url)
-            dup = index.check_and_add(url, record.get("text") or "")
+            dup = index.check_and_add(url, record.get("text") or "", signature)
             if dup is None:
                 yield record
                 continue
@@ -153,6 +160,49 @@ class MarkDuplicates(Step):
             marked.append(entry)
             self.count(context, f"marked/{dup.reason}")
             yield {**record, **mark_duplicate(record, dup.of, dup.similarity, dup.reason)}
+
+    def _signed(self, records: Iterable[Record], context: FinishContext) -> Iterator[tuple[Record, Any]]:
+        """Each record with its text's signature: computed ahead in ``context.executor`` when there is one
+        (the MinHash is most of this step's work), ``_BATCH`` texts a job, ``_AHEAD`` records ahead; else
+        None (computed when checked)."""
+        if context.executor is None:
+            for record in records:
+                yield record, None
+            return
+        window: deque[tuple[list[Record], Any]] = deque()
+        batch: list[Record] = []
+
+        def submit() -> None:
+            texts = [(r.get("text") or "") if is_page(r) else "" for r in batch]
+            window.append((list(batch), context.executor.submit(text_signatures, texts, self.params)))
+            batch.clear()
+
+        for record in records:
+            batch.append(record)
+            if len(batch) >= _BATCH:
+                submit()
+                if len(window) * _BATCH >= _AHEAD:
+                    yield from _resolved(*window.popleft())
+        if batch:
+            submit()
+        while window:
+            yield from _resolved(*window.popleft())
+
+
+def text_signatures(texts: list[str], params: DuplicateParams) -> list[Any]:
+    """:func:`text_signature` of each text (one job of the worker pool)."""
+    return [text_signature(text, params) for text in texts]
+
+
+def _resolved(records: list[Record], future: Any) -> Iterator[tuple[Record, Any]]:
+    """The records of a job and their signatures; None (computed again when checked) when the worker
+    failed."""
+    try:
+        signatures = future.result()
+    except Exception:  # noqa: BLE001 - a dead worker process costs time here, never the page
+        signatures = [None] * len(records)
+    for record, signature in zip(records, signatures):
+        yield record, signature if is_page(record) else None
 
 
 class SortByUrl(Step):
