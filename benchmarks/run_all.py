@@ -1,7 +1,7 @@
 """Run every benchmark, one after the other, each printing its figures beside its peer's.
 
     ./run bench                      # all of them
-    ./run bench extraction site      # only these (names: extraction, site, render, crawl, recrawl, safety, distributed, export)
+    ./run bench extraction site      # only these (names: extraction, site, render, crawl, throughput, recrawl, safety, distributed, export)
 
 Each benchmark is a script of its own in this folder (see its docstring for options); this runner only
 calls them with their default, comparative settings and reports which ones missed their bar.
@@ -23,6 +23,7 @@ BENCHMARKS = {
     "site": ("site_benchmark.py", []),
     "render": ("render_benchmark.py", []),
     "crawl": ("crawl_benchmark.py", ["--compare-scrapy-defaults"]),
+    "throughput": ("crawl_benchmark.py", ["--throughput", "--growth", "1000,10000"]),
     "recrawl": ("recrawl_benchmark.py", []),
     "safety": ("safety_overhead.py", []),
     "distributed": ("distributed_benchmark.py", []),

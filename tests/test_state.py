@@ -68,10 +68,14 @@ def test_template_counts_replace_a_page_seen_again(backend) -> None:
     assert t.get_page("s", "http://s/1") == ("a:1", ("z",))
     assert t.site_counts("s") == (3, {"x": 2, "z": 2})
     assert t.cluster_counts("s") == {"a:1": (2, {"x": 1, "z": 1}), "b:1": (1, {"x": 1, "z": 1})}
+    assert t.site_counts("s", min_pages=2) == (3, {"x": 2, "z": 2})
+    assert t.site_counts("s", min_pages=3) == (3, {})
     assert list(t.urls("s")) == ["http://s/1", "http://s/2", "http://s/3"]
     assert t.remove_page("s", "http://s/3") and not t.remove_page("s", "http://s/3")
     assert t.site_counts("s") == (2, {"x": 1, "z": 1}) and set(t.cluster_counts("s")) == {"a:1"}
     assert t.site_counts("nowhere") == (0, {}) and t.get_page("nowhere", "u") is None
+    assert t.site_counts("s", min_pages=2) == (2, {})  # blocks on fewer pages are left out, not the pages
+    assert t.cluster_counts("s", min_pages=2) == {"a:1": (2, {})}
 
 
 def test_template_counts_do_not_depend_on_order(tmp_path) -> None:

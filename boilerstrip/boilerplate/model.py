@@ -74,6 +74,16 @@ class TemplateModel:
         for h, n in blocks.items():
             counts.blocks[h] += n
 
+    def prune(self, site: str, min_count: int) -> None:
+        """Forget ``site``'s block counts below ``min_count`` (site and clusters; page counts stay): see
+        ``BoilerplateParams.min_model_count``."""
+        entry = self._sites.get(site)
+        if entry is None or min_count <= 1:
+            return
+        for counts in (entry.counts, *entry.clusters.values()):
+            for h in [h for h, n in counts.blocks.items() if n < min_count]:
+                del counts.blocks[h]
+
     def forget_site(self, site: str) -> None:
         """Drop everything counted for ``site`` (before it is loaded again from a shared store)."""
         self._sites.pop(site, None)

@@ -154,6 +154,18 @@ class BoilerplateParams:
     #: comes from the finishing pass either way.
     state_refresh_pages: int = 200
 
+    def min_model_count(self) -> int:
+        """The fewest pages a block must be on for its count to decide anything: with the defaults 2 (every
+        rule reading a count needs at least ``min_pages`` / ``cluster_min_pages`` pages, more than
+        ``extra_max_pages``, or ``structure_min_share_of_pages`` of at least ``min_pages`` pages), so the
+        final model leaves out the blocks found on one page -- most of a site's distinct blocks, its own
+        text -- and its memory follows the template, not the pages. 1 (keep every count) when a setting
+        lets one page decide."""
+        low = min(self.min_pages, self.cluster_min_pages)
+        if low >= 2 and self.extra_max_pages >= 1 and self.structure_min_share_of_pages * low > 1:
+            return 2
+        return 1
+
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {self.source!r}")

@@ -75,7 +75,7 @@ class LedgerParams:
             raise ValueError("max_listed must be >= 0")
 
 
-@dataclass
+@dataclass(slots=True)  # one per URL the crawl decided about: kept small
 class Record:
     url: str
     outcome: str | None = None  # item | filtered | failed; None while pending

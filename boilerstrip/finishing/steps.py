@@ -39,15 +39,18 @@ def _sorts_after(old: Record, new: Record) -> bool:
     return dump_record(new, []) > dump_record(old, [])
 
 
-def load_state_counts(model: TemplateModel, state: Any, site: str, crawled: Iterable[str]) -> int:
+def load_state_counts(model: TemplateModel, state: Any, site: str, crawled: Iterable[str], min_pages: int = 1) -> int:
     """Add the state's counts of ``site`` to ``model``, minus the stored versions of the ``crawled`` URLs
-    (their versions from this crawl are in the model already). Returns the stored pages counted."""
+    (their versions from this crawl are in the model already); with ``min_pages``, only the blocks on at
+    least that many pages (then ``crawled`` must be empty: a subtraction needs every count). Returns the
+    stored pages counted."""
     templates = state.templates
-    pages, blocks = templates.site_counts(site)
+    pages, blocks = templates.site_counts(site, min_pages) if min_pages > 1 else templates.site_counts(site)
     if not pages:
         return 0
     model.add_counts(site, None, pages, blocks)
-    for cluster, (cluster_pages, cluster_blocks) in templates.cluster_counts(site).items():
+    clusters = templates.cluster_counts(site, min_pages) if min_pages > 1 else templates.cluster_counts(site)
+    for cluster, (cluster_pages, cluster_blocks) in clusters.items():
         model.add_counts(site, cluster, cluster_pages, cluster_blocks)
     for url in crawled:
         stored = templates.get_page(site, url)
@@ -108,8 +111,9 @@ class TemplateStep(Step):
                     context: FinishContext) -> int:
         """Add ``site``'s final counts to ``model``; returns the pages counted from the state beyond ``urls``."""
         state = context.state
+        min_count = self.params.min_model_count()
         if self.learned and state is not None:
-            pages = load_state_counts(model, state, site, ())
+            pages = load_state_counts(model, state, site, (), min_count)
             if pages >= len(urls):
                 self.count(context, "model_from_state")
                 return pages - len(urls)
@@ -117,7 +121,9 @@ class TemplateStep(Step):
         for url in urls:
             record = spill.get(url)
             model.add_page(site, cluster_of_url(url), model_hashes(record, blocks_of_record(record), self.params))
-        return load_state_counts(model, state, site, urls) if state is not None else 0
+        stored = load_state_counts(model, state, site, urls) if state is not None else 0
+        model.prune(site, min_count)  # the same model as from the state: blocks on one page decide nothing
+        return stored
 
 
 class MarkDuplicates(Step):

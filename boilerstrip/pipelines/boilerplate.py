@@ -215,6 +215,9 @@ class CrossPageBoilerplatePipeline:
         if self.state is None:  # used without open_spider (a test, a batch job)
             self.state = self._state_arg if self._state_arg is not None else MemoryState()
         templates = self.state.templates
+        if not self.clean:  # nothing reads the model during the crawl: the counts go to the state alone
+            self._put(templates, site, url, cluster, hashes)
+            return
         seen = self._site_pages.get(site, 0)
         if seen % self.params.state_refresh_pages == 0:
             # the first page of a site (a later crawl starts warm), then every state_refresh_pages pages:
@@ -226,9 +229,11 @@ class CrossPageBoilerplatePipeline:
         previous = templates.get_page(site, url)
         if previous is not None:  # this URL was seen before: its new version replaces the old one
             self.model.remove_page(site, previous[0], previous[1])
-        kept = tuple(sorted(h for h in hashes if h))
-        self.model.add_page(site, cluster, kept)
-        templates.put_page(site, url, cluster, kept)
+        self.model.add_page(site, cluster, hashes)
+        self._put(templates, site, url, cluster, hashes)
+
+    def _put(self, templates: Any, site: str, url: str, cluster: str, hashes: set[str]) -> None:
+        templates.put_page(site, url, cluster, tuple(sorted(h for h in hashes if h)))
         self._unsaved += 1
         if self._unsaved >= _COMMIT_EVERY_PAGES:
             self.state.commit()

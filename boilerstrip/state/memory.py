@@ -43,12 +43,13 @@ class MemoryTemplateCounts:
         self._apply(site, old[0], old[1], -1)
         return True
 
-    def site_counts(self, site: str) -> SiteCounts:
+    def site_counts(self, site: str, min_pages: int = 1) -> SiteCounts:
         pages, counter = self._site.get(site, (0, Counter()))
-        return pages, dict(counter)
+        return pages, {h: n for h, n in counter.items() if n >= min_pages}
 
-    def cluster_counts(self, site: str) -> dict[str, SiteCounts]:
-        return {c: (e[0], dict(e[1])) for (s, c), e in sorted(self._cluster.items()) if s == site and e[0] > 0}
+    def cluster_counts(self, site: str, min_pages: int = 1) -> dict[str, SiteCounts]:
+        return {c: (e[0], {h: n for h, n in e[1].items() if n >= min_pages})
+                for (s, c), e in sorted(self._cluster.items()) if s == site and e[0] > 0}
 
     def urls(self, site: str) -> Iterator[str]:
         yield from sorted(self._pages.get(site, {}))

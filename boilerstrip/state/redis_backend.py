@@ -104,17 +104,20 @@ class _Templates:
     def remove_page(self, site: str, url: str) -> bool:
         return self._run(site, url, "", []) == 1
 
-    def _counts(self, site: str, cluster: str) -> SiteCounts:
+    def _counts(self, site: str, cluster: str, min_pages: int = 1) -> SiteCounts:
         pages = int(self._r.hget(self._key(site, "scopes"), cluster) or 0)
-        blocks = {k.decode(): int(v) for k, v in self._r.hgetall(self._key(site, f"counts:{cluster}")).items()}
+        blocks: dict[str, int] = {}
+        for k, v in self._r.hscan_iter(self._key(site, f"counts:{cluster}"), count=1000):
+            if int(v) >= min_pages:
+                blocks[k.decode()] = int(v)
         return pages, blocks
 
-    def site_counts(self, site: str) -> SiteCounts:
-        return self._counts(site, "")
+    def site_counts(self, site: str, min_pages: int = 1) -> SiteCounts:
+        return self._counts(site, "", min_pages)
 
-    def cluster_counts(self, site: str) -> dict[str, SiteCounts]:
+    def cluster_counts(self, site: str, min_pages: int = 1) -> dict[str, SiteCounts]:
         scopes = sorted(k.decode() for k, v in self._r.hgetall(self._key(site, "scopes")).items() if int(v) > 0)
-        return {c: self._counts(site, c) for c in scopes if c != ""}
+        return {c: self._counts(site, c, min_pages) for c in scopes if c != ""}
 
     def urls(self, site: str) -> Iterator[str]:
         yield from sorted(k.decode() for k in self._r.hkeys(self._key(site, "pages")))

@@ -82,19 +82,20 @@ class _Templates:
         self._apply(site, old[0], old[1], -1)
         return True
 
-    def _counts(self, site: str, cluster: str) -> SiteCounts:
+    def _counts(self, site: str, cluster: str, min_pages: int = 1) -> SiteCounts:
         row = self._db.execute("SELECT pages FROM template_scopes WHERE site = ? AND cluster = ?", (site, cluster)).fetchone()
-        blocks = dict(self._db.execute("SELECT hash, pages FROM template_counts WHERE site = ? AND cluster = ?",
-                                       (site, cluster)).fetchall())
+        blocks = dict(self._db.execute(
+            "SELECT hash, pages FROM template_counts WHERE site = ? AND cluster = ? AND pages >= ?",
+            (site, cluster, min_pages)))
         return (row[0] if row else 0), blocks
 
-    def site_counts(self, site: str) -> SiteCounts:
-        return self._counts(site, _SITE)
+    def site_counts(self, site: str, min_pages: int = 1) -> SiteCounts:
+        return self._counts(site, _SITE, min_pages)
 
-    def cluster_counts(self, site: str) -> dict[str, SiteCounts]:
+    def cluster_counts(self, site: str, min_pages: int = 1) -> dict[str, SiteCounts]:
         clusters = [c for (c,) in self._db.execute(
             "SELECT cluster FROM template_scopes WHERE site = ? AND cluster != ? ORDER BY cluster", (site, _SITE))]
-        return {c: self._counts(site, c) for c in clusters}
+        return {c: self._counts(site, c, min_pages) for c in clusters}
 
     def urls(self, site: str) -> Iterator[str]:
         for (url,) in self._db.execute("SELECT url FROM template_pages WHERE site = ? ORDER BY url", (site,)):
