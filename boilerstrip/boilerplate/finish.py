@@ -158,7 +158,7 @@ class ReportBuilder:
     """Accumulates the template report page by page (small entries only, never the pages' text)."""
 
     def __init__(self) -> None:
-        self.pages: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.pages: dict[str, list[tuple[str, str, int, int, float]]] = defaultdict(list)
         self.suspicious: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.chars: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         self.examples: dict[tuple[str, str, str, str], dict[str, Any]] = {}
@@ -168,9 +168,9 @@ class ReportBuilder:
         self.count += 1
         self.chars[site][0] += result.removed_chars
         self.chars[site][1] += result.total_chars
-        self.pages[site].append({"url": url, "cluster": cluster, "chars": result.total_chars,
-                                 "removed_chars": result.removed_chars,
-                                 "removed_share": round(result.removed_share, 4)})
+        # a tuple a page (the report's dict is made when it is built): this lives until the pass ends
+        self.pages[site].append((url, cluster, result.total_chars, result.removed_chars,
+                                 round(result.removed_share, 4)))
         if result.flags:
             self.suspicious[site].append({"url": url, "flags": list(result.flags)})
         texts = {b["hash"]: (b["kind"], b["text"]) for b in result.blocks if b["removed"]}
@@ -211,7 +211,8 @@ class ReportBuilder:
                 "distinct_blocks": sum(1 for _ in model.iter_counts(site)),
                 "removed_blocks": blocks,
                 "removed_share_of_text": round(removed_chars / total_chars, 4) if total_chars else 0.0,
-                "pages_detail": sorted(self.pages[site], key=lambda p: p["url"]),
+                "pages_detail": [{"url": u, "cluster": c, "chars": n, "removed_chars": r, "removed_share": share}
+                                 for u, c, n, r, share in sorted(self.pages[site])],
                 "suspicious": sorted(self.suspicious[site], key=lambda p: p["url"]),
                 "duplicates": dropped_by_site.get(site, []),
                 "near_duplicates_kept": marked_by_site.get(site, []),
