@@ -20,6 +20,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import time
 import traceback
 from collections.abc import Iterable
@@ -46,6 +47,8 @@ __all__ = [
     "atomic_write_lines",
     "atomic_write_json",
     "read_whole_lines",
+    "iter_whole_lines",
+    "record_url",
     "export_failed",
     "REPLACEMENT_FLAG",
     "WRITE_ERROR",
@@ -126,15 +129,45 @@ def read_whole_lines(path: Path, truncate: bool = False) -> list[bytes]:
     return data[:end].splitlines()
 
 
+def iter_whole_lines(path: Path) -> Iterable[bytes]:
+    """The complete (newline-terminated) lines of ``path``, one at a time (a torn last line is left out):
+    memory holds one line, not the file."""
+    if not path.exists():
+        return
+    with open(path, "rb") as handle:
+        for line in handle:
+            if line.endswith(b"\n"):
+                yield line.rstrip(b"\r\n")
+
+
+#: the start of a record line as boilerstrip writes it (``dump_record``, the feed exporter): its URL can be
+#: read without parsing a line of tens of kilobytes
+_RECORD_URL_RE = re.compile(rb'^\{"schema_version": \d+, "url": ("(?:[^"\\]|\\.)*")')
+
+
+def record_url(line: bytes) -> str | None:
+    """The ``url`` of a JSON record line, or None (not a JSON object, no string URL)."""
+    match = _RECORD_URL_RE.match(line)
+    if match is not None:
+        try:
+            url = json.loads(match.group(1))
+        except ValueError:
+            url = None
+        if isinstance(url, str):
+            return url
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record["url"] if isinstance(record, dict) and isinstance(record.get("url"), str) else None
+
+
 def written_urls(path: Path) -> set[str]:
     urls: set[str] = set()
-    for line in read_whole_lines(path):
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and isinstance(record.get("url"), str):
-            urls.add(record["url"])
+    for line in iter_whole_lines(path):
+        url = record_url(line)
+        if url is not None:
+            urls.add(url)
     return urls
 
 

@@ -128,3 +128,18 @@ def test_a_bad_pool_setting_is_named(tmp_path: Path, value: str) -> None:
                         settings={"BOILERSTRIP_EXTRACTION_POOL": value})
     assert proc.returncode != 0
     assert "BOILERSTRIP_EXTRACTION_POOL" in proc.stderr
+
+
+def test_record_urls_are_read_from_the_line_start_and_a_torn_line_is_left_out(tmp_path: Path) -> None:
+    from boilerstrip.finishing import dump_record
+    from boilerstrip.feeds import iter_whole_lines, record_url, written_urls
+
+    plain = dump_record({"schema_version": 1, "url": 'http://s.test/a "b"', "text": "x" * 1000}).encode()
+    compact = b'{"url":"http://s.test/c","schema_version":1}'
+    assert record_url(plain) == 'http://s.test/a "b"'
+    assert record_url(compact) == "http://s.test/c"  # not our layout: parsed whole
+    assert record_url(b"[1, 2]") is None and record_url(b"not json") is None
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(plain + b"\n" + compact + b"\n" + b'{"schema_version": 1, "url": "http://s.test/torn')
+    assert list(iter_whole_lines(path)) == [plain, compact]
+    assert written_urls(path) == {'http://s.test/a "b"', "http://s.test/c"}

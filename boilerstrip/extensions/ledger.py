@@ -40,6 +40,7 @@ from boilerstrip.feeds import (
     atomic_write_lines,
     export_failed,
     output_paths,
+    iter_whole_lines,
     read_whole_lines,
     resume_requested,
     written_urls,
@@ -387,7 +388,7 @@ class LedgerExtension:
         assert self.paths is not None
         paths = self.paths
         output = paths.final if paths.final.exists() else paths.part
-        lines = len(read_whole_lines(output)) if output.exists() else 0
+        lines = sum(1 for _ in iter_whole_lines(output)) if output.exists() else 0
         manifest = {
             "run_id": self.run_id,
             "version": __version__,
@@ -462,7 +463,7 @@ def reconcile_output(out: str | Path, dropped: dict[str, str] | None = None) -> 
         dropped_after_crawl=changed,
         records_without_ledger_entry=extra[:20],
     )
-    manifest.setdefault("output", {})["record_lines"] = len(read_whole_lines(paths.final))
+    manifest.setdefault("output", {})["record_lines"] = sum(1 for _ in iter_whole_lines(paths.final))
     manifest["parts"] = [describe_part(paths.final)]
     atomic_write_lines(paths.ledger, (json.dumps(e, ensure_ascii=False) for e in entries))
     atomic_write_json(paths.manifest, manifest)
@@ -475,8 +476,8 @@ def tombstone_urls(path: Path) -> set[str]:
     """URLs of a recurring crawl's tombstones (``change`` removed/unseen): pages of an earlier crawl,
     not records of this one, so the ledger does not account for them."""
     urls: set[str] = set()
-    for line in read_whole_lines(path):
-        if b'"change"' not in line:
+    for line in iter_whole_lines(path):
+        if b'"change": "removed"' not in line and b'"change": "unseen"' not in line and b'"change":"' not in line:
             continue
         try:
             record = json.loads(line)
