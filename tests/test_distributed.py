@@ -169,6 +169,42 @@ def test_the_page_budget_is_shared_by_the_workers(redis_url, tmp_path) -> None:
     assert _manifest(out)["reconciled"]
 
 
+def test_a_hosts_page_budget_is_one_budget_for_all_workers(redis_url, tmp_path) -> None:
+    """BOILERSTRIP_TRAPS_MAX_PAGES_PER_HOST counts in Redis: 2 workers admit 7 pages of the host, not 14."""
+    out = tmp_path / "traps.jsonl"
+    with SiteServer(routes=_site(pages=30, delay_s=0.05)) as site:
+        proc = _crawl(site.url + "/", out, "--redis", redis_url, "--workers", "2", "-s",
+                      "BOILERSTRIP_TRAPS_MAX_PAGES_PER_HOST=7", "-s", "CONCURRENT_REQUESTS=2", "--no-sitemaps")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ledger = _ledger(out)
+    # 7 followed links, plus the start page unless another worker's link to it took one of the 7; with a
+    # budget per worker it would be up to 15
+    items = sum(v == "item:" for v in ledger.values())
+    assert 7 <= items <= 8 and len(read_jsonl(out)) == items
+    assert set(ledger.values()) == {"item:", "filtered:host_budget"}
+    assert _manifest(out)["reconciled"]
+
+
+def test_shared_trap_counters_check_and_count_each_link_once(redis_url) -> None:
+    from boilerstrip.distributed.store import CrawlKeys
+    from boilerstrip.distributed.traps import SharedTrapState
+    from boilerstrip.safety.traps import TrapParams
+
+    params = TrapParams(max_pages_per_host=3, max_urls_per_pattern=1, max_depth=5)
+    client = redis.Redis.from_url(redis_url)
+    a, b = (SharedTrapState(params, client, CrawlKeys("t1")) for _ in range(2))
+    assert a.check_and_admit("http://h.test/1", 1) is None
+    assert b.check_and_admit("http://h.test/1", 1) is None  # the same URL from another worker: counted once
+    assert b.check_and_admit("http://h.test/2", 1) is None
+    assert a.check_and_admit("http://h.test/2024/05/", 1) is None  # date-like: its pattern's one URL
+    assert b.check_and_admit("http://h.test/3", 1) == "host_budget"
+    assert a.check_and_admit("http://other.test/2024/06/", 1) is None
+    assert a.check_and_admit("http://other.test/2024/07/", 1) == "pattern_budget"
+    assert a.check_and_admit("http://h.test/4", 9) == "max_depth"  # local rules first, nothing counted
+    other = SharedTrapState(params, client, CrawlKeys("t2"))  # another crawl's counters
+    assert other.check_and_admit("http://h.test/5", 1) is None
+
+
 # -- the frontier's scripts on the real server ----------------------------------------------------------------
 def test_pop_push_settle_requeue_and_done(redis_url) -> None:
     client = redis.Redis.from_url(redis_url)

@@ -198,6 +198,9 @@ class CrawlKeys:
     def robots(self, origin: str) -> str:
         return self._k(f"robots:{origin}")
 
+    def traps(self, name: str) -> str:
+        return self._k(f"traps:{name}")  # the trap budgets' counters (seen, hosts, patterns)
+
     @property
     def pattern(self) -> str:
         return self._k("*")

@@ -94,5 +94,8 @@ def worker_settings(redis_url: str, crawl_id: str, worker_id: str) -> dict[str, 
                                    # one robots.txt fetch per host for the whole crawl
                                    "boilerstrip.downloadermiddlewares.robots.Rfc9309RobotsMiddleware": None,
                                    "boilerstrip.distributed.robots.SharedRobotsMiddleware": 100},
-        "SPIDER_MIDDLEWARES": {"boilerstrip.distributed.worker.WorkerSpiderMiddleware": 10},
+        "SPIDER_MIDDLEWARES": {"boilerstrip.distributed.worker.WorkerSpiderMiddleware": 10,
+                               # one page budget per host (and per date pattern) for the whole crawl
+                               "boilerstrip.spidermiddlewares.traps.TrapFilterMiddleware": None,
+                               "boilerstrip.distributed.traps.SharedTrapFilterMiddleware": 950},
     }

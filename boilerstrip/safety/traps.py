@@ -120,8 +120,16 @@ class TrapState:
     per_pattern: Counter = field(default_factory=Counter)
     seen: set = field(default_factory=set)
 
-    def check(self, url: str, depth: int) -> str | None:
-        """None to follow ``url`` found ``depth`` hops from a start URL, else the reason to filter it."""
+    def check_and_admit(self, url: str, depth: int) -> str | None:
+        """:meth:`check`, then :meth:`admit` when it passes: what the crawl asks of each link (a shared
+        state does both in one step, see ``boilerstrip.distributed.traps``)."""
+        reason = self.check(url, depth)
+        if reason is None:
+            self.admit(url)
+        return reason
+
+    def static_reason(self, url: str, depth: int) -> str | None:
+        """The rules that need no counter: URL length, depth, a malformed URL, repeated path segments."""
         p = self.params
         if p.max_url_chars and len(url) > p.max_url_chars:
             return "url_too_long"
@@ -129,11 +137,20 @@ class TrapState:
             return "max_depth"
         try:
             parts = urlsplit(url)
-            host = parts.netloc.lower()
+            parts.netloc.lower()
         except ValueError:
             return "bad_url"
         if _segment_overflow(parts.path, p.max_segment_repeats):
             return "repeated_segments"
+        return None
+
+    def check(self, url: str, depth: int) -> str | None:
+        """None to follow ``url`` found ``depth`` hops from a start URL, else the reason to filter it."""
+        p = self.params
+        reason = self.static_reason(url, depth)
+        if reason is not None:
+            return reason
+        host = urlsplit(url).netloc.lower()
         if url in self.seen:
             return None  # already counted; the dupefilter drops the repeat
         if p.max_pages_per_host and self.per_host[host] >= p.max_pages_per_host:

@@ -103,11 +103,10 @@ class TrapFilterMiddleware:
             self._drop(request, "outlink_cap")
             return None, outlinks
         depth = int(response.meta.get("depth", 0)) + 1
-        reason = self.state.check(request.url, depth)
+        reason = self.state.check_and_admit(request.url, depth)
         if reason:
             self._drop(request, reason)
             return None, outlinks
-        self.state.admit(request.url)
         return request, outlinks
 
     def _drop(self, request: Request, reason: str) -> None:
