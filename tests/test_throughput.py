@@ -4,8 +4,10 @@ are read and however the finishing pass builds its model."""
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -99,7 +101,8 @@ def test_worker_processes_threads_and_the_reactor_write_the_same_crawl(tmp_path:
 
 def test_the_model_from_the_crawls_state_is_the_model_from_its_records(tmp_path: Path) -> None:
     """The finishing pass takes the final model from the state the crawl's pipeline filled (``learned``):
-    byte for byte the output and report of the pass that hashes every record again."""
+    byte for byte the output and report of the pass that hashes every record again; and the same again
+    when the records are cleaned and signed in worker processes."""
     raw = tmp_path / "raw" / "out.jsonl"
     with SiteServer(root=SITE_DIR) as server:
         proc, records = run_crawl(server.url + "/", out=raw, settings={"BOILERSTRIP_FINISHING_ENABLED": "false"},
@@ -107,18 +110,23 @@ def test_the_model_from_the_crawls_state_is_the_model_from_its_records(tmp_path:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert len(records) > 10
     written = {}
-    for learned in (True, False):
-        out = tmp_path / f"learned-{learned}" / "out.jsonl"
-        out.parent.mkdir()
-        context = FinishContext()
-        context.state = open_state(StateParams(), raw)  # the crawl's own state folder
-        try:
-            finish_crawl(raw, out, BoilerplateParams(), out.parent / "report", context=context, learned=learned)
-        finally:
-            context.state.close()
-        assert context.counts.get("template/model_from_state", 0) == (1 if learned else 0)
-        written[learned] = (out.read_bytes(), (out.parent / "report" / "template-report.json").read_bytes())
-    assert written[True] == written[False]
+    pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        for learned, executor in ((True, None), (False, None), (True, pool)):
+            out = tmp_path / f"learned-{learned}-{executor is not None}" / "out.jsonl"
+            out.parent.mkdir()
+            context = FinishContext(executor=executor)  # with an executor: clean and MinHash in its processes
+            context.state = open_state(StateParams(), raw)  # the crawl's own state folder
+            try:
+                finish_crawl(raw, out, BoilerplateParams(), out.parent / "report", context=context, learned=learned)
+            finally:
+                context.state.close()
+            assert context.counts.get("template/model_from_state", 0) == (1 if learned else 0)
+            written[learned, executor is not None] = (
+                out.read_bytes(), (out.parent / "report" / "template-report.json").read_bytes())
+    finally:
+        pool.shutdown()
+    assert written[True, False] == written[False, False] == written[True, True]
     assert crawl_layout(raw).state_dir.is_dir()
 
 

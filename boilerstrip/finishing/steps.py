@@ -9,7 +9,10 @@ gives byte-identical output in any input order.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import pickle
+import tempfile
 from collections import deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -101,11 +104,38 @@ class TemplateStep(Step):
                                           "params": params}
             self.count(context, "pages", len(urls))
             self.count(context, "stored_pages_used", stored)
-            for url in sorted(urls, key=keep_order):
-                record, result, site, cluster = clean_record(spill.get(url), url, model, params)
+            ordered = sorted(urls, key=keep_order)
+            cleaned = (self._cleaned_in_pool(ordered, spill, model, context.executor) if context.executor is not None
+                       else (clean_record(spill.get(url), url, model, params) for url in ordered))
+            for url, (record, result, site, cluster) in zip(ordered, cleaned):
                 builder.add(url, site, cluster, result)
                 yield record
         yield from others
+
+    def _cleaned_in_pool(self, urls: list[str], spill: Spill, model: TemplateModel, executor: Any) -> Iterator[Any]:
+        """``clean_record`` of each URL's record, in order, computed in ``executor``'s worker processes
+        ``_BATCH`` records a job, ``_AHEAD`` records ahead: the model goes to each worker once, through a
+        file (a job carries only its records)."""
+        with tempfile.TemporaryDirectory(prefix="boilerstrip-model-") as folder:
+            path = str(Path(folder) / "model.pickle")
+            with open(path, "wb") as handle:
+                pickle.dump((model, self.params), handle, protocol=pickle.HIGHEST_PROTOCOL)
+            window: deque[Any] = deque()
+            for start in range(0, len(urls), _BATCH):
+                batch = [(url, spill.get(url)) for url in urls[start : start + _BATCH]]
+                window.append((batch, executor.submit(clean_records, path, batch)))
+                if len(window) * _BATCH >= _AHEAD:
+                    yield from self._resolved_clean(*window.popleft(), model)
+            while window:
+                yield from self._resolved_clean(*window.popleft(), model)
+
+    def _resolved_clean(self, batch: list[tuple[str, Record]], future: Any, model: TemplateModel) -> Iterator[Any]:
+        try:
+            yield from future.result()
+        except Exception:  # noqa: BLE001 - a dead worker process costs time here, never the pages
+            for url, record in batch:
+                yield clean_record(record, url, model, self.params)
+
 
     def _site_model(self, model: TemplateModel, site: str, urls: list[str], spill: Spill,
                     context: FinishContext) -> int:
@@ -124,6 +154,27 @@ class TemplateStep(Step):
         stored = load_state_counts(model, state, site, urls) if state is not None else 0
         model.prune(site, min_count)  # the same model as from the state: blocks on one page decide nothing
         return stored
+
+
+#: the model a worker process loaded for the pass in progress (file path -> (model, params)); one at a time
+_LOADED_MODELS: dict[str, Any] = {}
+
+
+def clean_records(model_path: str, batch: list[tuple[str, Record]]) -> list[Any]:
+    """``clean_record`` of each (URL, record) with the model pickled at ``model_path`` (one job of the
+    worker pool; the model is read once per worker and pass). The clean results keep only their removed
+    blocks: what the template report needs."""
+    if model_path not in _LOADED_MODELS:
+        _LOADED_MODELS.clear()
+        with open(model_path, "rb") as handle:
+            _LOADED_MODELS[model_path] = pickle.load(handle)
+    model, params = _LOADED_MODELS[model_path]
+    out = []
+    for url, record in batch:
+        cleaned, result, site, cluster = clean_record(record, url, model, params)
+        result = dataclasses.replace(result, blocks=[b for b in result.blocks if b["removed"]], kept=[])
+        out.append((cleaned, result, site, cluster))
+    return out
 
 
 class MarkDuplicates(Step):
