@@ -99,7 +99,9 @@ HIDDEN_TOKENS = frozenset(
     visually-hidden visuallyhidden element-invisible offscreen hidden-xs-up""".split()
 )
 
-#: Words that mark a block as page furniture rather than article text.
+#: Words that mark a block as page furniture rather than article text. "cmp" (a consent-management
+#: platform's box, "qc-cmp2-container") is only furniture, guarded by size, not a consent banner: it is also
+#: the prefix of every component of Adobe's AEM ("cmp-text"), see FRAMEWORK_WORDS.
 BOILERPLATE_WORDS = frozenset(
     """
     share sharing shares sharebar sharer social socials sociallinks
@@ -123,10 +125,19 @@ BOILERPLATE_WORDS = frozenset(
     gallery carousel slider slideshow
 
     poll survey feedback rating ratings reactions
+    cmp
     disclaimer
     toc
     """.split()
 )
+
+#: Furniture words that also name a page's structure: page builders and component libraries put them on
+#: every element ("elementor-widget-container", "hs_cos_wrapper_widget", AEM's "cmp-text", "cmp-container")
+#: and layouts name their columns after the sidebar ("content-sidebar-wrap", "layout--right-rail"). When
+#: their elements hold most of a page's prose they are its framework, not furniture (see
+#: ``max_furniture_word_share_of_page``); the other furniture words (a popup, a promotion, a newsletter box)
+#: never are.
+FRAMEWORK_WORDS = frozenset("widget widgets cmp sidebar sidebars rail".split())
 
 #: Words naming a comment thread. A thread can hold most of a page's text, so, unlike other furniture, it
 #: is left out whatever its size.
@@ -134,7 +145,7 @@ COMMENT_WORDS = frozenset("comment comments commentlist commentform disqus discu
 
 #: Words naming a cookie or consent banner. On a page with little prose (a listing, a product) the banner's
 #: text can outweigh the content, so, like a comment thread, it is left out whatever its size.
-CONSENT_WORDS = frozenset("cookie cookies consent gdpr onetrust cmp".split())
+CONSENT_WORDS = frozenset("cookie cookies consent gdpr onetrust".split())
 
 #: A class token holding one of these words states a page layout or a toggle ("has-sidebar",
 #: "comments-open", "no-ads", "menu-active"), not a widget: it never marks an element as furniture.

@@ -167,6 +167,39 @@ def _classify_token(token: str) -> int:
     return flags
 
 
+@lru_cache(maxsize=16384)
+def _token_furniture_words(token: str) -> frozenset[str]:
+    """The words of one class/id token that make it furniture or a consent banner (a pair as "read-more",
+    a run-together compound as itself); empty for a token that names content or a layout state."""
+    lower = token.lower()
+    if CONTENT_TOKEN_RE.match(lower):
+        return frozenset()
+    words = [w.lower() for w in WORD_RE.findall(token)]
+    if STATE_WORDS.intersection(words):
+        return frozenset()
+    if EMBED_WORDS.intersection(words):
+        words = [w for w in words if w not in SOCIAL_WORDS]
+    found = set()
+    previous = None
+    for word in words:
+        if word in CONSENT_WORDS or word in BOILERPLATE_WORDS or COMPOUND_RE.match(word):
+            found.add(word)
+        elif (previous, word) in BOILERPLATE_PAIRS:
+            found.add(f"{previous}-{word}")
+        previous = word
+    return frozenset(found)
+
+
+def furniture_words(value: str) -> frozenset[str]:
+    """The words that make a space-joined class + id string furniture (see ``classify_attributes``)."""
+    found: frozenset[str] = frozenset()
+    for token in value.split():
+        words = _token_furniture_words(token)
+        if words:
+            found = found | words
+    return found
+
+
 def classify_attributes(value: str) -> tuple[str | None, int]:
     """(verdict, weight) for a space-joined class + id string: verdict is "hidden", "content", "comments",
     "boilerplate" or None; weight is +1 / -1 / 0 for Readability-style scoring."""
