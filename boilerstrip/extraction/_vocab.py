@@ -246,9 +246,14 @@ POSITIVE_WORDS = CONTENT_WORDS
 ARTICLE_BODY_ITEMPROPS = frozenset(("articlebody", "reviewbody"))
 #: role values that name the main content / never content.
 MAIN_ROLES = frozenset(("main", "article"))
+#: "tablist" is not among them: accordions put it on the group that holds their panels' text.
 CHROME_ROLES = frozenset(
-    "navigation banner contentinfo complementary search menu menubar toolbar dialog alertdialog tablist".split()
+    "navigation banner contentinfo complementary search menu menubar toolbar dialog alertdialog".split()
 )
+#: The main landmark: class/id furniture words never make it furniture ("main#skip-to-content").
+MAIN_LANDMARK_ROLES = frozenset(("main",))
+#: Roles of content the reader switches to (a tab's panel): hidden until chosen, but content.
+SWITCHED_ROLES = frozenset(("tabpanel",))
 
 #: Images that are icons, not pictures: their neighbouring text is not a caption.
 ICON_CLASS_RE = re.compile(r"emoji|icon|avatar|logo|smiley|wp-smiley", re.IGNORECASE)

@@ -39,12 +39,14 @@ from ._vocab import (
     ICON_CLASS_RE,
     ICON_MAX_PX,
     LAYOUT_CELL_CHILD_TAGS,
+    MAIN_LANDMARK_ROLES,
     MARKDOWN_LINE_START_RE,
     NEGATIVE_WORDS,
     PAGE_TAGS,
     PARAGRAPH_BREAK_RE,
     SOCIAL_WORDS,
     STATE_WORDS,
+    SWITCHED_ROLES,
     POSITIVE_WORDS,
     WORD_RE,
 )
@@ -350,20 +352,22 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 attrs = dict(attributes)
                 cls = attrs.get("class")
                 eid = attrs.get("id")
+                role = attrs.get("role")
+                role = role.strip().lower() if role else ""
                 if cls or eid:
                     verdict, weight = classify_attributes(f"{cls or ''} {eid or ''}")
+                    if verdict == BOILERPLATE and (tag == "main" or role in MAIN_LANDMARK_ROLES):
+                        verdict = None  # the main landmark is never furniture ("main#skip-to-content")
                 if verdict is None or verdict == CONTENT:
                     style = attrs.get("style")
                     if (
                         "hidden" in attrs
                         or attrs.get("aria-hidden") == "true"
                         or (style and HIDDEN_STYLE_RE.search(style))
-                    ):
+                    ) and role not in SWITCHED_ROLES:
                         verdict = HIDDEN
-                    elif verdict is None:
-                        role = attrs.get("role")
-                        if role and role.strip().lower() in CHROME_ROLES:
-                            verdict = CHROME
+                    elif verdict is None and role in CHROME_ROLES:
+                        verdict = CHROME
                 if tag in CHROME_TAGS and verdict not in (HIDDEN, CONTENT):
                     verdict = NAVIGATION if tag in NAVIGATION_TAGS else verdict or CHROME
             else:
