@@ -259,6 +259,11 @@ SWITCHED_ROLES = frozenset(("tabpanel",))
 ICON_CLASS_RE = re.compile(r"emoji|icon|avatar|logo|smiley|wp-smiley", re.IGNORECASE)
 ICON_MAX_PX = 50
 
+#: The id of a segment that server-side streaming renderers (React 18's streamed Suspense boundaries, as in
+#: Next.js) send as ``<div hidden id="S:3">`` at the end of the page, for a script to move into place: it
+#: is hidden only until then, and holds the page's content.
+STREAMED_SEGMENT_ID_RE = re.compile(r"^S:\d+$")
+
 #: Inline style hiding an element.
 HIDDEN_STYLE_RE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 

@@ -46,6 +46,7 @@ from ._vocab import (
     PARAGRAPH_BREAK_RE,
     SOCIAL_WORDS,
     STATE_WORDS,
+    STREAMED_SEGMENT_ID_RE,
     SWITCHED_ROLES,
     POSITIVE_WORDS,
     WORD_RE,
@@ -299,6 +300,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
     table_modes: list[bool] = []  # True: data table
     link_depth = 0
     pre_depth = 0
+    code_depth = 0  # inside <pre> or <code>
     quote_depth = 0
 
     def flush() -> None:
@@ -347,7 +349,9 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
         if event == "start":
             verdict = None
             weight = 0
-            attributes = element.items() if tag not in PAGE_TAGS else None  # page-type classes, not verdicts
+            # <html>/<body> classes name the page type; inside code, classes are syntax highlighting
+            # ("hljs-comment", "token comment"): neither is a verdict
+            attributes = element.items() if tag not in PAGE_TAGS and not code_depth else None
             if attributes:
                 attrs = dict(attributes)
                 cls = attrs.get("class")
@@ -361,7 +365,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 if verdict is None or verdict == CONTENT:
                     style = attrs.get("style")
                     if (
-                        "hidden" in attrs
+                        ("hidden" in attrs and not STREAMED_SEGMENT_ID_RE.match(attrs.get("id") or ""))
                         or attrs.get("aria-hidden") == "true"
                         or (style and HIDDEN_STYLE_RE.search(style))
                     ) and role not in SWITCHED_ROLES:
@@ -420,6 +424,9 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 link_depth += 1
             elif tag == "pre":
                 pre_depth += 1
+                code_depth += 1
+            elif tag == "code":
+                code_depth += 1
             elif tag == "blockquote":
                 quote_depth += 1
             elif tag == "br":
@@ -440,6 +447,9 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 link_depth -= 1
             elif tag == "pre":
                 pre_depth -= 1
+                code_depth -= 1
+            elif tag == "code":
+                code_depth -= 1
             elif tag == "blockquote":
                 quote_depth -= 1
             elif tag == "table":
