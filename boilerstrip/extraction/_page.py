@@ -22,6 +22,21 @@ from .blocks import (
 from .params import ExtractionParams
 
 
+def _is_card(holder: etree._Element, params: ExtractionParams) -> bool:
+    """The picture holder, or one of its nearest ancestors, is one of several siblings of one shape (tag and
+    class): a card of a grid (products, features, team members), whose short text is the card's, not a
+    caption."""
+    node = holder
+    for _level in range(params.max_card_levels):
+        parent = node.getparent()
+        if parent is None:
+            return False
+        tag, cls = node.tag, node.get("class")
+        if sum(1 for sibling in parent if sibling.tag == tag and sibling.get("class") == cls) >= params.min_card_siblings:
+            return True
+        node = parent
+    return False
+
 
 def _span_order(span: tuple[int, int] | None) -> tuple[int, int]:
     return (span[0], -span[1]) if span else (-1, 0)
@@ -120,11 +135,16 @@ class PageStats:
         page_limit = params.max_pruned_share_of_page * total
         marks = _without_framework_words(seg, params)
         holders = [*image_holders, *seg.figures] if not params.keep_captions else []
+        #: caption-like text of grid cards: left out of the good text (it does not choose the container) but
+        #: not pruned from the content
+        self.card_captions: set[etree._Element] = set()
         if holders:
             # short text next to a picture (or in a <figure>) is its caption or credit
             for holder in holders:
                 span = seg.ranges.get(holder)
                 if span and 0 < seg.sum_chars[span[1]] - seg.sum_chars[span[0]] <= params.max_caption_chars:
+                    if _is_card(holder, params):
+                        self.card_captions.add(holder)
                     marks.append((holder, CAPTION))
             # document order, outer before inner (caption marks were appended out of order)
             marks.sort(key=lambda mark: _span_order(seg.ranges.get(mark[0])))
@@ -285,6 +305,8 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
 
     for start, end, element, verdict in page.verdict_spans:
         if element in container_set or not inside(start, end) or (keep_comments and verdict == COMMENTS):
+            continue
+        if verdict == CAPTION and element in page.card_captions:
             continue
         if verdict == CONTENT:
             for s, e in spans:
