@@ -366,7 +366,10 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     style = attrs.get("style")
                     if (
                         ("hidden" in attrs and not STREAMED_SEGMENT_ID_RE.match(attrs.get("id") or ""))
-                        or attrs.get("aria-hidden") == "true"
+                        # aria-hidden hides from assistive technology, not from the eye: on an inline
+                        # element it is an icon or a visual duplicate of a label; a block so marked is
+                        # shown (a carousel, a decorative heading) and read like any other
+                        or (attrs.get("aria-hidden") == "true" and tag not in BLOCK_TAGS)
                         or (style and HIDDEN_STYLE_RE.search(style))
                     ) and role not in SWITCHED_ROLES:
                         verdict = HIDDEN
