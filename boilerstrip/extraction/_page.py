@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from ._vocab import CHROME_ROLES, CHROME_TAGS, FRAMEWORK_WORDS, HEADING_TAGS, LINK_LIST_TAGS, TOKEN_RE
+from ._vocab import CHROME_ROLES, CHROME_TAGS, FRAMEWORK_WORDS, HEADING_TAGS, LINK_LIST_TAGS, LIST_ELEMENT_TAGS, TOKEN_RE
 from .blocks import (
     BOILERPLATE,
     CAPTION,
@@ -317,6 +317,7 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
         elif verdict in UNGUARDED_VERDICTS or seg.text_chars(start, end) <= limit:
             drop(start, end)
     before_link_lists = bytes(keep)
+    list_spans: list[tuple[int, int]] = []  # the link lists dropped that are list elements
     max_inner = params.max_inner_link_density
     for element, (start, end) in seg.ranges.items():
         if end - start < 2 or element.tag not in LINK_LIST_TAGS or element in container_set:
@@ -325,6 +326,8 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
             continue
         total = seg.text_chars(start, end)
         if total <= limit and seg.link_density(start, end) > max_inner:
+            if element.tag in LIST_ELEMENT_TAGS:
+                list_spans.append((start, end))
             drop(start, end)
 
     if params.min_teaser_cards:
@@ -349,6 +352,13 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
             # the lists outweigh the rest many times over: a list page with an introduction
             keep = bytearray(before_link_lists)
             max_block_ld = float("inf")
+        elif params.min_list_element_text_ratio and list_spans:
+            # lists of links written as lists (<ul>, <ol>, <dl>, <table>) rather than boxes of links are
+            # the content's own (a checklist, a table of chapters) unless the rest of it dwarfs them
+            dropped = [i for start, end in list_spans for i in range(start, end) if before_link_lists[i] and not keep[i]]
+            if sum(chars[i] for i in dropped) >= params.min_list_element_text_ratio * kept:
+                for i in dropped:
+                    keep[i] = 1
     keep_h1 = params.keep_h1
     if not keep_h1 and params.min_section_h1s:
         # several <h1> in the content are its section headings (documentation generators number their

@@ -57,6 +57,8 @@ PAGE_TAGS = frozenset(("html", "body"))
 PARAGRAPH_TAGS = frozenset("p pre li dt dd blockquote h1 h2 h3 h4 h5 h6 tr td th caption figcaption".split())
 #: Containers checked for link density inside a chosen container (link lists, link boxes).
 LINK_LIST_TAGS = frozenset("ul ol dl div section table nav menu aside p header footer figure".split())
+#: Link lists written as lists (see ``min_list_element_text_ratio``), not as boxes of links.
+LIST_ELEMENT_TAGS = frozenset("ul ol dl table".split())
 
 #: Semantic containers of the main content, by tag.
 SEMANTIC_TAGS = frozenset(("article", "main"))
