@@ -7,14 +7,108 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from ._vocab import HEADING_TAGS, LINK_LIST_TAGS, TOKEN_RE
-from .blocks import BOILERPLATE, CAPTION, COMMENTS, CONTENT, PRUNED_VERDICTS, UNGUARDED_VERDICTS, Segmentation
+from ._vocab import CHROME_ROLES, CHROME_TAGS, FRAMEWORK_WORDS, HEADING_TAGS, LINK_LIST_TAGS, LIST_ELEMENT_TAGS, TOKEN_RE
+from .blocks import (
+    BOILERPLATE,
+    CAPTION,
+    CHROME,
+    COMMENTS,
+    CONTENT,
+    PRUNED_VERDICTS,
+    UNGUARDED_VERDICTS,
+    Segmentation,
+    furniture_words,
+)
 from .params import ExtractionParams
 
+
+def _is_card(holder: etree._Element, params: ExtractionParams) -> bool:
+    """The picture holder, or one of its nearest ancestors, is one of several siblings of one shape (tag and
+    class): a card of a grid (products, features, team members), whose short text is the card's, not a
+    caption."""
+    node = holder
+    for _level in range(params.max_card_levels):
+        parent = node.getparent()
+        if parent is None:
+            return False
+        tag, cls = node.tag, node.get("class")
+        if sum(1 for sibling in parent if sibling.tag == tag and sibling.get("class") == cls) >= params.min_card_siblings:
+            return True
+        node = parent
+    return False
 
 
 def _span_order(span: tuple[int, int] | None) -> tuple[int, int]:
     return (span[0], -span[1]) if span else (-1, 0)
+
+
+def _attribute_value(element: etree._Element) -> str:
+    return f"{element.get('class') or ''} {element.get('id') or ''}"
+
+
+def _without_framework_words(seg: Segmentation, params: ExtractionParams) -> list[tuple[etree._Element, str | None]]:
+    """(element, verdict) of the page's marked elements, with the furniture verdict taken off elements
+    named only by the page's *framework words*: furniture words whose elements together hold more than
+    ``max_furniture_word_share_of_page`` of the page's prose (paragraph-length blocks that are not mostly
+    links), spread over at least ``min_framework_word_elements`` separate elements. A page builder that
+    puts "widget" on every element ("elementor-widget-container"), a component library that prefixes
+    every component ("cmp-text", "cmp-container"), a layout named after its sidebar ("content-sidebar-wrap")
+    would otherwise make the page's own text furniture; real furniture (a share bar, a related box, a sidebar) holds a small share,
+    or is one box. Only FRAMEWORK_WORDS can be framework (a popup or a promotion never is); a chrome tag
+    or landmark role among the elements taken off stays chrome."""
+    marks = [(element, verdict) for element, verdict, _weight in seg.marked]
+    limit = params.max_furniture_word_share_of_page
+    n = len(seg)
+    if not limit or not n:
+        return marks
+    ranges = seg.ranges
+    words_of: dict[etree._Element, frozenset[str]] = {}
+    spans_by_word: dict[str, list[tuple[int, int]]] = {}
+    for element, verdict in marks:
+        if verdict != BOILERPLATE:
+            continue
+        span = ranges.get(element)
+        if span is None or span[0] >= span[1]:
+            continue
+        words = furniture_words(_attribute_value(element))
+        words_of[element] = words
+        for word in words & FRAMEWORK_WORDS:
+            spans_by_word.setdefault(word, []).append(span)
+    if not spans_by_word:
+        return marks
+    # prose: paragraph-length blocks that are not mostly links, whatever the vocabulary says
+    sum_prose = [0] * (n + 1)
+    running = 0
+    min_chars, max_ld = params.min_paragraph_chars, params.max_paragraph_link_density
+    for i, (c, links) in enumerate(zip(seg.chars, seg.link_chars)):
+        if c >= min_chars and links <= max_ld * c:
+            running += c
+        sum_prose[i + 1] = running
+    floor = limit * sum_prose[n]
+    framework = set()
+    for word, spans in spans_by_word.items():
+        covered, reach, outermost = 0, 0, 0
+        for start, end in sorted(spans):  # document order: count the outermost spans once
+            if end <= reach:
+                continue
+            start = max(start, reach)
+            covered += sum_prose[end] - sum_prose[start]
+            reach = end
+            outermost += 1
+        if covered > floor and outermost >= params.min_framework_word_elements:
+            framework.add(word)
+    if not framework:
+        return marks
+    result = []
+    for element, verdict in marks:
+        words = words_of.get(element)
+        if words and words <= framework:
+            role = (element.get("role") or "").strip().lower()
+            if element.tag in CHROME_TAGS or role in CHROME_ROLES:
+                result.append((element, CHROME))
+            continue
+        result.append((element, verdict))
+    return result
 
 
 class PageStats:
@@ -39,13 +133,18 @@ class PageStats:
         #: element -> its verdict (the innermost-wins painting above is in verdict_spans)
         self.verdicts: dict[etree._Element, str] = {}
         page_limit = params.max_pruned_share_of_page * total
-        marks = [(element, verdict) for element, verdict, _weight in seg.marked]
+        marks = _without_framework_words(seg, params)
         holders = [*image_holders, *seg.figures] if not params.keep_captions else []
+        #: caption-like text of grid cards: left out of the good text (it does not choose the container) but
+        #: not pruned from the content
+        self.card_captions: set[etree._Element] = set()
         if holders:
             # short text next to a picture (or in a <figure>) is its caption or credit
             for holder in holders:
                 span = seg.ranges.get(holder)
                 if span and 0 < seg.sum_chars[span[1]] - seg.sum_chars[span[0]] <= params.max_caption_chars:
+                    if _is_card(holder, params):
+                        self.card_captions.add(holder)
                     marks.append((holder, CAPTION))
             # document order, outer before inner (caption marks were appended out of order)
             marks.sort(key=lambda mark: _span_order(seg.ranges.get(mark[0])))
@@ -207,6 +306,8 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
     for start, end, element, verdict in page.verdict_spans:
         if element in container_set or not inside(start, end) or (keep_comments and verdict == COMMENTS):
             continue
+        if verdict == CAPTION and element in page.card_captions:
+            continue
         if verdict == CONTENT:
             for s, e in spans:
                 if s <= start and end <= e:
@@ -216,6 +317,7 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
         elif verdict in UNGUARDED_VERDICTS or seg.text_chars(start, end) <= limit:
             drop(start, end)
     before_link_lists = bytes(keep)
+    list_spans: list[tuple[int, int]] = []  # the link lists dropped that are list elements
     max_inner = params.max_inner_link_density
     for element, (start, end) in seg.ranges.items():
         if end - start < 2 or element.tag not in LINK_LIST_TAGS or element in container_set:
@@ -224,6 +326,8 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
             continue
         total = seg.text_chars(start, end)
         if total <= limit and seg.link_density(start, end) > max_inner:
+            if element.tag in LIST_ELEMENT_TAGS:
+                list_spans.append((start, end))
             drop(start, end)
 
     if params.min_teaser_cards:
@@ -238,12 +342,23 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
     link_lists_are_content = False
     if params.keep_link_list_content:
         kept = sum(chars[i] for i in range(n) if keep[i])
+        listed = sum(chars[i] for i in range(n) if before_link_lists[i])
         if kept < params.min_text_chars:
-            listed = sum(chars[i] for i in range(n) if before_link_lists[i])
             if listed >= params.min_text_chars:
                 keep = bytearray(before_link_lists)
                 link_lists_are_content = True
                 max_block_ld = float("inf")
+        elif params.min_link_list_text_ratio and listed - kept >= params.min_link_list_text_ratio * kept:
+            # the lists outweigh the rest many times over: a list page with an introduction
+            keep = bytearray(before_link_lists)
+            max_block_ld = float("inf")
+        elif params.min_list_element_text_ratio and list_spans:
+            # lists of links written as lists (<ul>, <ol>, <dl>, <table>) rather than boxes of links are
+            # the content's own (a checklist, a table of chapters) unless the rest of it dwarfs them
+            dropped = [i for start, end in list_spans for i in range(start, end) if before_link_lists[i] and not keep[i]]
+            if sum(chars[i] for i in dropped) >= params.min_list_element_text_ratio * kept:
+                for i in dropped:
+                    keep[i] = 1
     keep_h1 = params.keep_h1
     if not keep_h1 and params.min_section_h1s:
         # several <h1> in the content are its section headings (documentation generators number their

@@ -39,12 +39,15 @@ from ._vocab import (
     ICON_CLASS_RE,
     ICON_MAX_PX,
     LAYOUT_CELL_CHILD_TAGS,
+    MAIN_LANDMARK_ROLES,
     MARKDOWN_LINE_START_RE,
     NEGATIVE_WORDS,
     PAGE_TAGS,
     PARAGRAPH_BREAK_RE,
     SOCIAL_WORDS,
     STATE_WORDS,
+    STREAMED_SEGMENT_ID_RE,
+    SWITCHED_ROLES,
     POSITIVE_WORDS,
     WORD_RE,
 )
@@ -167,6 +170,39 @@ def _classify_token(token: str) -> int:
     return flags
 
 
+@lru_cache(maxsize=16384)
+def _token_furniture_words(token: str) -> frozenset[str]:
+    """The words of one class/id token that make it furniture or a consent banner (a pair as "read-more",
+    a run-together compound as itself); empty for a token that names content or a layout state."""
+    lower = token.lower()
+    if CONTENT_TOKEN_RE.match(lower):
+        return frozenset()
+    words = [w.lower() for w in WORD_RE.findall(token)]
+    if STATE_WORDS.intersection(words):
+        return frozenset()
+    if EMBED_WORDS.intersection(words):
+        words = [w for w in words if w not in SOCIAL_WORDS]
+    found = set()
+    previous = None
+    for word in words:
+        if word in CONSENT_WORDS or word in BOILERPLATE_WORDS or COMPOUND_RE.match(word):
+            found.add(word)
+        elif (previous, word) in BOILERPLATE_PAIRS:
+            found.add(f"{previous}-{word}")
+        previous = word
+    return frozenset(found)
+
+
+def furniture_words(value: str) -> frozenset[str]:
+    """The words that make a space-joined class + id string furniture (see ``classify_attributes``)."""
+    found: frozenset[str] = frozenset()
+    for token in value.split():
+        words = _token_furniture_words(token)
+        if words:
+            found = found | words
+    return found
+
+
 def classify_attributes(value: str) -> tuple[str | None, int]:
     """(verdict, weight) for a space-joined class + id string: verdict is "hidden", "content", "comments",
     "boilerplate" or None; weight is +1 / -1 / 0 for Readability-style scoring."""
@@ -264,6 +300,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
     table_modes: list[bool] = []  # True: data table
     link_depth = 0
     pre_depth = 0
+    code_depth = 0  # inside <pre> or <code>
     quote_depth = 0
 
     def flush() -> None:
@@ -312,25 +349,32 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
         if event == "start":
             verdict = None
             weight = 0
-            attributes = element.items() if tag not in PAGE_TAGS else None  # page-type classes, not verdicts
+            # <html>/<body> classes name the page type; inside code, classes are syntax highlighting
+            # ("hljs-comment", "token comment"): neither is a verdict
+            attributes = element.items() if tag not in PAGE_TAGS and not code_depth else None
             if attributes:
                 attrs = dict(attributes)
                 cls = attrs.get("class")
                 eid = attrs.get("id")
+                role = attrs.get("role")
+                role = role.strip().lower() if role else ""
                 if cls or eid:
                     verdict, weight = classify_attributes(f"{cls or ''} {eid or ''}")
+                    if verdict == BOILERPLATE and (tag == "main" or role in MAIN_LANDMARK_ROLES):
+                        verdict = None  # the main landmark is never furniture ("main#skip-to-content")
                 if verdict is None or verdict == CONTENT:
                     style = attrs.get("style")
                     if (
-                        "hidden" in attrs
-                        or attrs.get("aria-hidden") == "true"
+                        ("hidden" in attrs and not STREAMED_SEGMENT_ID_RE.match(attrs.get("id") or ""))
+                        # aria-hidden hides from assistive technology, not from the eye: on an inline
+                        # element it is an icon or a visual duplicate of a label; a block so marked is
+                        # shown (a carousel, a decorative heading) and read like any other
+                        or (attrs.get("aria-hidden") == "true" and tag not in BLOCK_TAGS)
                         or (style and HIDDEN_STYLE_RE.search(style))
-                    ):
+                    ) and role not in SWITCHED_ROLES:
                         verdict = HIDDEN
-                    elif verdict is None:
-                        role = attrs.get("role")
-                        if role and role.strip().lower() in CHROME_ROLES:
-                            verdict = CHROME
+                    elif verdict is None and role in CHROME_ROLES:
+                        verdict = CHROME
                 if tag in CHROME_TAGS and verdict not in (HIDDEN, CONTENT):
                     verdict = NAVIGATION if tag in NAVIGATION_TAGS else verdict or CHROME
             else:
@@ -383,6 +427,9 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 link_depth += 1
             elif tag == "pre":
                 pre_depth += 1
+                code_depth += 1
+            elif tag == "code":
+                code_depth += 1
             elif tag == "blockquote":
                 quote_depth += 1
             elif tag == "br":
@@ -403,6 +450,9 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 link_depth -= 1
             elif tag == "pre":
                 pre_depth -= 1
+                code_depth -= 1
+            elif tag == "code":
+                code_depth -= 1
             elif tag == "blockquote":
                 quote_depth -= 1
             elif tag == "table":
