@@ -122,6 +122,15 @@ class PageBlocksPipeline:
         return item
 
 
+#: the record fields ``model_hashes`` reads
+_HASHED_FIELDS = ("blocks", "page_blocks", "page_block_hashes")
+
+
+def record_model_hashes(fields: dict[str, Any], params: BoilerplateParams) -> set[str]:
+    """``model_hashes`` of a record given as its hashed fields (what a worker pool job carries)."""
+    return model_hashes(fields, blocks_of_record(fields), params)
+
+
 def _features(html: str, source: str, digits: bool) -> PageFeatures:
     """``page_features`` with positional arguments (what a worker pool sends)."""
     return page_features(html, source=source, digits=digits)
@@ -133,6 +142,8 @@ class CrossPageBoilerplatePipeline:
         self.params = params
         self.stats = stats
         self.clean = clean
+        self.crawler: Any = None
+        self._pool: Any = None  # the crawl's WorkerPool, when the pipeline only learns
         self._state_arg = state
         self.state_params = state_params or StateParams(dir="")
         self.output = output
@@ -147,12 +158,17 @@ class CrossPageBoilerplatePipeline:
             raise NotConfigured("BOILERSTRIP_BOILERPLATE_ENABLED is false")
         params = params_from_settings(crawler.settings, "boilerplate", BoilerplateParams)
         state_params = params_from_settings(crawler.settings, "state", StateParams)
-        return cls(params, stats=crawler.stats, state_params=state_params, output=feed_output(crawler.settings),
-                   clean=clean_during_crawl(crawler.settings))
+        pipeline = cls(params, stats=crawler.stats, state_params=state_params, output=feed_output(crawler.settings),
+                       clean=clean_during_crawl(crawler.settings))
+        pipeline.crawler = crawler
+        return pipeline
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def open_spider(self) -> None:
         self.state = self._state_arg if self._state_arg is not None else open_state(self.state_params, self.output)
+        if self.crawler is not None and not self.clean:
+            pool = self.crawler.get_extension(WorkerPool)
+            self._pool = pool if pool is not None and pool.params.workers else None
 
     def close_spider(self) -> None:
         self._inc("model/distinct_blocks", self.model.distinct_blocks())
@@ -171,23 +187,16 @@ class CrossPageBoilerplatePipeline:
 
     # -- items -----------------------------------------------------------------------------------------
     def process_item(self, item: Any) -> Any:
+        if self._pool is not None:
+            # only learning (a finishing pass cleans): the page's hashes are worked out in the crawl's worker
+            # pool -- a coroutine, which Scrapy awaits like a returned item
+            return self._learned_in_pool(item)
         adapter = ItemAdapter(item)
-        url = adapter.get("url") or ""
-        site, cluster = site_of_url(url), cluster_of_url(url)
-        page = adapter.get("page_blocks")
-        if self.params.source == "page" and page:
-            # the cross-page model decides alone: every block of the page, minus template
-            adapter["blocks"] = page
-            adapter["method"] = "crosspage"
-            self._inc("source/page")
-        if page is not None and self.params.source == "page":
-            adapter["page_blocks"] = None
-        blocks = blocks_of_record(adapter)
-        self._learn(site, cluster, url, self._hashes_of(adapter, blocks))
-        self._inc("pages")
-        adapter["template_cluster"] = cluster
+        url, site, cluster = self._prepare(adapter)
+        self._learn(site, cluster, url, self._hashes_of(adapter))
         if not self.clean:
             return item  # the finishing pass cleans it, once, with the final model
+        blocks = blocks_of_record(adapter)
         title = adapter.get("title")
         choice = choose_source(blocks, region_blocks_of_record(adapter), extraction_failed(adapter), site, cluster,
                                self.model, self.params, title=title if isinstance(title, str) else None,
@@ -205,6 +214,33 @@ class CrossPageBoilerplatePipeline:
         for flag in result.flags:
             self._inc(f"flagged/{flag}")
         return item
+
+    async def _learned_in_pool(self, item: Any) -> Any:
+        adapter = ItemAdapter(item)
+        url, site, cluster = self._prepare(adapter)
+        fields = {key: adapter.get(key) for key in _HASHED_FIELDS}
+        try:
+            hashes = await self._pool.run(record_model_hashes, fields, self.params)
+        except WorkerDied:
+            hashes = self._hashes_of(adapter)
+        self._learn(site, cluster, url, hashes)
+        return item
+
+    def _prepare(self, adapter: ItemAdapter) -> tuple[str, str, str]:
+        """The page's URL, site and cluster; with ``source="page"`` its page blocks become its blocks."""
+        url = adapter.get("url") or ""
+        site, cluster = site_of_url(url), cluster_of_url(url)
+        page = adapter.get("page_blocks")
+        if self.params.source == "page" and page:
+            # the cross-page model decides alone: every block of the page, minus template
+            adapter["blocks"] = page
+            adapter["method"] = "crosspage"
+            self._inc("source/page")
+        if page is not None and self.params.source == "page":
+            adapter["page_blocks"] = None
+        self._inc("pages")
+        adapter["template_cluster"] = cluster
+        return url, site, cluster
 
     def _hashes_of(self, item: Any, blocks: Any = None) -> set[str]:
         """What a page teaches the model (see ``boilerplate.finish.model_hashes``)."""

@@ -27,6 +27,7 @@ from boilerstrip.downloadermiddlewares.conditional import COPY_META, REUSED_META
 from boilerstrip.finishing.base import Spill
 from boilerstrip.items import PageItem
 from boilerstrip.recrawl import REUSED_FLAG
+from boilerstrip.spiders.links import page_hrefs
 
 __all__ = ["RecrawlMiddleware", "page_links"]
 
@@ -46,7 +47,7 @@ def page_links(response: TextResponse) -> dict[str, Any]:
     except ValueError:  # an unusable <base href>: ignored, as the spider does
         selector, base = Selector(text=response.text, type="html", base_url=response.url), response.url
     try:
-        hrefs = selector.xpath("//a/@href | //area/@href").getall()
+        hrefs = page_hrefs(response, selector)
         canonical = selector.xpath(_CANONICAL_XPATH).get()
     except Exception:  # noqa: BLE001 - a hostile page: no links kept, the next crawl fetches it whole
         return {"base": base, "hrefs": [], "canonical": None, "complete": False}

@@ -21,6 +21,7 @@ from scrapy.http import TextResponse
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.outcomes import report_filtered
 from boilerstrip.safety.traps import TrapParams, TrapState, non_http_scheme
+from boilerstrip.spiders.links import page_hrefs
 from boilerstrip.urls import UrlParams, strip_session_ids
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ class TrapFilterMiddleware:
         if not isinstance(response, TextResponse):
             return
         try:
-            hrefs = response.xpath("//a/@href | //area/@href").getall()
+            hrefs = page_hrefs(response)
         except Exception:  # noqa: BLE001 -- not parseable as HTML: no links to report
             return
         for href in hrefs[: self.params.max_outlinks_per_page or None]:

@@ -51,6 +51,7 @@ from boilerstrip.extraction import ExtractionParams, over_node_budget
 from boilerstrip.items import PageItem
 from boilerstrip.outcomes import Filtered, failure_reason, report_failed, report_filtered
 from boilerstrip.scope import in_scope, joined_site, origin, site_key
+from boilerstrip.spiders.links import HREF_XPATH, page_hrefs
 from boilerstrip.urls import UrlParams, normalize_url
 from boilerstrip.rendering.flags import render_flags
 
@@ -265,7 +266,7 @@ class SiteSpider(Spider):
             # The extraction budget, applied to the tree parsed for the links anyway: a page this size would
             # hold the reactor in every per-block stage (block hashes, cleaning, dedup, export), not only in
             # extraction. Its links are still followed.
-            yield from self._follow(selector, depth, base)
+            yield from self._follow(selector, depth, base, response)
             report_failed(self.crawler, request or page_url, "extraction_budget",
                           f"more than {self.max_nodes} elements (BOILERSTRIP_EXTRACTION_MAX_NODES)")  # fmt: skip
             return
@@ -277,7 +278,7 @@ class SiteSpider(Spider):
             else:
                 self.claimed.add(canonical)  # this page stands for its canonical URL ...
                 self.seen.add(canonical)  # ... which will not be fetched again
-        yield from self._follow(selector, depth, base)
+        yield from self._follow(selector, depth, base, response)
         if duplicate_of is not None:
             report_filtered(self.crawler, request or page_url, "duplicate_canonical", duplicate_of)
             return
@@ -338,9 +339,9 @@ class SiteSpider(Spider):
             return canonical
         return None
 
-    def _follow(self, selector: Selector, depth: int, base: str) -> Iterator[Request]:
+    def _follow(self, selector: Selector, depth: int, base: str, response: Any = None) -> Iterator[Request]:
         try:
-            hrefs = selector.xpath("//a/@href | //area/@href").getall()
+            hrefs = page_hrefs(response, selector) if response is not None else selector.xpath(HREF_XPATH).getall()
         except Exception as exc:  # noqa: BLE001 - a hostile page must not stop the crawl
             self.crawler.stats.inc_value(f"boilerstrip/crawl/link_extraction_error/{type(exc).__name__}")
             return
