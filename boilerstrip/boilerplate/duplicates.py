@@ -18,7 +18,7 @@ from typing import Any
 from .params import DuplicateParams
 
 __all__ = ["DuplicateIndex", "Duplicate", "find_duplicates", "keep_order", "text_digest", "text_signature",
-           "Signature", "EXACT_DUPLICATE", "NEAR_DUPLICATE"]
+           "Signature", "lsh_bands", "EXACT_DUPLICATE", "NEAR_DUPLICATE"]
 
 EXACT_DUPLICATE = "exact_duplicate"
 NEAR_DUPLICATE = "near_duplicate"
@@ -56,6 +56,13 @@ class Signature:
     scheme: str | None = None
 
 
+def lsh_bands(threshold: float, num_perm: int) -> list[tuple[int, int]]:
+    """The (start, end) rows of each LSH band datasketch's ``MinHashLSH`` chooses for ``threshold``."""
+    from datasketch import MinHashLSH  # imported here: the core package stays light to import
+
+    return [tuple(r) for r in MinHashLSH(threshold=threshold, num_perm=num_perm).hashranges]
+
+
 def text_signature(text: str, params: DuplicateParams) -> Signature:
     """The exact key and the MinHash of ``text`` (word ``shingle_words``-grams, ``num_perm`` permutations,
     seed 1). A pure function: the finishing pass computes it in the crawl's worker processes."""
@@ -81,13 +88,13 @@ class DuplicateIndex:
     page, where ``MinHashLSH`` and a ``LeanMinHash`` per page take ~4 KB): the same candidates, the same
     estimated Jaccard, so the same answers."""
 
-    def __init__(self, params: DuplicateParams) -> None:
-        from datasketch import MinHashLSH  # imported here: the core package stays light to import
-
+    def __init__(self, params: DuplicateParams, bands: list[tuple[int, int]] | None = None) -> None:
         self.params = params
         self._exact: dict[str, str] = {}
-        lsh = MinHashLSH(threshold=params.near_min_jaccard, num_perm=params.num_perm)
-        self._ranges: list[tuple[int, int]] = list(lsh.hashranges)
+        #: the bands (``lsh_bands``), when worked out elsewhere (a worker process that has datasketch loaded:
+        #: the crawl's own process then never imports it, nor scipy, which it imports)
+        self._ranges: list[tuple[int, int]] = list(bands) if bands is not None else lsh_bands(
+            params.near_min_jaccard, params.num_perm)
         self._bands: list[dict[int, int | list[int]]] = [{} for _ in self._ranges]
         self._urls: list[str] = []  # kept page number -> URL
         self._values: list[bytes] = []  # kept page number -> its hash values (uint64, native order)

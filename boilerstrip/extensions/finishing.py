@@ -14,9 +14,7 @@ Only a crawl that *finished* is finished this way; one stopped early keeps its o
 
 from __future__ import annotations
 
-import importlib
 import logging
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -67,8 +65,6 @@ class FinishingExtension:
             from boilerstrip.extensions.workers import WorkerPool
 
             ext.workers = crawler.get_extension(WorkerPool)
-            # the pass's own imports (datasketch, scipy: half a second) while the first pages download
-            threading.Thread(target=_import_finishing, name="boilerstrip-finishing-imports", daemon=True).start()
 
         crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
@@ -175,9 +171,3 @@ def _ledger_outcomes(path: Path) -> dict[str, str] | None:
                 settled[entry["url"]] = f"{entry.get('outcome')}:{entry.get('reason') or ''}"
     return settled
 
-
-def _import_finishing() -> None:
-    try:
-        importlib.import_module("datasketch")
-    except ImportError:  # pragma: no cover - the pass reports it when it runs
-        pass

@@ -20,7 +20,8 @@ from typing import Any
 
 from boilerstrip.atomicfile import atomic_open
 from boilerstrip.boilerplate.blocks import blocks_of_record, cluster_of_url, site_of_url
-from boilerstrip.boilerplate.duplicates import EXACT_DUPLICATE, DuplicateIndex, keep_order, text_signature
+from boilerstrip.boilerplate.duplicates import (EXACT_DUPLICATE, DuplicateIndex, keep_order, lsh_bands,
+                                                text_signature)
 from boilerstrip.boilerplate.finish import (REPORT_JSON, REPORT_TXT, ReportBuilder, clean_record, mark_duplicate,
                                             model_hashes, report_text)
 from boilerstrip.boilerplate.model import TemplateModel
@@ -192,7 +193,10 @@ class MarkDuplicates(Step):
         self.params = params or DuplicateParams()
 
     def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
-        index = DuplicateIndex(self.params)
+        bands = None
+        if context.executor is not None:  # datasketch (and scipy) stay in the worker processes
+            bands = context.executor.submit(lsh_bands, self.params.near_min_jaccard, self.params.num_perm).result()
+        index = DuplicateIndex(self.params, bands)
         last: tuple[int, str] | None = None
         dropped: list[dict[str, Any]] = []
         marked: list[dict[str, Any]] = []
