@@ -23,7 +23,10 @@ def page_hrefs(response: Any, selector: Any = None) -> list[str]:
         return _READ[response]
     except (KeyError, TypeError):
         pass
-    hrefs = (selector if selector is not None else response.selector).xpath(HREF_XPATH).getall()
+    root = (selector if selector is not None else response.selector).root
+    # lxml's own query: the same strings as parsel's .xpath().getall() without a Selector built for each
+    # (a large page has hundreds of links: sqlite3-doc, 155,000 Selector objects for the crawl)
+    hrefs = [str(href) for href in root.xpath(HREF_XPATH, smart_strings=False)]
     try:
         _READ[response] = hrefs
     except TypeError:  # not weak-referenceable: read again next time
