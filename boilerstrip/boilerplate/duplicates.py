@@ -50,10 +50,9 @@ class Signature:
     process can compute it."""
 
     digest: str | None  # text_digest, None when the text is too short for the exact check
-    #: the MinHash's hash values (uint64 numpy array, ``num_perm`` long) and their scheme; None when the text
-    #: has too few words for the near check
+    #: the MinHash's hash values (uint64 numpy array, ``num_perm`` long); None when the text has too few
+    #: words for the near check
     hashvalues: Any = None
-    scheme: str | None = None
 
 
 def lsh_bands(threshold: float, num_perm: int) -> list[tuple[int, int]]:
@@ -78,7 +77,7 @@ def text_signature(text: str, params: DuplicateParams) -> Signature:
     shingles = {" ".join(words[i : i + k]).encode("utf-8") for i in range(max(1, len(words) - k + 1))}
     mh = MinHash(num_perm=params.num_perm, seed=1)
     mh.update_batch(sorted(shingles))
-    return Signature(text_digest(text), mh.hashvalues, mh.scheme)
+    return Signature(text_digest(text), mh.hashvalues)
 
 
 class DuplicateIndex:

@@ -185,8 +185,7 @@ def page_features(html: str, *, source: str = "auto", digits: bool = True,
     values as :func:`page_block_hashes` over ``page_blocks(html, slots=True)`` and :func:`region_blocks`,
     which parse the page once each. A pure function of its arguments (it runs in a worker process during a
     crawl); never raises."""
-    wants_region = source == "auto"
-    empty = PageFeatures(page_block_hashes("", digits=digits, blocks=[]), [] if source in ("auto", "page") else None)
+    empty = PageFeatures([], [] if source in ("auto", "page") else None)
     if not html or not isinstance(html, str) or len(html) > max_chars:
         return empty
     try:
@@ -199,7 +198,7 @@ def page_features(html: str, *, source: str = "auto", digits: bool = True,
         logger.debug("page features: could not segment page", exc_info=True)
         return empty
     region: list[dict[str, Any]] | None = None
-    if wants_region:
+    if source == "auto":
         try:  # the same tree: _segment_blocks stripped the never-content tags, which is all _region_of does first
             region = _region_of(document) or []
         except Exception:  # noqa: BLE001

@@ -155,8 +155,7 @@ class RenderWhenNeededMiddleware:
         def engine_started() -> None:
             from boilerstrip.extensions.workers import WorkerPool
 
-            pool = crawler.get_extension(WorkerPool)
-            mw.pool = pool if pool is not None and pool.params.workers else None
+            mw.pool = WorkerPool.of(crawler)
 
         crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)
         return mw

@@ -64,7 +64,7 @@ class FinishingExtension:
             ext.learned = pipeline is not None and pipeline.learns_into_shared_state()
             from boilerstrip.extensions.workers import WorkerPool
 
-            ext.workers = crawler.get_extension(WorkerPool)
+            ext.workers = WorkerPool.of(crawler)
 
         crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
@@ -170,4 +170,3 @@ def _ledger_outcomes(path: Path) -> dict[str, str] | None:
             if isinstance(entry, dict) and isinstance(entry.get("url"), str):
                 settled[entry["url"]] = f"{entry.get('outcome')}:{entry.get('reason') or ''}"
     return settled
-

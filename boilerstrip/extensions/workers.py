@@ -5,7 +5,7 @@ With ``BOILERSTRIP_EXTRACTION_POOL = "process"`` (the default) the work runs in
 ``BOILERSTRIP_EXTRACTION_WORKERS`` worker processes, so the machine's other cores read pages while the
 reactor thread downloads, follows links and writes the feed; with ``"thread"`` in threads of the crawl's
 process (they share one core: lxml releases the GIL only while it parses); with 0 workers on the reactor
-thread. Components reach it with ``crawler.get_extension(WorkerPool)`` and send it module-level pure
+thread. Components reach it with ``WorkerPool.of(crawler)`` and send it module-level pure
 functions over plain values (``run``), which is all a process pool can carry.
 
 A worker process that dies (a crash in a C library on hostile HTML, the OOM killer) takes its in-flight
@@ -78,6 +78,13 @@ class WorkerPool:
 
         crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)
         return pool
+
+    @classmethod
+    def of(cls, crawler: Any) -> "WorkerPool | None":
+        """The crawl's pool when it has workers (None without the extension or with 0 workers); ask once the
+        extensions exist (``engine_started``, ``open_spider``)."""
+        pool = crawler.get_extension(cls)
+        return pool if pool is not None and pool.params.workers else None
 
     @property
     def executor(self) -> Executor | None:

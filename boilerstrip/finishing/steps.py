@@ -121,14 +121,10 @@ class TemplateStep(Step):
             path = str(Path(folder) / "model.pickle")
             with open(path, "wb") as handle:
                 pickle.dump((model, self.params), handle, protocol=pickle.HIGHEST_PROTOCOL)
-            window: deque[Any] = deque()
-            for start in range(0, len(urls), _BATCH):
-                batch = [(url, spill.get(url)) for url in urls[start : start + _BATCH]]
-                window.append((batch, executor.submit(clean_records, path, batch)))
-                if len(window) * _BATCH >= _AHEAD:
-                    yield from self._resolved_clean(*window.popleft(), model)
-            while window:
-                yield from self._resolved_clean(*window.popleft(), model)
+            batches = _batches_ahead(((url, spill.get(url)) for url in urls), executor,
+                                     lambda batch: executor.submit(clean_records, path, batch))
+            for batch, future in batches:
+                yield from self._resolved_clean(batch, future, model)
 
     def _resolved_clean(self, batch: list[tuple[str, Record]], future: Any, model: TemplateModel) -> Iterator[Any]:
         try:
@@ -136,7 +132,6 @@ class TemplateStep(Step):
         except Exception:  # noqa: BLE001 - a dead worker process costs time here, never the pages
             for url, record in batch:
                 yield clean_record(record, url, model, self.params)
-
 
     def _site_model(self, model: TemplateModel, site: str, urls: list[str], spill: Spill,
                     context: FinishContext) -> int:
@@ -230,24 +225,30 @@ class MarkDuplicates(Step):
             for record in records:
                 yield record, None
             return
-        window: deque[tuple[list[Record], Any]] = deque()
-        batch: list[Record] = []
-
-        def submit() -> None:
+        def submit(batch: list[Record]) -> Any:
             texts = [(r.get("text") or "") if is_page(r) else "" for r in batch]
-            window.append((list(batch), context.executor.submit(text_signatures, texts, self.params)))
-            batch.clear()
+            return context.executor.submit(text_signatures, texts, self.params)
 
-        for record in records:
-            batch.append(record)
-            if len(batch) >= _BATCH:
-                submit()
-                if len(window) * _BATCH >= _AHEAD:
-                    yield from _resolved(*window.popleft())
-        if batch:
-            submit()
-        while window:
-            yield from _resolved(*window.popleft())
+        for batch, future in _batches_ahead(records, context.executor, submit):
+            yield from _resolved(batch, future)
+
+
+def _batches_ahead(items: Iterable[Any], executor: Any, submit: Any) -> Iterator[tuple[list[Any], Any]]:
+    """``items`` in order, ``_BATCH`` at a time, each batch with the future ``submit(batch)`` returned, the
+    jobs submitted up to ``_AHEAD`` items before their batch is handed on (so the workers run ahead of the
+    caller, and memory holds at most that many items)."""
+    window: deque[tuple[list[Any], Any]] = deque()
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= _BATCH:
+            window.append((batch, submit(batch)))
+            batch = []
+            if len(window) * _BATCH >= _AHEAD:
+                yield window.popleft()
+    if batch:
+        window.append((batch, submit(batch)))
+    yield from window
 
 
 def text_signatures(texts: list[str], params: DuplicateParams) -> list[Any]:

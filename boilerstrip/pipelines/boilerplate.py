@@ -14,6 +14,7 @@ waits on, or reads, the engine's state.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from itemadapter import ItemAdapter
@@ -33,13 +34,11 @@ from boilerstrip.boilerplate import (
 from boilerstrip.boilerplate.finish import model_hashes, source_fields
 from boilerstrip.boilerplate.source import slots_of_record
 from boilerstrip.boilerplate.page import PageFeatures, page_features
-from dataclasses import dataclass
-
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.extensions.workers import WorkerDied, WorkerPool
-from boilerstrip.outcomes import FailedItem
 from boilerstrip.finishing import finishing_follows
 from boilerstrip.finishing.steps import load_state_counts
+from boilerstrip.outcomes import FailedItem
 from boilerstrip.state import MemoryState, State, StateParams, feed_output, open_state
 
 __all__ = ["PageBlocksPipeline", "CrossPageBoilerplatePipeline", "CrossPageRunParams"]
@@ -95,7 +94,7 @@ class PageBlocksPipeline:
 
     def open_spider(self) -> None:
         if self.crawler is not None:
-            self._pool = self.crawler.get_extension(WorkerPool)
+            self._pool = WorkerPool.of(self.crawler)
 
     async def process_item(self, item: Any) -> Any:
         html = ItemAdapter(item).get("html")
@@ -167,8 +166,7 @@ class CrossPageBoilerplatePipeline:
     def open_spider(self) -> None:
         self.state = self._state_arg if self._state_arg is not None else open_state(self.state_params, self.output)
         if self.crawler is not None and not self.clean:
-            pool = self.crawler.get_extension(WorkerPool)
-            self._pool = pool if pool is not None and pool.params.workers else None
+            self._pool = WorkerPool.of(self.crawler)
 
     def close_spider(self) -> None:
         self._inc("model/distinct_blocks", self.model.distinct_blocks())

@@ -69,7 +69,7 @@ class ExtractionPipeline:
 
     def open_spider(self) -> None:
         if self.crawler is not None:
-            self.pool = self.crawler.get_extension(WorkerPool)
+            self.pool = WorkerPool.of(self.crawler)
 
     async def process_item(self, item: Any, spider: Any = None) -> Any:
         adapter = ItemAdapter(item)
