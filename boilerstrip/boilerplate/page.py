@@ -49,6 +49,13 @@ def slot_of(element, kind: str, links: int) -> str:
 
 
 def _parse(html: str):
+    try:  # the extractor's own parse, when present: the tree a browser builds (see extraction.parse)
+        from boilerstrip.extraction.parse import parse_document
+    except ImportError:
+        parse_document = None
+    if parse_document is not None:
+        document = parse_document(html)
+        return None if isinstance(document, str) else document
     from lxml import etree
 
     parser = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True,

@@ -18,16 +18,15 @@ from ._page import PageStats, Selection
 from ._vocab import (
     CONTROL_BYTES_RE,
     CONTROL_CHARS_RE,
-    FLATTEN_TAGS_RE,
     NAVIGATION_TAGS,
     NEVER_CONTENT_TAGS,
-    SURROGATE_RE,
 )
 from .blocks import Block, blocks_from, find_image_holders, render_markdown, render_text, segment
 from .bodytext import extract_bodytext
 from .density import extract_density
 from .metadata import Metadata, extract_metadata
 from .params import ExtractionParams
+from .parse import parse_document
 from .semantic import extract_semantic
 
 logger = logging.getLogger(__name__)
@@ -127,37 +126,6 @@ def _looks_binary(sample: str | bytes, params: ExtractionParams) -> bool:
     else:
         odd = len(CONTROL_CHARS_RE.findall(sample)) + sample.count("\ufffd")
     return odd > params.max_binary_char_ratio * len(sample)
-
-
-def _encode(text: str, flags: list[str]) -> bytes:
-    """UTF-8 bytes for the parser (bytes input: libxml2 tolerates control characters and an XML
-    declaration there, which it refuses in a str). Lone surrogates become U+FFFD."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        flags.append("lone_surrogates")
-        return SURROGATE_RE.sub("\ufffd", text).encode("utf-8", "replace")
-
-
-def _parse(text: str, flags: list[str]) -> etree._Element | str:
-    """The parsed document, or why there is none ("parse_error", "empty_document")."""
-    parser = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True, no_network=True)
-    data = _encode(text, flags)
-    try:
-        document = etree.fromstring(data, parser=parser)
-    except (etree.ParserError, ValueError, etree.XMLSyntaxError):
-        return "parse_error"
-    if any("Excessive depth" in entry.message for entry in parser.error_log):
-        # libxml2 stops at ~2048 levels and drops the rest: flatten container tags and parse again so
-        # the deep text is kept (as one run of text), and say so.
-        flags.append("truncated_depth")
-        parser = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True)
-        try:
-            flat = _encode(FLATTEN_TAGS_RE.sub(" ", text), [])
-            document = etree.fromstring(flat, parser=parser)
-        except (etree.ParserError, ValueError, etree.XMLSyntaxError):
-            return "parse_error"
-    return "empty_document" if document is None else document
 
 
 # --- the ladder ---------------------------------------------------------------------------------------
@@ -266,7 +234,7 @@ def extract(
         flags.append("replacement_chars")
 
     started_cpu_s = time.thread_time()
-    document = _parse(html, flags)
+    document = parse_document(html, flags, html5=params.html5_tree)
     if isinstance(document, str):
         return _empty(document, flags)
     try:
