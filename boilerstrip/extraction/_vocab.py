@@ -114,7 +114,7 @@ BOILERPLATE_WORDS = frozenset(
     promo promotion promoted advert advertisement advertising ads ad adsense adslot dfp sponsor sponsored
     breadcrumb breadcrumbs crumbs
     sidebar sidebars rail widget widgets
-    popup modal overlay lightbox
+    popup modal overlay lightbox dialog popover
     masthead navbar nav navigation menu menus topnav subnav
     footer
     byline byl author authors bio dateline timestamp

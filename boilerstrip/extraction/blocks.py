@@ -366,6 +366,8 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     style = attrs.get("style")
                     if (
                         ("hidden" in attrs and not STREAMED_SEGMENT_ID_RE.match(attrs.get("id") or ""))
+                        # a popover (the HTML attribute) is not shown until something opens it
+                        or "popover" in attrs
                         # aria-hidden hides from assistive technology, not from the eye: on an inline
                         # element it is an icon or a visual duplicate of a label; a block so marked is
                         # shown (a carousel, a decorative heading) and read like any other
