@@ -140,6 +140,14 @@ _NO_ATTRIBUTES: dict = {}
 _HIDDEN_FLAG, _CONTENT_FLAG, _BOILER_FLAG, _POSITIVE_FLAG, _NEGATIVE_FLAG, _COMMENT_FLAG, _CONSENT_FLAG = 1, 2, 4, 8, 16, 32, 64
 
 
+def _bem_block(token: str) -> str:
+    """A BEM class without its modifier: in ``node--promoted`` or ``card__title--sponsored-look`` the part
+    after ``--`` says what state or variant the block is in (Drupal marks every node promoted to the front
+    page ``node--promoted``), not what the block is."""
+    cut = token.find("--")
+    return token[:cut] if cut > 0 else token
+
+
 @lru_cache(maxsize=16384)
 def _classify_token(token: str) -> int:
     """Flags of one class/id token (cached per token: tokens repeat across elements and pages)."""
@@ -149,7 +157,7 @@ def _classify_token(token: str) -> int:
         flags |= _HIDDEN_FLAG
     if CONTENT_TOKEN_RE.match(lower):
         flags |= _CONTENT_FLAG
-    words = [w.lower() for w in WORD_RE.findall(token)]
+    words = [w.lower() for w in WORD_RE.findall(_bem_block(token))]
     if STATE_WORDS.intersection(words):
         return flags  # "has-sidebar", "comments-open": layout state, not furniture
     if EMBED_WORDS.intersection(words):
@@ -177,7 +185,7 @@ def _token_furniture_words(token: str) -> frozenset[str]:
     lower = token.lower()
     if CONTENT_TOKEN_RE.match(lower):
         return frozenset()
-    words = [w.lower() for w in WORD_RE.findall(token)]
+    words = [w.lower() for w in WORD_RE.findall(_bem_block(token))]
     if STATE_WORDS.intersection(words):
         return frozenset()
     if EMBED_WORDS.intersection(words):
