@@ -87,15 +87,16 @@ def _without_framework_words(seg: Segmentation, params: ExtractionParams) -> lis
     floor = limit * sum_prose[n]
     framework = set()
     for word, spans in spans_by_word.items():
-        covered, reach, outermost = 0, 0, 0
-        for start, end in sorted(spans):  # document order: count the outermost spans once
+        covered, reach, boxes = 0, 0, 0
+        for start, end in sorted(spans):  # document order: count the prose of the outermost spans once
+            if sum_prose[end] > sum_prose[start]:
+                boxes += 1  # every element holding prose, nested ones too (a wrapper and its components)
             if end <= reach:
                 continue
             start = max(start, reach)
             covered += sum_prose[end] - sum_prose[start]
             reach = end
-            outermost += 1
-        if covered > floor and outermost >= params.min_framework_word_elements:
+        if covered > floor and boxes >= params.min_framework_word_elements:
             framework.add(word)
     if not framework:
         return marks
