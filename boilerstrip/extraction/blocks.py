@@ -148,7 +148,7 @@ def _bem_block(token: str) -> str:
     return token[:cut] if cut > 0 else token
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=65536)
 def _classify_token(token: str) -> int:
     """Flags of one class/id token (cached per token: tokens repeat across elements and pages)."""
     flags = 0
@@ -211,9 +211,11 @@ def furniture_words(value: str) -> frozenset[str]:
     return found
 
 
+@lru_cache(maxsize=65536)
 def classify_attributes(value: str) -> tuple[str | None, int]:
     """(verdict, weight) for a space-joined class + id string: verdict is "hidden", "content", "comments",
-    "boilerplate" or None; weight is +1 / -1 / 0 for Readability-style scoring."""
+    "boilerplate" or None; weight is +1 / -1 / 0 for Readability-style scoring. Cached per string: a page
+    repeats its class strings ("nav-item" on every menu entry), and a site repeats them across pages."""
     flags = 0
     for token in value.split():
         flags |= _classify_token(token)
