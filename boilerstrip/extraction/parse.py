@@ -15,6 +15,7 @@ Never raises on page content: the result is the document, or why there is none.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from lxml import etree
 from selectolax.lexbor import LexborHTMLParser
@@ -46,6 +47,16 @@ def html5_serialised(data: bytes) -> bytes:
     return serialised.encode("utf-8", "replace") if serialised else data
 
 
+@lru_cache(maxsize=2)
+def _parser_input(text: str, html5: bool) -> tuple[bytes, bool]:
+    """(bytes for libxml2, whether lone surrogates were replaced). Cached for the last two pages: a crawl
+    reads each page twice in a row (the template model's blocks, then extraction), and the HTML5 step is
+    the costly part of a parse (a str caches its hash, so the look-up costs one pass over the page)."""
+    repaired: list[str] = []
+    data = _encode(text, repaired)
+    return (html5_serialised(data) if html5 else data), bool(repaired)
+
+
 def _parser() -> etree.HTMLParser:
     return etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True, no_network=True)
 
@@ -54,9 +65,9 @@ def parse_document(text: str, flags: list[str] | None = None, html5: bool = True
     """The parsed document, or why there is none ("parse_error", "empty_document"). Appends to ``flags``
     what was repaired on the way ("lone_surrogates", "truncated_depth")."""
     flags = [] if flags is None else flags
-    data = _encode(text, flags)
-    if html5:
-        data = html5_serialised(data)
+    data, repaired = _parser_input(text, html5)
+    if repaired:
+        flags.append("lone_surrogates")
     parser = _parser()
     try:
         document = etree.fromstring(data, parser=parser)
