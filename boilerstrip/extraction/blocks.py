@@ -135,6 +135,7 @@ CAPTION, COMMENTS, CONSENT = "caption", "comments", "consent"
 PRUNED_VERDICTS = frozenset((HIDDEN, BOILERPLATE, CHROME, NAVIGATION, CAPTION, COMMENTS, CONSENT))
 UNGUARDED_VERDICTS = frozenset((NAVIGATION, COMMENTS, CONSENT))
 _NO_ATTRIBUTES: dict = {}
+SECTIONING_TAGS = frozenset(("section",))
 
 
 _HIDDEN_FLAG, _CONTENT_FLAG, _BOILER_FLAG, _POSITIVE_FLAG, _NEGATIVE_FLAG, _COMMENT_FLAG, _CONSENT_FLAG = 1, 2, 4, 8, 16, 32, 64
@@ -312,6 +313,9 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
     pre_depth = 0
     code_depth = 0  # inside <pre> or <code>
     quote_depth = 0
+    # inside <main>, <article> or <section>, a <header> introduces that section (the HTML standard gives
+    # it the banner role only outside them): it is read like the section's other blocks, not as chrome
+    section_depth = 0
 
     def flush() -> None:
         if not parts:
@@ -387,11 +391,11 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                         verdict = HIDDEN
                     elif verdict is None and role in CHROME_ROLES:
                         verdict = CHROME
-                if tag in CHROME_TAGS and verdict not in (HIDDEN, CONTENT):
+                if tag in CHROME_TAGS and verdict not in (HIDDEN, CONTENT) and not (tag == "header" and section_depth):
                     verdict = NAVIGATION if tag in NAVIGATION_TAGS else verdict or CHROME
             else:
                 attrs = _NO_ATTRIBUTES
-                if tag in CHROME_TAGS:
+                if tag in CHROME_TAGS and not (tag == "header" and section_depth):
                     verdict = NAVIGATION if tag in NAVIGATION_TAGS else CHROME
             if (verdict == HIDDEN and tag not in BLOCK_TAGS) or (verdict == NAVIGATION and skip_navigation):
                 # hidden inline text (icons, screen-reader labels) and <nav>/<aside>/<footer>, which are
@@ -435,6 +439,8 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     figures.append(element)
                 elif "itemprop" in attrs or "role" in attrs:
                     semantic.append(element)
+            if tag in SECTIONING_TAGS:
+                section_depth += 1
             if tag == "a":
                 link_depth += 1
             elif tag == "pre":
@@ -458,6 +464,8 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 if link_depth:
                     links_acc[0] += len(element.tail.strip())
         else:
+            if tag in SECTIONING_TAGS:
+                section_depth -= 1
             if tag == "a":
                 link_depth -= 1
             elif tag == "pre":
