@@ -416,3 +416,61 @@ def test_teaser_grid_without_vocabulary_is_dropped() -> None:
     )
     result = extract(page(f"<article>{paragraphs()}<div id='more'><h2>Most popular</h2>{cards}</div></article>"))
     assert result.text == "\n\n".join(STORY)
+
+
+# --- the parse: the tree a browser builds --------------------------------------------------------
+
+
+def test_a_misnested_end_tag_does_not_swallow_the_page() -> None:
+    # <button><div><div></button>: the standard closes the divs at </button>; libxml2 alone cannot (an end
+    # tag does not close a higher-priority element), so the whole article ends up inside the menu button,
+    # which is never content
+    html = page(
+        "<header><div class='menu'><button class='menu-button'><div class='inner'><div></button></div>"
+        f"<a href='/'>Logo</a></header><main><article>{paragraphs()}</article></main>"
+    )
+    assert extract(html).text == "\n\n".join(STORY)
+    assert extract(html, params=ExtractionParams(html5_tree=False)).text != "\n\n".join(STORY)
+
+
+def test_a_comment_only_page_is_still_an_empty_document() -> None:
+    assert extract("<!-- nothing here -->").reason == "empty_document"
+    assert extract("<html><body></body></html>").reason == "no_content_found"
+
+
+def test_a_popover_is_hidden_until_opened() -> None:
+    popup = (
+        "<div popover id='notify'><h3>Allow notifications</h3>"
+        + "".join(f"<p>Step {i}: open the settings of your browser, find this site and change the permission.</p>" for i in range(2))
+        + "</div>"
+    )
+    result = extract(page(f"<div>{paragraphs()}{popup}</div>"))
+    assert result.text == "\n\n".join(STORY)
+
+
+def test_a_bem_modifier_is_a_state_not_what_the_block_is() -> None:
+    # Drupal marks every node promoted to the front page "node--promoted": the node is still the story
+    html = page(
+        f"<main><article class='node node--type-page node--promoted'>{paragraphs()}</article>"
+        f"<div class='promo'><p>Subscribe now and get three months of the Gazette for the price of one!</p></div></main>"
+        f"<div class='related'><p>{STORY[0]}</p><p>{STORY[1]}</p><p>{STORY[2]}</p><p>{STORY[0]}</p></div>"
+    )
+    assert extract(html).text == "\n\n".join(STORY)
+
+
+def test_a_section_header_is_read_and_the_page_header_is_chrome() -> None:
+    intro = "Record your screen and camera in a few clicks, then share the link with anyone you like."
+    html = page(
+        "<header><p>Sign in to your account or create one for free, it takes a minute.</p></header>"
+        f"<main><section><header><h2>Lightning fast recording</h2><p>{intro}</p></header>{paragraphs()}</section></main>"
+    )
+    text = extract(html).text
+    assert intro in text and "Lightning fast recording" in text and "Sign in" not in text
+
+
+def test_a_framework_wrapper_around_the_page_does_not_make_its_text_furniture() -> None:
+    # a component library: one container around the page, a "cmp-text" around each text
+    body = "".join(f"<div class='cmp-text'><p>{t}</p></div>" for t in STORY)
+    html = page(f"<div class='cmp-container'><div class='cmp-container page'>{body}</div></div>")
+    result = extract(html)
+    assert result.text == "\n\n".join(STORY) and result.method == "density"  # not the body-text rescue
