@@ -1,6 +1,6 @@
 """Main-content extraction: from one page's HTML, keep the article and drop the chrome.
 
-A pure library (lxml and w3lib only; no Scrapy, Twisted or Playwright import)::
+A pure library (lxml, selectolax and w3lib only; no Scrapy, Twisted or Playwright import)::
 
     from boilerstrip.extraction import extract
     result = extract(html, url="https://example.com/post")
