@@ -165,17 +165,29 @@ def _classify_token(token: str) -> int:
         words = [w for w in words if w not in SOCIAL_WORDS]
     previous = None
     for word in words:
-        if word in COMMENT_WORDS:
-            flags |= _COMMENT_FLAG | _NEGATIVE_FLAG
-        elif word in CONSENT_WORDS:
-            flags |= _CONSENT_FLAG | _NEGATIVE_FLAG
-        elif word in BOILERPLATE_WORDS or (previous, word) in BOILERPLATE_PAIRS or COMPOUND_RE.match(word):
-            flags |= _BOILER_FLAG
-        if word in NEGATIVE_WORDS:
-            flags |= _NEGATIVE_FLAG
-        if word in POSITIVE_WORDS:
-            flags |= _POSITIVE_FLAG
+        word_flags = _word_flags(word)
+        if not word_flags & (_COMMENT_FLAG | _CONSENT_FLAG) and (previous, word) in BOILERPLATE_PAIRS:
+            word_flags |= _BOILER_FLAG
+        flags |= word_flags
         previous = word
+    return flags
+
+
+@lru_cache(maxsize=65536)
+def _word_flags(word: str) -> int:
+    """Flags of one lower-case word of a token, pairs aside (words repeat across tokens far more than
+    tokens do: "nav", "item", "container")."""
+    flags = 0
+    if word in COMMENT_WORDS:
+        flags |= _COMMENT_FLAG | _NEGATIVE_FLAG
+    elif word in CONSENT_WORDS:
+        flags |= _CONSENT_FLAG | _NEGATIVE_FLAG
+    elif word in BOILERPLATE_WORDS or COMPOUND_RE.match(word):
+        flags |= _BOILER_FLAG
+    if word in NEGATIVE_WORDS:
+        flags |= _NEGATIVE_FLAG
+    if word in POSITIVE_WORDS:
+        flags |= _POSITIVE_FLAG
     return flags
 
 
