@@ -234,7 +234,7 @@ def extract(
         flags.append("replacement_chars")
 
     started_cpu_s = time.thread_time()
-    document = parse_document(html, flags, html5=params.html5_tree)
+    document = parse_document(html, flags, html5=params.html5_tree, max_nodes=params.max_nodes)
     if isinstance(document, str):
         return _empty(document, flags)
     try:

@@ -34,12 +34,12 @@ class ExtractionParams:
     bodytext_exclude_tags: tuple[str, ...] = DEFAULT_EXCLUDE_TAGS
 
     # --- parsing --------------------------------------------------------------------------------
-    #: Build the tree a browser builds: the page goes through an HTML5 (WHATWG) tree builder (lexbor, via
-    #: selectolax) and lxml reads its well-formed serialisation. libxml2's own recovery differs from the
-    #: standard where end tags are misnested: an end tag cannot close the <div>s still open inside it
-    #: (``<button><div></button>``), so a header button swallows the whole page. Both sets, 2026-12-01:
-    #: 11 of 1,518 pages change, all for the better (WCXB-dev +0.003, held-out +0.008; article benchmark
-    #: unchanged); False parses with libxml2 alone.
+    #: Build the tree a browser builds where libxml2's differs: when libxml2 met an end tag it could not
+    #: match, the page goes through an HTML5 (WHATWG) tree builder (lexbor, via selectolax) and lxml reads
+    #: its well-formed serialisation (see ``parse``). libxml2's own recovery cannot close the <div>s still
+    #: open inside an end tag (``<button><div></button>``), so a header button swallows the whole page.
+    #: Both sets, 2026-12-01: 11 of 1,518 pages change, all for the better (WCXB-dev +0.003, held-out
+    #: +0.008; article benchmark unchanged); False parses with libxml2 alone.
     html5_tree: bool = True
 
     # --- input limits (hostile input never raises; past a limit the result is empty with a reason) --
