@@ -481,3 +481,13 @@ def test_a_framework_wrapper_around_the_page_does_not_make_its_text_furniture() 
     html = page(f"<div class='cmp-container'><div class='cmp-container page'>{body}</div></div>")
     result = extract(html)
     assert result.text == "\n\n".join(STORY) and result.method == "density"  # not the body-text rescue
+
+
+def test_a_button_inside_a_heading_is_the_headings_text() -> None:
+    # the WAI-ARIA accordion: each section header is a button wrapped in a heading
+    sections = "".join(
+        f"<h3><button aria-expanded='false'>Question {i} about the flood</button></h3><div><p>{text}</p></div>"
+        for i, text in enumerate(STORY)
+    )
+    text = extract(page(f"<main>{sections}<button>Load more</button></main>")).text
+    assert "Question 1 about the flood" in text and all(t in text for t in STORY) and "Load more" not in text

@@ -180,6 +180,17 @@ def _is_noscript_shell(body: etree._Element, params: ExtractionParams) -> bool:
     return hidden >= params.min_noscript_share_of_page * _text_chars(body)
 
 
+_HEADING_BUTTONS = etree.XPath("//*[self::h1 or self::h2 or self::h3 or self::h4 or self::h5 or self::h6]//button")
+
+
+def _unwrap_heading_buttons(document: etree._Element) -> None:
+    """A <button> inside a heading is the heading's text: the header of an accordion or disclosure
+    section (the WAI-ARIA accordion pattern wraps each header button in a heading). Other buttons are
+    controls, never content."""
+    for button in _HEADING_BUTTONS(document):
+        button.tag = "span"
+
+
 def _unwrap_swallowing_chrome(body: etree._Element, params: ExtractionParams) -> bool:
     """A <nav>, <aside> or <footer> holding most of the page's text is an unclosed one that swallowed the
     page (the parser nests everything after it inside): it becomes a <div>, so its content is read."""
@@ -247,6 +258,7 @@ def extract(
         body = document
     # found before <img> is stripped below (after it, no picture is left to mark its caption)
     image_holders = find_image_holders(body) if not params.keep_captions else []
+    _unwrap_heading_buttons(document)
     etree.strip_elements(document, *(NEVER_CONTENT_TAGS - {"noscript"}), with_tail=False)
     if _is_noscript_shell(body, params):
         # a JavaScript app shell whose no-script rendering holds the page (forum software serves its
