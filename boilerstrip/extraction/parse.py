@@ -63,10 +63,11 @@ def html5_serialised(data: bytes) -> bytes:
     return serialised.encode("utf-8", "replace") if serialised else data
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=1)
 def _html5_input(data: bytes) -> bytes:
-    """``html5_serialised``, kept for the last two pages: a crawl reads each page twice in a row (the
-    template model's blocks, then extraction), and the HTML5 step is the costly part of such a parse."""
+    """``html5_serialised``, kept for the last page: a crawl reads each page twice in a row (the template
+    model's blocks, then extraction, in one worker job), and the HTML5 step is the costly part of such a
+    parse. One entry bounds what it holds to one page and its serialisation."""
     return html5_serialised(data)
 
 
