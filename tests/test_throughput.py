@@ -236,3 +236,31 @@ def test_one_worker_job_reads_a_page_for_the_three_pipelines(source: str) -> Non
     # from what the item holds
     assert pool.jobs == ["read_page", "read_page", "record_model_hashes"]
     assert "Other text of page 0" in rewritten.text
+
+
+def test_worker_processes_read_pages_without_importing_scrapy() -> None:
+    """A worker imports the module of each function it is sent: the render decision and the page's one
+    job come from pure modules, so the worker processes never load Scrapy, Twisted or Playwright."""
+    from boilerstrip.downloadermiddlewares.render import judge_static
+    from boilerstrip.extraction import ExtractionParams
+    from boilerstrip.pipelines._page_reading import PagePlan, read_page
+    from boilerstrip.rendering import RenderParams
+
+    pool = WorkerPool(WorkerPoolParams(workers=1, pool="process"))
+    html = _PAGE.format(n=1, text="Text. " * 50)
+    frameworks = "sorted(m for m in __import__('sys').modules if m.split('.')[0] in " \
+                 "('scrapy', 'twisted', 'playwright', 'scrapy_playwright'))"
+
+    async def main():
+        try:
+            verdict = await pool.run(judge_static, html, "http://s.test/p1", RenderParams())
+            reading = await pool.run(read_page, html, "http://s.test/p1",
+                                     PagePlan(features=("auto", True), extraction=ExtractionParams(),
+                                              hashes=BoilerplateParams()))
+            return verdict, reading, await pool.run(eval, frameworks)
+        finally:
+            pool.close()
+
+    verdict, reading, loaded = asyncio.run(main())
+    assert not verdict.needs and reading.hashes and "Text." in reading.extraction.text
+    assert loaded == []

@@ -27,6 +27,7 @@ from typing import Any, Callable, TypeVar
 from scrapy import signals
 
 from boilerstrip.config import params_from_settings
+from boilerstrip.extensions._worker_start import warm_up
 
 __all__ = ["WorkerPool", "WorkerPoolParams", "WorkerDied", "POOLS"]
 
@@ -116,7 +117,7 @@ class WorkerPool:
             return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="boilerstrip-worker")
         executor = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
         for _ in range(workers):  # start the processes now, while the first requests are downloading
-            executor.submit(_warm_up)
+            executor.submit(warm_up)
         return executor
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -141,11 +142,3 @@ class WorkerPool:
                 if attempt == _RETRIES:
                     raise WorkerDied(f"the worker process reading this page died {attempt + 1} times") from None
         raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _warm_up() -> None:
-    """Run in each new worker process: import what reading a page needs before the first page comes."""
-    import boilerstrip.boilerplate.page  # noqa: F401
-    import boilerstrip.extraction  # noqa: F401
-    import boilerstrip.pipelines._page_reading  # noqa: F401
-    import boilerstrip.rendering  # noqa: F401
