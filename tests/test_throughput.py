@@ -264,3 +264,29 @@ def test_worker_processes_read_pages_without_importing_scrapy() -> None:
     verdict, reading, loaded = asyncio.run(main())
     assert not verdict.needs and reading.hashes and "Text." in reading.extraction.text
     assert loaded == []
+
+
+def test_a_record_flagged_for_replacement_chars_is_written_in_one_encode_as_repairing_would() -> None:
+    """Most docbook-xsl-doc-html records hold U+FFFD and carry the extractor's flag already: the exporter
+    writes them as first encoded, the bytes and the count the repair walk gives; a record with U+FFFD and
+    no flag, or a lone surrogate, still goes the repair way."""
+    import io
+
+    from scrapy.utils.test import get_crawler
+
+    from boilerstrip.feeds import REPLACEMENT_FLAG, SafeJsonLinesExporter
+
+    def exporter():
+        crawler = get_crawler()
+        crawler.stats.open_spider()
+        out = SafeJsonLinesExporter(io.BytesIO())
+        out.crawler = crawler
+        return out, crawler.stats
+
+    flagged = {"url": "http://s.test/", "text": "Common \ufffd Base", "flags": [REPLACEMENT_FLAG]}
+    fast, fast_stats = exporter()
+    slow, slow_stats = exporter()
+    assert fast._clean_line(dict(flagged)) == slow._repaired(dict(flagged))
+    assert fast_stats.get_value("boilerstrip/feeds/repaired") == slow_stats.get_value("boilerstrip/feeds/repaired") == 1
+    assert fast._clean_line({"url": "http://s.test/", "text": "a \ufffd b", "flags": []}) is None
+    assert fast._clean_line({"url": "http://s.test/", "text": "a \udc80 b", "flags": [REPLACEMENT_FLAG]}) is None
