@@ -190,13 +190,17 @@ class MarkDuplicates(Step):
     def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
         bands = None
         if context.executor is not None:  # datasketch (and scipy) stay in the worker processes
-            bands = context.executor.submit(lsh_bands, self.params.near_min_jaccard, self.params.num_perm).result()
-        index = DuplicateIndex(self.params, bands)
+            # asked for now, taken at the first record: a worker imports datasketch and works the bands
+            # out while the steps before this one spill and build the model (a second, waited for alone)
+            bands = context.executor.submit(lsh_bands, self.params.near_min_jaccard, self.params.num_perm)
+        index: DuplicateIndex | None = None
         last: tuple[int, str] | None = None
         dropped: list[dict[str, Any]] = []
         marked: list[dict[str, Any]] = []
         context.report["duplicates"] = {"dropped": dropped, "marked": marked, "params": self.params}
         for record, signature in self._signed(records, context):
+            if index is None:
+                index = DuplicateIndex(self.params, bands.result() if bands is not None else None)
             if not is_page(record):
                 yield record
                 continue
