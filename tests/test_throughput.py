@@ -290,3 +290,38 @@ def test_a_record_flagged_for_replacement_chars_is_written_in_one_encode_as_repa
     assert fast_stats.get_value("boilerstrip/feeds/repaired") == slow_stats.get_value("boilerstrip/feeds/repaired") == 1
     assert fast._clean_line({"url": "http://s.test/", "text": "a \ufffd b", "flags": []}) is None
     assert fast._clean_line({"url": "http://s.test/", "text": "a \udc80 b", "flags": [REPLACEMENT_FLAG]}) is None
+
+
+def test_the_duplicates_step_takes_the_lsh_bands_asked_for_ahead() -> None:
+    """The finishing extension asks a worker for the LSH bands when the spider opens; the duplicates step
+    takes them from the context (the same drops as working them out itself), and works them out itself
+    when that worker died."""
+    from concurrent.futures import Future
+
+    from boilerstrip.boilerplate import DuplicateParams
+    from boilerstrip.boilerplate.duplicates import lsh_bands
+    from boilerstrip.finishing import MarkDuplicates, run_steps
+    from boilerstrip.finishing.steps import bands_key
+
+    params = DuplicateParams()
+    text = "The same long text on two pages of the site, word after word after word. " * 8
+    records = [{"url": "http://s.test/a", "text": text}, {"url": "http://s.test/b", "text": text}]
+    taken = []
+
+    class Asked(Future):
+        def result(self, timeout=None):
+            taken.append(True)
+            return super().result(timeout)
+
+    good, dead = Asked(), Future()
+    good.set_result(lsh_bands(params.near_min_jaccard, params.num_perm))
+    dead.set_exception(RuntimeError("the worker died"))
+    drops = []
+    for future in (good, dead, None):
+        context = FinishContext()
+        if future is not None:
+            context.ahead[bands_key(params)] = future
+        out = list(run_steps([dict(r) for r in records], [MarkDuplicates(params)], context))
+        drops.append((len(out), context.dropped_by_url()))
+    assert taken == [True]
+    assert drops[0] == drops[1] == drops[2] == (1, {"http://s.test/b": "exact_duplicate"})

@@ -22,8 +22,10 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from boilerstrip.boilerplate import BoilerplateParams, DuplicateParams
+from boilerstrip.boilerplate.duplicates import lsh_bands
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings
 from boilerstrip.finishing import FinishContext, finish_crawl
+from boilerstrip.finishing.steps import bands_key
 from boilerstrip.state import StateParams, crawl_layout, feed_output, open_state
 
 __all__ = ["FinishingExtension", "STATUS"]
@@ -44,6 +46,7 @@ class FinishingExtension:
         #: the final model from that state instead of hashing every record again)
         self.learned = False
         self.workers: Any = None  # the crawl's WorkerPool: the pass computes MinHash signatures there
+        self.ahead: dict[tuple, Any] = {}  # work asked of the workers before the pass (FinishContext.ahead)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "FinishingExtension":
@@ -67,9 +70,28 @@ class FinishingExtension:
             ext.workers = WorkerPool.of(crawler)
 
         crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)
+        crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)
         return ext
+
+    def spider_opened(self, spider: Any = None) -> None:
+        """Ask a worker process for the pass's LSH bands now (datasketch imported and the bands worked out
+        while the crawl runs: over a second of one worker, which the pass would otherwise wait for)."""
+        executor = self._executor()
+        if executor is None or not component_enabled(self.settings, "duplicates"):
+            return
+        try:
+            params = params_from_settings(self.settings, "duplicates", DuplicateParams)
+        except ConfigError:
+            return  # the pass names the setting
+        self.ahead[bands_key(params)] = executor.submit(lsh_bands, params.near_min_jaccard, params.num_perm)
+
+    def _executor(self) -> Any:
+        """The crawl's worker processes' executor (None: no process pool)."""
+        if self.workers is not None and self.workers.params.pool == "process":
+            return self.workers.executor
+        return None
 
     def spider_closed(self, spider: Any = None, reason: str = "") -> None:
         self.reason = reason
@@ -105,9 +127,7 @@ class FinishingExtension:
             logger.error("finishing pass: %s", exc)
             return "failed"
         layout = crawl_layout(self.output)
-        context = FinishContext()
-        if self.workers is not None and self.workers.params.pool == "process":
-            context.executor = self.workers.executor
+        context = FinishContext(executor=self._executor(), ahead=dict(self.ahead))
         try:
             context.state = open_state(state_params, self.output)
             try:

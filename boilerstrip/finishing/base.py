@@ -59,6 +59,9 @@ class FinishContext:
     #: a ``concurrent.futures.Executor`` (the crawl's worker processes) for per-record pure work that
     #: steps can run ahead of the record stream; None: on the calling thread
     executor: Any = None
+    #: futures of pure work asked of ``executor`` before the pass (its keys say what and with which
+    #: parameters, e.g. ``("lsh_bands", 0.9, 128)``): a step takes one when its key matches, else asks itself
+    ahead: dict[tuple, Any] = field(default_factory=dict)
 
     def dropped_by_url(self) -> dict[str, str]:
         return {d.url: d.reason for d in self.dropped}
