@@ -47,6 +47,7 @@ class FinishingExtension:
         self.learned = False
         self.workers: Any = None  # the crawl's WorkerPool: the pass computes MinHash signatures there
         self.ahead: dict[tuple, Any] = {}  # work asked of the workers before the pass (FinishContext.ahead)
+        self._asked = False
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "FinishingExtension":
@@ -70,14 +71,18 @@ class FinishingExtension:
             ext.workers = WorkerPool.of(crawler)
 
         crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)
-        crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(ext.ask_ahead, signal=signals.item_scraped)  # once, at the first page
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)
         return ext
 
-    def spider_opened(self, spider: Any = None) -> None:
-        """Ask a worker process for the pass's LSH bands now (datasketch imported and the bands worked out
-        while the crawl runs: over a second of one worker, which the pass would otherwise wait for)."""
+    def ask_ahead(self) -> None:
+        """Ask a worker process for the pass's LSH bands now (once the first page is written: datasketch
+        imported and the bands worked out while the crawl runs, over a second of one worker that the pass
+        would otherwise wait for; asked at the spider's opening, it slowed the start-up)."""
+        if self._asked:
+            return
+        self._asked = True
         executor = self._executor()
         if executor is None or not component_enabled(self.settings, "duplicates"):
             return
