@@ -348,17 +348,24 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
 
     def _clean_line(self, record: dict[str, Any]) -> bytes | None:
         """The JSON line of a record with nothing to repair or flag (the common case: one encode, no walk
-        over the values); None when it holds a lone surrogate or U+FFFD (or the encoder escapes non-ASCII,
-        which hides them)."""
+        over the values); None when it holds a lone surrogate, or U+FFFD without the flag (or the encoder
+        escapes non-ASCII, which hides them). A record already flagged (the extractor flags the pages it
+        decoded with replacements: most of docbook-xsl-doc-html) is written as encoded: repairing it would
+        change nothing but the count."""
         if getattr(self.encoder, "ensure_ascii", True):
             return None
         text = self.encoder.encode(record)
-        if REPLACEMENT in text or "\\ufffd" in text:
-            return None
         try:
-            return (text + "\n").encode("utf-8")
+            data = (text + "\n").encode("utf-8")
         except UnicodeEncodeError:
             return None
+        if REPLACEMENT in text or "\\ufffd" in text:
+            flags = record.get("flags")
+            if not isinstance(flags, (list, tuple)) or REPLACEMENT_FLAG not in flags:
+                return None
+            if _has_replacement(record):
+                self._inc("repaired")  # what _repaired counts for it
+        return data
 
     def _repaired(self, record: dict[str, Any]) -> bytes:
         """The JSON line of a record with lone surrogates or U+FFFD: repaired and flagged."""

@@ -27,6 +27,12 @@ USER_AGENT = f"boilerstrip/{__version__} (+{PROJECT_URL})"
 # The item fields that reach the JSONL file, in order (the raw HTML never does).
 FEED_EXPORT_FIELDS = list(EXPORT_FIELDS)  # also for `scrapy crawl site -O out.jsonl`
 
+# A page's callback yields one item (its links are requests, which the engine takes as they come), and
+# Scrapy starts CONCURRENT_ITEMS tasks for every response's output whatever it holds: its default of 100
+# is a hundred asyncio tasks a page for one item (create_task was the largest single cost of Scrapy's own
+# work on the reactor thread; crawl_benchmark.py --throughput, 2026-12-01: docbook-xsl-doc-html ~8 % faster).
+CONCURRENT_ITEMS = 4
+
 # Scrapy's downloader, with CONCURRENT_REQUESTS_PER_DOMAIN held when DOWNLOAD_DELAY is 0 (see the module).
 DOWNLOADER = "boilerstrip.core.downloader.Downloader"
 

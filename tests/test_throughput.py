@@ -151,3 +151,177 @@ def test_record_urls_are_read_from_the_line_start_and_a_torn_line_is_left_out(tm
     path.write_bytes(plain + b"\n" + compact + b"\n" + b'{"schema_version": 1, "url": "http://s.test/torn')
     assert list(iter_whole_lines(path)) == [plain, compact]
     assert written_urls(path) == {'http://s.test/a "b"', "http://s.test/c"}
+
+
+class _CountingPool(WorkerPool):
+    """A pool that runs jobs on the calling thread and names each job it ran."""
+
+    def __init__(self) -> None:
+        super().__init__(WorkerPoolParams(workers=0))
+        self.jobs: list[str] = []
+
+    async def run(self, fn, *args):
+        self.jobs.append(fn.__name__)
+        return fn(*args)
+
+
+_PAGE = ("<html><head><title>Page {n}</title></head><body><nav><a href='/'>Home</a> <a href='/b'>Blog</a></nav>"
+         "<main><h1>Heading {n}</h1><p>{text}</p><p>A second paragraph about page {n}, long enough to count as "
+         "content for the extractor.</p></main><footer>Copyright the site, all rights reserved.</footer></body></html>")
+
+
+def _pipelines(pool, source: str):
+    from boilerstrip.pipelines.boilerplate import CrossPageBoilerplatePipeline, PageBlocksPipeline
+    from boilerstrip.pipelines.extraction import ExtractionPipeline
+    from boilerstrip.pipelines._page_reading import PageReader
+    from boilerstrip.state import MemoryState
+
+    params = BoilerplateParams(source=source)
+    blocks, extraction = PageBlocksPipeline(params), ExtractionPipeline()
+    learn = CrossPageBoilerplatePipeline(params, state=MemoryState(), clean=False)
+    learn.open_spider()
+    if pool is not None:  # what open_spider does with a crawl's pool
+        blocks._pool, extraction.pool, learn._pool = pool, pool, pool
+        pool.companion(PageReader).want(features=(params.source, params.normalise_digits),
+                                        extraction=extraction.params, hashes=params)
+    return blocks, extraction, learn
+
+
+async def _through(pipelines, item):
+    for pipeline in pipelines:
+        item = pipeline.process_item(item)
+        if asyncio.iscoroutine(item):
+            item = await item
+    return item
+
+
+@pytest.mark.parametrize("source", ["auto", "page", "extracted"])
+def test_one_worker_job_reads_a_page_for_the_three_pipelines(source: str) -> None:
+    """Page blocks, extraction and the model's hashes come from one job a page, and give the item and the
+    state what the three pipelines give on their own; a plain dict item (no job to share) and an item whose
+    HTML a pipeline in between replaced get jobs of their own."""
+    from boilerstrip.items import PageItem
+
+    def item(n: int, kind=PageItem):
+        html = _PAGE.format(n=n, text=f"Text of page {n}. " * 20)
+        return kind(url=f"http://s.test/p{n}", final_url=f"http://s.test/p{n}", html=html)
+
+    alone = _pipelines(None, source)
+    expected = [asyncio.run(_through(alone, item(n))) for n in range(3)]
+    stored = [alone[2].state.templates.get_page("s.test", f"http://s.test/p{n}") for n in range(3)]
+
+    pool = _CountingPool()
+    shared = _pipelines(pool, source)
+    got = [asyncio.run(_through(shared, item(n))) for n in range(3)]
+    assert pool.jobs == ["read_page"] * 3
+    assert got == expected
+    assert [shared[2].state.templates.get_page("s.test", f"http://s.test/p{n}") for n in range(3)] == stored
+
+    pool = _CountingPool()
+    as_dicts = _pipelines(pool, source)
+    got = [asyncio.run(_through(as_dicts, item(n, kind=dict))) for n in range(3)]
+    assert pool.jobs == ["_features", "extract", "record_model_hashes"] * 3
+    fields = ("text", "blocks", "page_blocks", "page_block_hashes")
+    assert [{k: g.get(k) for k in fields} for g in got] == [{k: getattr(e, k) for k in fields} for e in expected]
+
+    class Rewrite:  # a pipeline of the user's between page blocks and extraction
+        def process_item(self, item):
+            item.html = item.html.replace("Text of page", "Other text of page")
+            return item
+
+    pool = _CountingPool()
+    blocks, extraction, learn = _pipelines(pool, source)
+    rewritten = asyncio.run(_through((blocks, Rewrite(), extraction, learn), item(0)))
+    # the new HTML gets its own job; the item's page blocks are of the old HTML, so its hashes are worked out
+    # from what the item holds
+    assert pool.jobs == ["read_page", "read_page", "record_model_hashes"]
+    assert "Other text of page 0" in rewritten.text
+
+
+def test_worker_processes_read_pages_without_importing_scrapy() -> None:
+    """A worker imports the module of each function it is sent: the render decision and the page's one
+    job come from pure modules, so the worker processes never load Scrapy, Twisted or Playwright."""
+    from boilerstrip.downloadermiddlewares.render import judge_static
+    from boilerstrip.extraction import ExtractionParams
+    from boilerstrip.pipelines._page_reading import PagePlan, read_page
+    from boilerstrip.rendering import RenderParams
+
+    pool = WorkerPool(WorkerPoolParams(workers=1, pool="process"))
+    html = _PAGE.format(n=1, text="Text. " * 50)
+    frameworks = "sorted(m for m in __import__('sys').modules if m.split('.')[0] in " \
+                 "('scrapy', 'twisted', 'playwright', 'scrapy_playwright'))"
+
+    async def main():
+        try:
+            verdict = await pool.run(judge_static, html, "http://s.test/p1", RenderParams())
+            reading = await pool.run(read_page, html, "http://s.test/p1",
+                                     PagePlan(features=("auto", True), extraction=ExtractionParams(),
+                                              hashes=BoilerplateParams()))
+            return verdict, reading, await pool.run(eval, frameworks)
+        finally:
+            pool.close()
+
+    verdict, reading, loaded = asyncio.run(main())
+    assert not verdict.needs and reading.hashes and "Text." in reading.extraction.text
+    assert loaded == []
+
+
+def test_a_record_flagged_for_replacement_chars_is_written_in_one_encode_as_repairing_would() -> None:
+    """Most docbook-xsl-doc-html records hold U+FFFD and carry the extractor's flag already: the exporter
+    writes them as first encoded, the bytes and the count the repair walk gives; a record with U+FFFD and
+    no flag, or a lone surrogate, still goes the repair way."""
+    import io
+
+    from scrapy.utils.test import get_crawler
+
+    from boilerstrip.feeds import REPLACEMENT_FLAG, SafeJsonLinesExporter
+
+    def exporter():
+        crawler = get_crawler()
+        crawler.stats.open_spider()
+        out = SafeJsonLinesExporter(io.BytesIO())
+        out.crawler = crawler
+        return out, crawler.stats
+
+    flagged = {"url": "http://s.test/", "text": "Common \ufffd Base", "flags": [REPLACEMENT_FLAG]}
+    fast, fast_stats = exporter()
+    slow, slow_stats = exporter()
+    assert fast._clean_line(dict(flagged)) == slow._repaired(dict(flagged))
+    assert fast_stats.get_value("boilerstrip/feeds/repaired") == slow_stats.get_value("boilerstrip/feeds/repaired") == 1
+    assert fast._clean_line({"url": "http://s.test/", "text": "a \ufffd b", "flags": []}) is None
+    assert fast._clean_line({"url": "http://s.test/", "text": "a \udc80 b", "flags": [REPLACEMENT_FLAG]}) is None
+
+
+def test_the_duplicates_step_takes_the_lsh_bands_asked_for_ahead() -> None:
+    """The finishing extension asks a worker for the LSH bands when the spider opens; the duplicates step
+    takes them from the context (the same drops as working them out itself), and works them out itself
+    when that worker died."""
+    from concurrent.futures import Future
+
+    from boilerstrip.boilerplate import DuplicateParams
+    from boilerstrip.boilerplate.duplicates import lsh_bands
+    from boilerstrip.finishing import MarkDuplicates, run_steps
+    from boilerstrip.finishing.steps import bands_key
+
+    params = DuplicateParams()
+    text = "The same long text on two pages of the site, word after word after word. " * 8
+    records = [{"url": "http://s.test/a", "text": text}, {"url": "http://s.test/b", "text": text}]
+    taken = []
+
+    class Asked(Future):
+        def result(self, timeout=None):
+            taken.append(True)
+            return super().result(timeout)
+
+    good, dead = Asked(), Future()
+    good.set_result(lsh_bands(params.near_min_jaccard, params.num_perm))
+    dead.set_exception(RuntimeError("the worker died"))
+    drops = []
+    for future in (good, dead, None):
+        context = FinishContext()
+        if future is not None:
+            context.ahead[bands_key(params)] = future
+        out = list(run_steps([dict(r) for r in records], [MarkDuplicates(params)], context))
+        drops.append((len(out), context.dropped_by_url()))
+    assert taken == [True]
+    assert drops[0] == drops[1] == drops[2] == (1, {"http://s.test/b": "exact_duplicate"})

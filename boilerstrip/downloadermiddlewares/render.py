@@ -25,9 +25,8 @@ from scrapy_playwright.page import PageMethod
 
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, STATIC_LOOK_META, context_name, settle_page
-from boilerstrip.extraction import main_text_chars
-from boilerstrip.rendering import (BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, RenderVerdict,
-                                   needs_rendering)
+from boilerstrip.downloadermiddlewares._render_job import judge_static
+from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, RenderVerdict
 from boilerstrip.rendering.scope import origin_key
 from boilerstrip.scope import in_scope
 
@@ -438,9 +437,3 @@ class RenderWhenNeededMiddleware:
         static_meta["boilerstrip_render_failed"] = reason
         static_meta.pop("boilerstrip_render_reason", None)
         return request.replace(meta=static_meta, dont_filter=True)
-
-
-def judge_static(html: str, url: str, params: RenderParams) -> RenderVerdict:
-    """The verdict on a page's served HTML, the extractor measuring its main text (module-level and pure:
-    the crawl's worker pool runs it)."""
-    return needs_rendering(html, url=url, main_text_chars=lambda doc: main_text_chars(doc, url), params=params)

@@ -22,8 +22,10 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from boilerstrip.boilerplate import BoilerplateParams, DuplicateParams
+from boilerstrip.boilerplate.duplicates import lsh_bands
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings
 from boilerstrip.finishing import FinishContext, finish_crawl
+from boilerstrip.finishing.steps import bands_key
 from boilerstrip.state import StateParams, crawl_layout, feed_output, open_state
 
 __all__ = ["FinishingExtension", "STATUS"]
@@ -44,6 +46,8 @@ class FinishingExtension:
         #: the final model from that state instead of hashing every record again)
         self.learned = False
         self.workers: Any = None  # the crawl's WorkerPool: the pass computes MinHash signatures there
+        self.ahead: dict[tuple, Any] = {}  # work asked of the workers before the pass (FinishContext.ahead)
+        self._asked = False
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "FinishingExtension":
@@ -67,9 +71,32 @@ class FinishingExtension:
             ext.workers = WorkerPool.of(crawler)
 
         crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)
+        crawler.signals.connect(ext.ask_ahead, signal=signals.item_scraped)  # once, at the first page
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)
         return ext
+
+    def ask_ahead(self) -> None:
+        """Ask a worker process for the pass's LSH bands now (once the first page is written: datasketch
+        imported and the bands worked out while the crawl runs, over a second of one worker that the pass
+        would otherwise wait for; asked at the spider's opening, it slowed the start-up)."""
+        if self._asked:
+            return
+        self._asked = True
+        executor = self._executor()
+        if executor is None or not component_enabled(self.settings, "duplicates"):
+            return
+        try:
+            params = params_from_settings(self.settings, "duplicates", DuplicateParams)
+        except ConfigError:
+            return  # the pass names the setting
+        self.ahead[bands_key(params)] = executor.submit(lsh_bands, params.near_min_jaccard, params.num_perm)
+
+    def _executor(self) -> Any:
+        """The crawl's worker processes' executor (None: no process pool)."""
+        if self.workers is not None and self.workers.params.pool == "process":
+            return self.workers.executor
+        return None
 
     def spider_closed(self, spider: Any = None, reason: str = "") -> None:
         self.reason = reason
@@ -105,9 +132,7 @@ class FinishingExtension:
             logger.error("finishing pass: %s", exc)
             return "failed"
         layout = crawl_layout(self.output)
-        context = FinishContext()
-        if self.workers is not None and self.workers.params.pool == "process":
-            context.executor = self.workers.executor
+        context = FinishContext(executor=self._executor(), ahead=dict(self.ahead))
         try:
             context.state = open_state(state_params, self.output)
             try:

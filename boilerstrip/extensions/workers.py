@@ -22,11 +22,12 @@ import multiprocessing
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from scrapy import signals
 
 from boilerstrip.config import params_from_settings
+from boilerstrip.extensions._worker_start import warm_up
 
 __all__ = ["WorkerPool", "WorkerPoolParams", "WorkerDied", "POOLS"]
 
@@ -36,6 +37,7 @@ POOLS = ("process", "thread")
 #: times a page whose worker process died is tried again in a new pool (the other pages in flight die with
 #: the culprit; one more try saves them, a page that kills every worker fails)
 _RETRIES = 2
+_T = TypeVar("_T")
 
 
 class WorkerDied(Exception):
@@ -65,6 +67,7 @@ class WorkerPool:
         self.params = params
         self.stats = stats
         self._executor: Executor | None = None
+        self._companions: dict[type, Any] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "WorkerPool":
@@ -85,6 +88,13 @@ class WorkerPool:
         extensions exist (``engine_started``, ``open_spider``)."""
         pool = crawler.get_extension(cls)
         return pool if pool is not None and pool.params.workers else None
+
+    def companion(self, cls: type[_T]) -> _T:
+        """The pool's one ``cls(pool)``, made on first ask: how components that share one job a page find
+        each other (``boilerstrip.pipelines._page_reading.PageReader``)."""
+        if cls not in self._companions:
+            self._companions[cls] = cls(self)
+        return self._companions[cls]
 
     @property
     def executor(self) -> Executor | None:
@@ -107,7 +117,7 @@ class WorkerPool:
             return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="boilerstrip-worker")
         executor = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
         for _ in range(workers):  # start the processes now, while the first requests are downloading
-            executor.submit(_warm_up)
+            executor.submit(warm_up)
         return executor
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -132,10 +142,3 @@ class WorkerPool:
                 if attempt == _RETRIES:
                     raise WorkerDied(f"the worker process reading this page died {attempt + 1} times") from None
         raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _warm_up() -> None:
-    """Run in each new worker process: import what reading a page needs before the first page comes."""
-    import boilerstrip.boilerplate.page  # noqa: F401
-    import boilerstrip.extraction  # noqa: F401
-    import boilerstrip.rendering  # noqa: F401

@@ -188,15 +188,19 @@ class MarkDuplicates(Step):
         self.params = params or DuplicateParams()
 
     def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
-        bands = None
-        if context.executor is not None:  # datasketch (and scipy) stay in the worker processes
-            bands = context.executor.submit(lsh_bands, self.params.near_min_jaccard, self.params.num_perm).result()
-        index = DuplicateIndex(self.params, bands)
+        bands = context.ahead.get(bands_key(self.params))
+        if bands is None and context.executor is not None:  # datasketch (and scipy) stay in the workers
+            # asked for now, taken at the first record: a worker imports datasketch and works the bands
+            # out while the steps before this one spill and build the model (a second, waited for alone)
+            bands = context.executor.submit(lsh_bands, self.params.near_min_jaccard, self.params.num_perm)
+        index: DuplicateIndex | None = None
         last: tuple[int, str] | None = None
         dropped: list[dict[str, Any]] = []
         marked: list[dict[str, Any]] = []
         context.report["duplicates"] = {"dropped": dropped, "marked": marked, "params": self.params}
         for record, signature in self._signed(records, context):
+            if index is None:
+                index = DuplicateIndex(self.params, _bands_of(bands))
             if not is_page(record):
                 yield record
                 continue
@@ -231,6 +235,21 @@ class MarkDuplicates(Step):
 
         for batch, future in _batches_ahead(records, context.executor, submit):
             yield from _resolved(batch, future)
+
+
+def bands_key(params: DuplicateParams) -> tuple:
+    """The ``FinishContext.ahead`` key of the LSH bands ``MarkDuplicates`` needs with ``params``."""
+    return ("lsh_bands", params.near_min_jaccard, params.num_perm)
+
+
+def _bands_of(future: Any) -> Any:
+    """The bands a worker worked out; None (worked out here) without a future, or when its worker died."""
+    if future is None:
+        return None
+    try:
+        return future.result()
+    except Exception:  # noqa: BLE001 - a pool started again during the crawl: the bands are worked out here
+        return None
 
 
 def _batches_ahead(items: Iterable[Any], executor: Any, submit: Any) -> Iterator[tuple[list[Any], Any]]:

@@ -39,6 +39,7 @@ from boilerstrip.extensions.workers import WorkerDied, WorkerPool
 from boilerstrip.finishing import finishing_follows
 from boilerstrip.finishing.steps import load_state_counts
 from boilerstrip.outcomes import FailedItem
+from boilerstrip.pipelines._page_reading import PageReader, hashed_fields
 from boilerstrip.state import MemoryState, State, StateParams, feed_output, open_state
 
 __all__ = ["PageBlocksPipeline", "CrossPageBoilerplatePipeline", "CrossPageRunParams"]
@@ -95,13 +96,21 @@ class PageBlocksPipeline:
     def open_spider(self) -> None:
         if self.crawler is not None:
             self._pool = WorkerPool.of(self.crawler)
+        if self._pool is not None:
+            self._pool.companion(PageReader).want(features=(self.params.source, self.params.normalise_digits))
 
     async def process_item(self, item: Any) -> Any:
-        html = ItemAdapter(item).get("html")
+        adapter = ItemAdapter(item)
+        html = adapter.get("html")
         features = None
         if self._pool is not None and isinstance(html, str) and html:
             try:
-                features = await self._pool.run(_features, html, self.params.source, self.params.normalise_digits)
+                # the page's one job (extraction and the model's hashes ride along, see _page_reading)
+                reading = await self._pool.companion(PageReader).reading(
+                    item, html, adapter.get("final_url") or adapter.get("url"))
+                features = reading.features if reading is not None else None
+                if features is None:
+                    features = await self._pool.run(_features, html, self.params.source, self.params.normalise_digits)
             except WorkerDied as exc:
                 raise FailedItem("extraction_worker_died", str(exc)) from None
         return self.features_item(item, features)
@@ -167,6 +176,8 @@ class CrossPageBoilerplatePipeline:
         self.state = self._state_arg if self._state_arg is not None else open_state(self.state_params, self.output)
         if self.crawler is not None and not self.clean:
             self._pool = WorkerPool.of(self.crawler)
+        if self._pool is not None:
+            self._pool.companion(PageReader).want(hashes=self.params)
 
     def close_spider(self) -> None:
         self._inc("model/distinct_blocks", self.model.distinct_blocks())
@@ -217,12 +228,24 @@ class CrossPageBoilerplatePipeline:
         adapter = ItemAdapter(item)
         url, site, cluster = self._prepare(adapter)
         fields = {key: adapter.get(key) for key in _HASHED_FIELDS}
-        try:
-            hashes = await self._pool.run(record_model_hashes, fields, self.params)
-        except WorkerDied:
-            hashes = self._hashes_of(adapter)
+        hashes = self._hashes_read(item, fields)
+        if hashes is None:
+            try:
+                hashes = await self._pool.run(record_model_hashes, fields, self.params)
+            except WorkerDied:
+                hashes = self._hashes_of(adapter)
         self._learn(site, cluster, url, hashes)
         return item
+
+    def _hashes_read(self, item: Any, fields: dict[str, Any]) -> set[str] | None:
+        """The hashes the page's one job computed (``_page_reading``), when they were computed from the
+        fields the item holds now; else None."""
+        reading = self._pool.companion(PageReader).done(item)
+        if reading is None or reading.hashes is None or reading.extraction is None:
+            return None
+        if hashed_fields(reading.features, reading.extraction, self.params.source) != fields:
+            return None  # the page changed on the way (another pipeline): hashed again
+        return reading.hashes
 
     def _prepare(self, adapter: ItemAdapter) -> tuple[str, str, str]:
         """The page's URL, site and cluster; with ``source="page"`` its page blocks become its blocks."""

@@ -35,6 +35,7 @@ from boilerstrip.config import ConfigError, component_enabled, params_from_setti
 from boilerstrip.extensions.workers import WorkerDied, WorkerPool
 from boilerstrip.extraction import ExtractionParams, ExtractionResult, extract
 from boilerstrip.outcomes import FailedItem
+from boilerstrip.pipelines._page_reading import PageReader, extracted_blocks
 
 __all__ = ["ExtractionPipeline"]
 
@@ -70,6 +71,8 @@ class ExtractionPipeline:
     def open_spider(self) -> None:
         if self.crawler is not None:
             self.pool = WorkerPool.of(self.crawler)
+        if self.pool is not None:
+            self.pool.companion(PageReader).want(extraction=self.params)
 
     async def process_item(self, item: Any, spider: Any = None) -> Any:
         adapter = ItemAdapter(item)
@@ -81,7 +84,11 @@ class ExtractionPipeline:
             result = extract(html, url, self.params)
         else:
             try:
-                result = await self.pool.run(extract, html, url, self.params)
+                # the page's one job (with its blocks and the model's hashes, see _page_reading)
+                reading = await self.pool.companion(PageReader).reading(item, html, url)
+                result = reading.extraction if reading is not None else None
+                if result is None:
+                    result = await self.pool.run(extract, html, url, self.params)
             except WorkerDied as exc:
                 raise FailedItem("extraction_worker_died", str(exc)) from None
         self._apply(adapter, url, result)
@@ -127,7 +134,7 @@ class ExtractionPipeline:
                 put(name, value)
         put("method", result.method)
         put("attempts", [a.__dict__.copy() for a in result.attempts])
-        put("blocks", [{"kind": b.kind, "text": b.text} for b in result.blocks])
+        put("blocks", extracted_blocks(result))
         flags = list(adapter.get("flags") or [])
         flags.extend(flag for flag in result.flags if flag not in flags)
         if result.reason and f"extraction_empty:{result.reason}" not in flags:

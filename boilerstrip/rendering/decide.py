@@ -216,9 +216,9 @@ def page_signals(html: str, *, text_chars: int | None = None, params: RenderPara
         _drop(el)
     content_text = body.text_content()
     headline_chars = sum(_norm_len(h.text_content()) for h in body.iter("h1"))
-    content_chars = _norm_len(content_text) if text_chars is None else int(text_chars)
+    short_text = _SPACE_RE.sub(" ", content_text).strip()  # what _norm_len measures: collapsed once
+    content_chars = len(short_text) if text_chars is None else int(text_chars)
     source = "page" if text_chars is None else "caller"
-    short_text = _SPACE_RE.sub(" ", content_text).strip()
     loading = loading_class or bool(short_text and len(short_text) <= 80 and V.LOADING_TEXT_RE.match(short_text))
     if not noscript_notice and content_chars < params.max_shell_text_chars:
         noscript_notice = bool(V.NOSCRIPT_NOTICE_RE.search(short_text.lower()))
