@@ -325,8 +325,9 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
     pre_depth = 0
     code_depth = 0  # inside <pre> or <code>
     quote_depth = 0
-    # inside <main>, <article> or <section>, a <header> introduces that section (the HTML standard gives
-    # it the banner role only outside them): it is read like the section's other blocks, not as chrome
+    # inside a <section>, a <header> introduces that section (the HTML standard gives it the banner role
+    # only outside sectioning content): it is read like the section's other blocks, not as chrome. Inside
+    # <main> or <article> it stays chrome: there it holds the headline's byline (article benchmark -0.0005)
     section_depth = 0
 
     def flush() -> None:
