@@ -39,6 +39,7 @@ def _extractor() -> Any:
     return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 
+@functools.lru_cache(maxsize=4096)  # a crawl asks for the same few hosts on every URL it meets
 def _bare_host(host: str) -> str:
     """Lower case, no trailing dot, an IP literal in canonical form without brackets."""
     ip = parse_ip_literal(host)

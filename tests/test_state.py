@@ -90,6 +90,36 @@ def test_template_counts_do_not_depend_on_order(tmp_path) -> None:
     assert all(r == results[0] for r in results)
 
 
+def test_sqlite_template_counts_held_in_memory_are_written_in_batches(tmp_path, monkeypatch) -> None:
+    """The SQLite backend holds count changes in memory and writes them in batches (a bounded batch, at a
+    read of the counts, at commit): what is read and what a later run reads are the counts of every page,
+    and a block whose pages all went leaves no row behind."""
+    from boilerstrip.state import sqlite as sqlite_backend
+
+    monkeypatch.setattr(sqlite_backend, "_PENDING_MAX", 7)  # several batches over these pages
+    state = SqliteState(tmp_path / "state")
+    t = state.templates
+    for i in range(40):
+        t.put_page("s", f"http://s/{i}", f"c:{i % 2}", ["nav", "footer", f"own{i}"])
+    assert len(t._pending) < 7  # the batches were written as they filled
+    assert t.site_counts("s", min_pages=2) == (40, {"nav": 40, "footer": 40})
+    for i in range(40):
+        t.put_page("s", f"http://s/{i}", f"c:{i % 2}", ["nav", f"own{i}"])  # the footer went from every page
+    t.remove_page("s", "http://s/0")
+    state.close()
+    db = sqlite3.connect(str(tmp_path / "state" / "state.sqlite3"))
+    try:
+        rows = dict(db.execute("SELECT hash, pages FROM template_counts WHERE cluster = ''"))
+        scopes = dict(db.execute("SELECT cluster, pages FROM template_scopes"))
+    finally:
+        db.close()
+    assert rows["nav"] == 39 and "footer" not in rows and "own0" not in rows and rows["own1"] == 1
+    assert scopes == {"": 39, "c:0": 19, "c:1": 20}
+    reopened = SqliteState(tmp_path / "state")
+    assert reopened.templates.site_counts("s", min_pages=2) == (39, {"nav": 39})
+    reopened.close()
+
+
 def test_url_history_round_trips(backend) -> None:
     state, reopen = backend
     first = UrlState(url="http://s/a", site="s", etag='"v1"', last_modified="Tue, 01 Dec 2026 05:00:00 GMT",

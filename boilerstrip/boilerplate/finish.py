@@ -101,7 +101,8 @@ def _export_order() -> list[str]:
 def dump_record(record: Mapping[str, Any], order: list[str] | None = None) -> str:
     """One JSON line, keys in EXPORT_FIELDS order then the others sorted: stable bytes for stable data."""
     order = _export_order() if order is None else order
-    keys = [k for k in order if k in record] + sorted(k for k in record if k not in set(order))
+    known = set(order)
+    keys = [k for k in order if k in record] + sorted(k for k in record if k not in known)
     return repair_text(json.dumps({k: record[k] for k in keys}, ensure_ascii=False, sort_keys=False))
 
 

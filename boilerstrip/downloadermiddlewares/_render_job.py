@@ -7,12 +7,27 @@ does not import Scrapy and scrapy-playwright to judge a page: pure, like what it
 from __future__ import annotations
 
 from boilerstrip.extraction import main_text_chars
+from boilerstrip.pipelines._page_reading import PagePlan, PageReading, read_page
 from boilerstrip.rendering import RenderParams, RenderVerdict, needs_rendering
 
-__all__ = ["judge_static"]
+__all__ = ["judge_static", "judge_and_read"]
 
 
 def judge_static(html: str, url: str, params: RenderParams) -> RenderVerdict:
     """The verdict on a page's served HTML, the extractor measuring its main text (module-level and pure:
     the crawl's worker pool runs it)."""
     return needs_rendering(html, url=url, main_text_chars=lambda doc: main_text_chars(doc, url), params=params)
+
+
+def judge_and_read(html: str, url: str, params: RenderParams, plan: PagePlan) -> tuple[RenderVerdict, PageReading | None]:
+    """The verdict, and for a page that keeps its served HTML the pipelines' reading of it (``read_page``)
+    in the same job: the HTML crosses to a worker once a page, not twice. None for a page to be rendered
+    (its rendered HTML is read instead), or when reading failed (the pipelines' own job then meets the
+    error and records it)."""
+    verdict = judge_static(html, url, params)
+    if verdict.needs:
+        return verdict, None
+    try:
+        return verdict, read_page(html, url, plan)
+    except Exception:  # noqa: BLE001 - the pipelines read the page again and record why it failed
+        return verdict, None

@@ -25,7 +25,8 @@ from scrapy_playwright.page import PageMethod
 
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, STATIC_LOOK_META, context_name, settle_page
-from boilerstrip.downloadermiddlewares._render_job import judge_static
+from boilerstrip.downloadermiddlewares._render_job import judge_and_read, judge_static
+from boilerstrip.pipelines._page_reading import PagePlan
 from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, RenderVerdict
 from boilerstrip.rendering.scope import origin_key
 from boilerstrip.scope import in_scope
@@ -36,6 +37,7 @@ logger = logging.getLogger(__name__)
 
 _STATS = "boilerstrip/render"
 _HTML_TYPES = (b"text/html", b"application/xhtml+xml")
+_NOTHING_TO_READ = PagePlan()  # no pipeline reads pages in the pool: the decision's job only judges
 #: Substrings of Playwright errors that mean the browser could not be started at all.
 _BROWSER_MISSING = ("executable doesn't exist", "failed to launch", "no such file", "looks like playwright")
 #: Substrings of Playwright errors that mean the browser (or its page) died under the request.
@@ -291,8 +293,17 @@ class RenderWhenNeededMiddleware:
     async def _judged_in_pool(self, request: Request, response: Response, html: str) -> Request | Response:
         from boilerstrip.extensions.workers import WorkerDied
 
+        from boilerstrip.pipelines._page_reading import PageReader
+
+        reader = self.pool.companion(PageReader)  # what the pipelines will read of the page
+        plan = reader.plan
         try:
-            verdict = await self.pool.run(judge_static, html, response.url, self.decision)
+            if plan == _NOTHING_TO_READ:
+                verdict = await self.pool.run(judge_static, html, response.url, self.decision)
+            else:  # a page that keeps its served HTML is read for the pipelines in the same job
+                verdict, reading = await self.pool.run(judge_and_read, html, response.url, self.decision, plan)
+                if reading is not None:
+                    reader.prepared(response, html, response.url, plan, reading)
         except WorkerDied:
             self._inc("skipped/worker_died")  # extraction meets the same page and records why it failed
             return response

@@ -11,7 +11,7 @@ functions over plain values (``run``), which is all a process pool can carry.
 A worker process that dies (a crash in a C library on hostile HTML, the OOM killer) takes its in-flight
 pages with it: the pool is started again and each of those pages is tried ``_RETRIES`` more times; then
 ``run`` raises :class:`WorkerDied` and the caller records the page as failed with a reason. Stats:
-``boilerstrip/workers/broken``.
+``boilerstrip/workers/broken``, and ``boilerstrip/workers/jobs/<function>``, the jobs ``run`` was given.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+import threading
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
@@ -27,7 +28,7 @@ from typing import Any, Callable, TypeVar
 from scrapy import signals
 
 from boilerstrip.config import params_from_settings
-from boilerstrip.extensions._worker_start import warm_up
+from boilerstrip.extensions._worker_start import WORKER_MODULES, warm_up
 
 __all__ = ["WorkerPool", "WorkerPoolParams", "WorkerDied", "POOLS"]
 
@@ -51,7 +52,8 @@ class WorkerPoolParams:
     # feed) shares the cores with them; crawl_benchmark.py --throughput (2026-12-01, 2 cores) had 1 and 2
     # processes within noise of each other. 0 = on the reactor thread (one huge page stalls every download).
     workers: int = 2
-    # "process": worker processes, started with "spawn" (nothing of the crawl's threads is inherited);
+    # "process": worker processes, forked from a server process that loaded the jobs' modules once
+    # ("forkserver": nothing of the crawl's threads is inherited; "spawn" where there is no forkserver);
     # "thread": threads of the crawl's process.
     pool: str = "process"
 
@@ -67,6 +69,8 @@ class WorkerPool:
         self.params = params
         self.stats = stats
         self._executor: Executor | None = None
+        #: set once the executor's worker processes are launched (``_new_executor``)
+        self._launched: Future | None = None
         self._companions: dict[type, Any] = {}
 
     @classmethod
@@ -115,14 +119,29 @@ class WorkerPool:
         workers = self.params.workers
         if self.params.pool == "thread":
             return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="boilerstrip-worker")
-        executor = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
-        for _ in range(workers):  # start the processes now, while the first requests are downloading
-            executor.submit(warm_up)
+        executor = ProcessPoolExecutor(max_workers=workers, mp_context=_process_context())
+        launched: Future = Future()
+
+        def launch() -> None:
+            # a submit starts a process while none is idle, and waits for the forkserver to fork it (the
+            # first one waits for the server to load WORKER_MODULES, a second): off the reactor thread
+            try:
+                for _ in range(workers):
+                    executor.submit(warm_up)
+            except RuntimeError:  # closed (or broken) before every worker was launched: nothing to start
+                pass
+            finally:
+                launched.set_result(None)
+
+        self._launched = launched
+        threading.Thread(target=launch, name="boilerstrip-worker-launch", daemon=True).start()
         return executor
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         """``fn(*args)`` in the pool (on the calling thread with 0 workers). For a process pool ``fn`` and
         its arguments must be picklable: a module-level pure function over plain values."""
+        if self.stats is not None:
+            self.stats.inc_value(f"{STATS}/jobs/{getattr(fn, '__name__', 'job')}")
         if not self.params.workers:
             return fn(*args)
         self.start()
@@ -130,6 +149,8 @@ class WorkerPool:
         for attempt in range(_RETRIES + 1):
             executor = self._executor
             assert executor is not None
+            if self._launched is not None and not self._launched.done():
+                await asyncio.wrap_future(self._launched)  # a submit now would wait for the launch
             try:
                 return await loop.run_in_executor(executor, fn, *args)
             except BrokenProcessPool:
@@ -142,3 +163,14 @@ class WorkerPool:
                 if attempt == _RETRIES:
                     raise WorkerDied(f"the worker process reading this page died {attempt + 1} times") from None
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _process_context() -> Any:
+    """The worker processes' start method: "forkserver" where the platform has it (the server loads
+    ``WORKER_MODULES`` once and forks each worker from that, so a worker costs no imports and a pool started
+    again after a worker died is ready at once), else "spawn"."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(list(WORKER_MODULES))  # read when the server starts: once a process
+    return context

@@ -90,21 +90,51 @@ class PageReader:
         #: id(item) -> (the item, weakly; the HTML and URL the job read; its future), dropped with the item
         #: (items are dataclasses: unhashable, so not the keys of a WeakKeyDictionary)
         self._jobs: dict[int, tuple[Any, str, str | None, asyncio.Future]] = {}
+        #: id(html) -> (the HTML, its URL, the plan, the reading, a token): readings done before the page's
+        #: item existed (the render decision's job, :meth:`prepared`), kept while their response lives
+        self._prepared: dict[int, tuple[str, str | None, PagePlan, PageReading, object]] = {}
 
     def want(self, **parts: Any) -> None:
         """Add parts to the plan (``open_spider``, before the first page)."""
         self.plan = dataclasses.replace(self.plan, **parts)
 
+    def prepared(self, response: Any, html: str, url: str | None, plan: PagePlan, reading: PageReading) -> None:
+        """A reading of ``html`` (``response``'s text) done by the render decision's job with ``plan``: the
+        page's item, made of the same text, takes it instead of starting a job. Kept while ``response``
+        lives (a page dropped before the pipelines leaves nothing behind)."""
+        token = object()
+        key = id(html)
+        self._prepared[key] = (html, url, plan, reading, token)
+        weakref.finalize(response, self._forget_prepared, key, token)
+
+    def _forget_prepared(self, key: int, token: object) -> None:
+        entry = self._prepared.get(key)
+        if entry is not None and entry[4] is token:
+            del self._prepared[key]
+
+    def _take_prepared(self, html: str, url: str | None) -> PageReading | None:
+        entry = self._prepared.get(id(html))
+        if entry is None or entry[0] is not html or entry[1] != url or entry[2] != self.plan:
+            return None
+        del self._prepared[id(html)]
+        return entry[3]
+
     async def reading(self, item: Any, html: str, url: str | None) -> PageReading | None:
-        """The page's reading, from its one job (started here if no pipeline has yet); None when ``item``
-        cannot key a job (a plain dict: each pipeline then runs its own part)."""
+        """The page's reading, from its one job (started here if no pipeline has yet, unless the render
+        decision's job read the same text already); None when ``item`` cannot key a job (a plain dict: each
+        pipeline then runs its own part)."""
         entry = self._entry(item)
         if entry is None or entry[1] is not html or entry[2] != url:
             try:
                 ref = weakref.ref(item)
             except TypeError:
                 return None
-            future = asyncio.ensure_future(self.pool.run(read_page, html, url, self.plan))
+            ready = self._take_prepared(html, url)
+            if ready is not None:
+                future: asyncio.Future = asyncio.get_running_loop().create_future()
+                future.set_result(ready)
+            else:
+                future = asyncio.ensure_future(self.pool.run(read_page, html, url, self.plan))
             if entry is None:
                 weakref.finalize(item, self._jobs.pop, id(item), None)
             entry = (ref, html, url, future)
