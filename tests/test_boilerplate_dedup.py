@@ -84,3 +84,28 @@ def test_in_place_and_bad_input(tmp_path) -> None:
     assert missing.returncode == 1 and "no such file" in missing.stderr
     bad = _dedup(str(path), "-o", str(tmp_path / "x.jsonl"), "-s", "BOILERSTRIP_BOILERPLATE_MIN_PAGES=few")
     assert bad.returncode == 2 and "BOILERSTRIP_BOILERPLATE_MIN_PAGES" in bad.stderr
+
+
+def test_a_texts_minhash_is_datasketchs_over_its_word_shingles() -> None:
+    """The signature's hash values are those of datasketch's MinHash fed the text's word shingles (casefolded
+    ``\\w+`` words, ``shingle_words`` at a time, UTF-8): however the shingles are built and in whatever
+    order they are fed, a near-duplicate verdict is datasketch's."""
+    import re
+
+    import numpy as np
+    from datasketch import MinHash
+
+    from boilerstrip.boilerplate.duplicates import text_signature
+    from boilerstrip.boilerplate.params import DuplicateParams
+
+    params = DuplicateParams()
+    text = "Ünïcode wörds, and more WORDS: " + _words(3, 80) + " the end, the end."
+    words = re.findall(r"\w+", text.casefold())
+    k = params.shingle_words
+    expected = MinHash(num_perm=params.num_perm, seed=1)
+    for i in range(len(words) - k + 1):
+        expected.update(" ".join(words[i:i + k]).encode("utf-8"))
+    signature = text_signature(text, params)
+    assert signature.hashvalues is not None and np.array_equal(signature.hashvalues, expected.hashvalues)
+    short = " ".join(words[: params.near_min_words])  # as few words as a near check takes: one shingle or more
+    assert text_signature(short, params).hashvalues is not None

@@ -74,9 +74,13 @@ def text_signature(text: str, params: DuplicateParams) -> Signature:
     from datasketch import MinHash
 
     k = params.shingle_words
-    shingles = {" ".join(words[i : i + k]).encode("utf-8") for i in range(max(1, len(words) - k + 1))}
+    encoded = [word.encode("utf-8") for word in words]  # b" ".join of the words' bytes: the shingle's UTF-8
+    if len(encoded) >= k:
+        shingles = set(map(b" ".join, zip(*(encoded[i:] for i in range(k)))))
+    else:
+        shingles = {b" ".join(encoded)}
     mh = MinHash(num_perm=params.num_perm, seed=1)
-    mh.update_batch(sorted(shingles))
+    mh.update_batch(list(shingles))  # in any order: each hash value is a minimum over the set
     return Signature(text_digest(text), mh.hashvalues)
 
 

@@ -62,6 +62,10 @@ class FinishContext:
     #: futures of pure work asked of ``executor`` before the pass (its keys say what and with which
     #: parameters, e.g. ``("lsh_bands", 0.9, 128)``): a step takes one when its key matches, else asks itself
     ahead: dict[tuple, Any] = field(default_factory=dict)
+    #: URL -> (the text, the duplicate parameters, its ``text_signature``): signatures a step worked out
+    #: with the record it yields (``TemplateStep``, in the job that cleans it), for the duplicates step to
+    #: take when the record reaches it with that very text; each is taken once
+    signatures: dict[str, tuple[Any, Any, Any]] = field(default_factory=dict)
 
     def dropped_by_url(self) -> dict[str, str]:
         return {d.url: d.reason for d in self.dropped}

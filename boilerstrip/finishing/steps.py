@@ -81,8 +81,13 @@ class TemplateStep(Step):
 
     name = "template"
 
-    def __init__(self, params: BoilerplateParams | None = None, learned: bool = False) -> None:
+    def __init__(self, params: BoilerplateParams | None = None, learned: bool = False,
+                 sign: DuplicateParams | None = None) -> None:
         self.params = params or BoilerplateParams()
+        #: the duplicates step's parameters when one follows: a worker that cleans a page works out the
+        #: cleaned text's signature in the same job (``FinishContext.signatures``), so the text does not
+        #: travel back to a worker, and no job waits for another
+        self.sign = sign
         #: the crawl's pipeline put every page's hashes in ``context.state`` (``CrossPageBoilerplatePipeline``
         #: learns each page as it passes): the state's counts are then the final model, and no record is
         #: read to build it (the per-page hashes are computed once, during the crawl)
@@ -107,9 +112,11 @@ class TemplateStep(Step):
             self.count(context, "stored_pages_used", stored)
             ordered = sorted(urls, key=keep_order)
             cleaned = (self._cleaned_in_pool(ordered, spill, model, context.executor) if context.executor is not None
-                       else (clean_record(spill.get(url), url, model, params) for url in ordered))
-            for url, (record, result, site, cluster) in zip(ordered, cleaned):
+                       else ((*clean_record(spill.get(url), url, model, params), None) for url in ordered))
+            for url, (record, result, site, cluster, signature) in zip(ordered, cleaned):
                 builder.add(url, site, cluster, result)
+                if signature is not None:
+                    context.signatures[url] = (record.get("text"), self.sign, signature)
                 yield record
         yield from others
 
@@ -122,7 +129,7 @@ class TemplateStep(Step):
             with open(path, "wb") as handle:
                 pickle.dump((model, self.params), handle, protocol=pickle.HIGHEST_PROTOCOL)
             batches = _batches_ahead(((url, spill.get(url)) for url in urls), executor,
-                                     lambda batch: executor.submit(clean_records, path, batch))
+                                     lambda batch: executor.submit(clean_records, path, batch, self.sign))
             for batch, future in batches:
                 yield from self._resolved_clean(batch, future, model)
 
@@ -131,7 +138,7 @@ class TemplateStep(Step):
             yield from future.result()
         except Exception:  # noqa: BLE001 - a dead worker process costs time here, never the pages
             for url, record in batch:
-                yield clean_record(record, url, model, self.params)
+                yield (*clean_record(record, url, model, self.params), None)
 
     def _site_model(self, model: TemplateModel, site: str, urls: list[str], spill: Spill,
                     context: FinishContext) -> int:
@@ -156,10 +163,11 @@ class TemplateStep(Step):
 _LOADED_MODELS: dict[str, Any] = {}
 
 
-def clean_records(model_path: str, batch: list[tuple[str, Record]]) -> list[Any]:
+def clean_records(model_path: str, batch: list[tuple[str, Record]], sign: DuplicateParams | None = None) -> list[Any]:
     """``clean_record`` of each (URL, record) with the model pickled at ``model_path`` (one job of the
-    worker pool; the model is read once per worker and pass). The clean results keep only their removed
-    blocks: what the template report needs."""
+    worker pool; the model is read once per worker and pass), with the cleaned text's ``text_signature``
+    under ``sign`` (None: not wanted). The clean results keep only their removed blocks: what the template
+    report needs."""
     if model_path not in _LOADED_MODELS:
         _LOADED_MODELS.clear()
         with open(model_path, "rb") as handle:
@@ -169,7 +177,8 @@ def clean_records(model_path: str, batch: list[tuple[str, Record]]) -> list[Any]
     for url, record in batch:
         cleaned, result, site, cluster = clean_record(record, url, model, params)
         result = dataclasses.replace(result, blocks=[b for b in result.blocks if b["removed"]], kept=[])
-        out.append((cleaned, result, site, cluster))
+        signature = text_signature(cleaned.get("text") or "", sign) if sign is not None and is_page(cleaned) else None
+        out.append((cleaned, result, site, cluster, signature))
     return out
 
 
@@ -225,16 +234,33 @@ class MarkDuplicates(Step):
         """Each record with its text's signature: computed ahead in ``context.executor`` when there is one
         (the MinHash is most of this step's work), ``_BATCH`` texts a job, ``_AHEAD`` records ahead; else
         None (computed when checked)."""
+        ready = context.signatures
         if context.executor is None:
             for record in records:
-                yield record, None
+                yield record, self._signed_before(record, ready)
             return
         def submit(batch: list[Record]) -> Any:
-            texts = [(r.get("text") or "") if is_page(r) else "" for r in batch]
-            return context.executor.submit(text_signatures, texts, self.params)
+            texts = [(r.get("text") or "") for r in batch if is_page(r) and self._signed_before(r, ready, take=False) is None]
+            return context.executor.submit(text_signatures, texts, self.params) if texts else None
 
         for batch, future in _batches_ahead(records, context.executor, submit):
-            yield from _resolved(batch, future)
+            computed = iter(_signatures_of(future))
+            for record in batch:
+                if not is_page(record):
+                    yield record, None
+                    continue
+                signature = self._signed_before(record, ready)
+                yield record, signature if signature is not None else next(computed, None)
+
+    def _signed_before(self, record: Record, ready: dict[str, Any], take: bool = True) -> Any:
+        """The signature a step before this one worked out for ``record``'s very text with these parameters
+        (taken, so each is used once), else None."""
+        entry = ready.get(record.get("url"))
+        if entry is None or entry[0] is not record.get("text") or entry[1] != self.params:
+            return None
+        if take:
+            del ready[record["url"]]
+        return entry[2]
 
 
 def bands_key(params: DuplicateParams) -> tuple:
@@ -275,15 +301,15 @@ def text_signatures(texts: list[str], params: DuplicateParams) -> list[Any]:
     return [text_signature(text, params) for text in texts]
 
 
-def _resolved(records: list[Record], future: Any) -> Iterator[tuple[Record, Any]]:
-    """The records of a job and their signatures; None (computed again when checked) when the worker
-    failed."""
+def _signatures_of(future: Any) -> list[Any]:
+    """The signatures a job worked out (None: no job); none when the worker failed (each is then computed
+    again when checked)."""
+    if future is None:
+        return []
     try:
-        signatures = future.result()
+        return future.result()
     except Exception:  # noqa: BLE001 - a dead worker process costs time here, never the page
-        signatures = [None] * len(records)
-    for record, signature in zip(records, signatures):
-        yield record, signature if is_page(record) else None
+        return []
 
 
 class SortByUrl(Step):
@@ -358,7 +384,8 @@ def crawl_steps(
     ``change`` (a :class:`boilerstrip.finishing.change.ChangeStep`) goes after the final clean and
     duplicates, so a page's change status is decided on its final text. ``learned``: see
     :class:`TemplateStep`."""
-    steps: list[Step] = [TemplateStep(params, learned=learned)]
+    dup_params = dup_params or DuplicateParams()
+    steps: list[Step] = [TemplateStep(params, learned=learned, sign=dup_params if duplicates_enabled else None)]
     if duplicates_enabled:
         steps.append(MarkDuplicates(dup_params))
     if change is not None:
