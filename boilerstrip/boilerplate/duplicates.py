@@ -23,7 +23,6 @@ __all__ = ["DuplicateIndex", "Duplicate", "find_duplicates", "keep_order", "text
 EXACT_DUPLICATE = "exact_duplicate"
 NEAR_DUPLICATE = "near_duplicate"
 _WORD_RE = re.compile(r"\w+")
-_SPACE_RE = re.compile(r"\s+")
 
 
 def keep_order(url: str) -> tuple[int, str]:
@@ -33,7 +32,7 @@ def keep_order(url: str) -> tuple[int, str]:
 
 def text_digest(text: str) -> str:
     """sha256 of the text with case and whitespace normalised (the exact-duplicate key)."""
-    norm = _SPACE_RE.sub(" ", unicodedata.normalize("NFKC", text or "").casefold()).strip()
+    norm = " ".join(unicodedata.normalize("NFKC", text or "").casefold().split())  # split(): the \s runs a regex finds
     return hashlib.sha256(norm.encode("utf-8")).hexdigest()
 
 

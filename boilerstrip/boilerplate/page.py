@@ -35,15 +35,23 @@ def _element_name(element) -> str:
     return _DIGITS_RE.sub("0", name.lower())
 
 
-def slot_of(element, kind: str, links: int) -> str:
+def slot_of(element, kind: str, links: int, names_of: dict | None = None) -> str:
     """A block's structural slot: the tag path (tags with id and classes, digits as 0) of its element and
     of up to ``_SLOT_DEPTH`` - 1 ancestors, its kind, and whether it holds links. A site's template puts its
-    navigation bars, breadcrumbs and footers in the same slot on every page, whatever their text."""
+    navigation bars, breadcrumbs and footers in the same slot on every page, whatever their text.
+    ``names_of``: element -> name, kept by the caller over one page (blocks share their ancestors: each
+    element is named once a page, not once a block beneath it; a fifth of reading sqlite3-doc's pages)."""
     names = []
     while element is not None and len(names) < _SLOT_DEPTH and isinstance(element.tag, str):
         if element.tag in ("body", "html"):
             break
-        names.append(_element_name(element))
+        if names_of is None:
+            names.append(_element_name(element))
+        else:
+            name = names_of.get(element)
+            if name is None:
+                name = names_of[element] = _element_name(element)
+            names.append(name)
         element = element.getparent()
     return "/".join(reversed(names)) + f"|{kind}|{'a' if links else ''}"
 
@@ -64,7 +72,7 @@ def _parse(html: str):
     return etree.fromstring(data, parser=parser)
 
 
-def _segment_blocks(document) -> list[tuple[str, str, str]] | None:
+def _segment_blocks(document, names_of: dict | None = None) -> list[tuple[str, str, str]] | None:
     try:  # the extractor's own segmentation, when present
         from boilerstrip.extraction._vocab import NEVER_CONTENT_TAGS
         from boilerstrip.extraction.blocks import segment
@@ -75,7 +83,8 @@ def _segment_blocks(document) -> list[tuple[str, str, str]] | None:
     etree.strip_elements(document, *NEVER_CONTENT_TAGS, with_tail=False)
     body = document.find("body")
     seg = segment(body if body is not None else document)
-    return [(kind, _CONTROL_RE.sub("", text), slot_of(owner, kind, links))
+    names_of = {} if names_of is None else names_of
+    return [(kind, _CONTROL_RE.sub("", text), slot_of(owner, kind, links, names_of))
             for kind, text, owner, links in zip(seg.kinds, seg.texts, seg.owners, seg.link_chars)]
 
 
@@ -112,7 +121,7 @@ def page_blocks(html: str, *, max_chars: int = 10_000_000, slots: bool = False) 
         return []
 
 
-def _region_of(document) -> list[dict] | None:
+def _region_of(document, names_of: dict | None = None) -> list[dict] | None:
     try:
         from boilerstrip.extraction._vocab import NEVER_CONTENT_TAGS
         from boilerstrip.extraction.blocks import BOILERPLATE, CHROME, COMMENTS, CONTENT, HIDDEN, segment
@@ -134,8 +143,10 @@ def _region_of(document) -> list[dict] | None:
         for i in range(span[0], span[1]):
             verdicts[i] = painted
     out = []
+    names_of = {} if names_of is None else names_of
     for kind, text, links, verdict, owner in zip(seg.kinds, seg.texts, seg.link_chars, verdicts, seg.owners):
-        block = {"kind": kind, "text": _CONTROL_RE.sub("", text), "links": links, "slot": slot_of(owner, kind, links)}
+        block = {"kind": kind, "text": _CONTROL_RE.sub("", text), "links": links,
+                 "slot": slot_of(owner, kind, links, names_of)}
         if verdict:
             block["furniture"] = verdict
         out.append(block)
@@ -199,7 +210,8 @@ def page_features(html: str, *, source: str = "auto", digits: bool = True,
         document = _parse(html)
         if document is None:
             return empty
-        blocks = _segment_blocks(document)
+        names_of: dict = {}  # the page's element names, for both segmentations of its one tree
+        blocks = _segment_blocks(document, names_of)
         blocks = blocks if blocks is not None else _simple_blocks(document)
     except Exception:  # noqa: BLE001 - hostile HTML gives no page blocks, never an exception
         logger.debug("page features: could not segment page", exc_info=True)
@@ -207,7 +219,7 @@ def page_features(html: str, *, source: str = "auto", digits: bool = True,
     region: list[dict[str, Any]] | None = None
     if source == "auto":
         try:  # the same tree: _segment_blocks stripped the never-content tags, which is all _region_of does first
-            region = _region_of(document) or []
+            region = _region_of(document, names_of) or []
         except Exception:  # noqa: BLE001
             logger.debug("page features: could not cut the region", exc_info=True)
             region = []

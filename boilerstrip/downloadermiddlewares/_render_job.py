@@ -19,7 +19,8 @@ def judge_static(html: str, url: str, params: RenderParams) -> RenderVerdict:
     return needs_rendering(html, url=url, main_text_chars=lambda doc: main_text_chars(doc, url), params=params)
 
 
-def judge_and_read(html: str, url: str, params: RenderParams, plan: PagePlan) -> tuple[RenderVerdict, PageReading | None]:
+def judge_and_read(html: str, url: str, params: RenderParams,
+                   plan: PagePlan) -> tuple[RenderVerdict, PageReading | None]:
     """The verdict, and for a page that keeps its served HTML the pipelines' reading of it (``read_page``)
     in the same job: the HTML crosses to a worker once a page, not twice. None for a page to be rendered
     (its rendered HTML is read instead), or when reading failed (the pipelines' own job then meets the

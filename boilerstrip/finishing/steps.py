@@ -240,7 +240,8 @@ class MarkDuplicates(Step):
                 yield record, self._signed_before(record, ready)
             return
         def submit(batch: list[Record]) -> Any:
-            texts = [(r.get("text") or "") for r in batch if is_page(r) and self._signed_before(r, ready, take=False) is None]
+            texts = [(r.get("text") or "") for r in batch
+                     if is_page(r) and self._signed_before(r, ready, take=False) is None]
             return context.executor.submit(text_signatures, texts, self.params) if texts else None
 
         for batch, future in _batches_ahead(records, context.executor, submit):

@@ -20,7 +20,6 @@ A verdict never raises: empty, binary or broken input gives ``empty_document`` /
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -45,7 +44,6 @@ RENDER_REASONS = (
 STATIC_REASONS = ("static_ok", "no_scripts", "meta_refresh", "empty_document")
 
 _DEFAULT = RenderParams()
-_SPACE_RE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -74,8 +72,14 @@ class RenderVerdict:
     signals: PageSignals = field(default_factory=PageSignals)
 
 
+def _collapsed(text: str) -> str:
+    """``text`` with each run of whitespace as one space, none at the ends (``str.split`` splits at the
+    characters ``\\s`` matches: the same string as a regex substitution, several times faster on a page)."""
+    return " ".join(text.split())
+
+
 def _norm_len(text: str) -> int:
-    return len(_SPACE_RE.sub(" ", text).strip())
+    return len(_collapsed(text))
 
 
 def _words(value: str | None) -> set[str]:
@@ -216,7 +220,7 @@ def page_signals(html: str, *, text_chars: int | None = None, params: RenderPara
         _drop(el)
     content_text = body.text_content()
     headline_chars = sum(_norm_len(h.text_content()) for h in body.iter("h1"))
-    short_text = _SPACE_RE.sub(" ", content_text).strip()  # what _norm_len measures: collapsed once
+    short_text = _collapsed(content_text)  # what _norm_len measures: collapsed once
     content_chars = len(short_text) if text_chars is None else int(text_chars)
     source = "page" if text_chars is None else "caller"
     loading = loading_class or bool(short_text and len(short_text) <= 80 and V.LOADING_TEXT_RE.match(short_text))
