@@ -125,6 +125,7 @@ class Spill:
         os.unlink(name)  # the file lives as long as the handle: nothing is left behind after a crash
         self._handle = os.fdopen(fd, "w+b")
         self.offsets: dict[str, int] = {}
+        self._ends: dict[str, int] = {}
         self._end = 0
 
     def put(self, key: str, record: Mapping[str, Any], replace: Callable[[Record, Record], bool] | None = None) -> None:
@@ -136,10 +137,18 @@ class Spill:
         self._handle.write(data)
         self.offsets[key] = self._end
         self._end += len(data)
+        self._ends[key] = self._end
 
     def get(self, key: str) -> Record:
         self._handle.seek(self.offsets[key])
         return pickle.load(self._handle)
+
+    def get_pickled(self, key: str) -> bytes:
+        """The record under ``key`` as stored (pickled): what a worker process is sent, unpickled only there."""
+        start = self.offsets[key]
+        ends = self._ends
+        self._handle.seek(start)
+        return self._handle.read(ends[key] - start)
 
     def keys(self) -> list[str]:
         return list(self.offsets)

@@ -128,7 +128,8 @@ class TemplateStep(Step):
             path = str(Path(folder) / "model.pickle")
             with open(path, "wb") as handle:
                 pickle.dump((model, self.params), handle, protocol=pickle.HIGHEST_PROTOCOL)
-            batches = _batches_ahead(((url, spill.get(url)) for url in urls), executor,
+            # each record goes as the spill holds it (pickled): unpickled in the worker, not here and again
+            batches = _batches_ahead(((url, spill.get_pickled(url)) for url in urls), executor,
                                      lambda batch: executor.submit(clean_records, path, batch, self.sign))
             for batch, future in batches:
                 yield from self._resolved_clean(batch, future, model)
@@ -137,8 +138,8 @@ class TemplateStep(Step):
         try:
             yield from future.result()
         except Exception:  # noqa: BLE001 - a dead worker process costs time here, never the pages
-            for url, record in batch:
-                yield (*clean_record(record, url, model, self.params), None)
+            for url, pickled in batch:
+                yield (*clean_record(pickle.loads(pickled), url, model, self.params), None)
 
     def _site_model(self, model: TemplateModel, site: str, urls: list[str], spill: Spill,
                     context: FinishContext) -> int:
@@ -163,8 +164,8 @@ class TemplateStep(Step):
 _LOADED_MODELS: dict[str, Any] = {}
 
 
-def clean_records(model_path: str, batch: list[tuple[str, Record]], sign: DuplicateParams | None = None) -> list[Any]:
-    """``clean_record`` of each (URL, record) with the model pickled at ``model_path`` (one job of the
+def clean_records(model_path: str, batch: list[tuple[str, bytes]], sign: DuplicateParams | None = None) -> list[Any]:
+    """``clean_record`` of each (URL, pickled record) with the model pickled at ``model_path`` (one job of the
     worker pool; the model is read once per worker and pass), with the cleaned text's ``text_signature``
     under ``sign`` (None: not wanted). The clean results keep only their removed blocks: what the template
     report needs."""
@@ -174,8 +175,8 @@ def clean_records(model_path: str, batch: list[tuple[str, Record]], sign: Duplic
             _LOADED_MODELS[model_path] = pickle.load(handle)
     model, params = _LOADED_MODELS[model_path]
     out = []
-    for url, record in batch:
-        cleaned, result, site, cluster = clean_record(record, url, model, params)
+    for url, pickled in batch:
+        cleaned, result, site, cluster = clean_record(pickle.loads(pickled), url, model, params)
         result = dataclasses.replace(result, blocks=[b for b in result.blocks if b["removed"]], kept=[])
         signature = text_signature(cleaned.get("text") or "", sign) if sign is not None and is_page(cleaned) else None
         out.append((cleaned, result, site, cluster, signature))
