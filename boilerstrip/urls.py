@@ -82,7 +82,9 @@ def normalize_url(url: str, base: str | None = None, params: UrlParams = _DEFAUL
             url = urljoin(base, url)
         except ValueError:
             return None
-    return _normalize_absolute(url, params)
+    # the normal form has no fragment: cut here, so that a page's links to its own sections ("#syntax"),
+    # distinct strings, meet the cache as the one URL they are
+    return _normalize_absolute(url.partition("#")[0], params)
 
 
 #: absolute URLs whose normal form each process keeps: a site's navigation links are on every page, so a

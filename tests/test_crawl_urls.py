@@ -53,6 +53,19 @@ def test_variants_collapse_to_one() -> None:
     assert len({normalize_url(v) for v in variants}) == 1
 
 
+def test_links_to_a_pages_sections_are_normalised_once() -> None:
+    """A page's links to its own sections are one URL, worked out once (the normal-form cache is not
+    filled with a string per fragment)."""
+    from boilerstrip.urls import _normalize_absolute
+
+    base = "http://sections.test/docs/lang.html?v=2#top"
+    before = _normalize_absolute.cache_info()
+    normals = {normalize_url(href, base) for href in ("#syntax", "#expr", "lang.html?v=2#more")}
+    after = _normalize_absolute.cache_info()
+    assert normals == {"http://sections.test/docs/lang.html?v=2"}
+    assert after.misses - before.misses == 1
+
+
 def test_overlong_url_is_left_to_the_trap_rule_which_gives_a_reason() -> None:
     # one URL-length rule (BOILERSTRIP_TRAPS_MAX_URL_CHARS, filtered:url_too_long), not a silent None here
     long = "http://example.org/" + "a" * 3000
