@@ -128,10 +128,27 @@ THROUGHPUT_SITES = (Path("/usr/share/doc/sqlite3"), Path("/usr/share/doc/docbook
 THROUGHPUT_PER_HOST = 16
 
 
-def _timed(cmd: list[str], cwd: Path) -> dict:
-    """Run ``cmd``; wall seconds, exit code, stderr and the process's own peak RSS (MiB, from wait4)."""
+def _machine_busy_s() -> float | None:
+    """CPU seconds the whole machine has been busy (all cores, ``/proc/stat``); None off Linux. The crawl's
+    worker processes are children of a forkserver, not of the crawl, so only the machine's count holds them."""
     import os
 
+    try:
+        with open("/proc/stat", encoding="ascii") as handle:
+            values = [int(v) for v in handle.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    return (sum(values) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def _timed(cmd: list[str], cwd: Path) -> dict:
+    """Run ``cmd``; wall seconds, exit code, stderr, the process's own peak RSS (MiB, from wait4) and the
+    machine's busy CPU seconds meanwhile (the loopback server's share included; steadier than wall time on
+    a shared machine, as both crawlers pay the same server)."""
+    import os
+
+    busy = _machine_busy_s()
     started = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stderr_lines: list[str] = []
@@ -140,8 +157,10 @@ def _timed(cmd: list[str], cwd: Path) -> dict:
         stderr_lines.append(line)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
+    after = _machine_busy_s()
     return {"seconds": time.monotonic() - started, "returncode": proc.returncode,
-            "stderr": "".join(stderr_lines[-200:]), "peak_rss_mib": usage.ru_maxrss / 1024}
+            "stderr": "".join(stderr_lines[-200:]), "peak_rss_mib": usage.ru_maxrss / 1024,
+            "cpu_s": after - busy if busy is not None and after is not None else None}
 
 
 def _lines(path: Path) -> int:
@@ -186,8 +205,10 @@ THROUGHPUT_BAR = 0.6
 
 def throughput(sites: tuple[Path, ...], repeat: int = 1) -> bool:
     print(f"throughput: bare Scrapy vs boilerstrip's whole pipeline (finishing pass included), "
-          f"{THROUGHPUT_PER_HOST} connections per host, politeness off; fastest of {repeat} interleaved run(s) each")
-    print(f"{'site':28s} {'crawler':12s} {'pages':>6s} {'seconds':>8s} {'pages/s':>8s} {'peak RSS MiB':>13s}  ratio")
+          f"{THROUGHPUT_PER_HOST} connections per host, politeness off; fastest of {repeat} interleaved run(s) each "
+          "(CPU s: the whole machine busy during that run, all cores)")
+    print(f"{'site':28s} {'crawler':12s} {'pages':>6s} {'seconds':>8s} {'pages/s':>8s} {'peak RSS MiB':>13s} "
+          f"{'CPU s':>6s}  ratio")
     ok = True
     for root in sites:
         if not (root / "index.html").is_file():
@@ -206,8 +227,9 @@ def throughput(sites: tuple[Path, ...], repeat: int = 1) -> bool:
             rate = result["pages"] / result["seconds"] if result["seconds"] else 0.0
             rates.append(rate)
             ratio = f"{rates[1] / rates[0]:.2f}" if len(rates) == 2 and rates[0] else ""
+            cpu = f"{result['cpu_s']:6.1f}" if result.get("cpu_s") is not None else f"{'-':>6s}"
             print(f"{root.parent.name + '/' + root.name:28s} {name:12s} {result['pages']:6d} {result['seconds']:8.1f} "
-                  f"{rate:8.1f} {result['peak_rss_mib']:13.0f}  {ratio}")
+                  f"{rate:8.1f} {result['peak_rss_mib']:13.0f} {cpu}  {ratio}")
             if ratio and rates[1] < THROUGHPUT_BAR * rates[0]:
                 ok = False
                 print(f"  below the bar: boilerstrip keeps less than {THROUGHPUT_BAR} of bare Scrapy's pages/s")

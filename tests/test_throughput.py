@@ -325,3 +325,59 @@ def test_the_duplicates_step_takes_the_lsh_bands_asked_for_ahead() -> None:
         drops.append((len(out), context.dropped_by_url()))
     assert taken == [True]
     assert drops[0] == drops[1] == drops[2] == (1, {"http://s.test/b": "exact_duplicate"})
+
+
+def test_the_render_decisions_job_reads_a_static_page_for_the_pipelines() -> None:
+    """A page that keeps its served HTML is judged and read in one job: the three pipelines take that
+    reading for the response's own text (the same item as reading it themselves), a page to render is not
+    read, and a reading whose response is gone leaves nothing behind."""
+    import gc
+
+    from scrapy import Request
+    from scrapy.http import HtmlResponse
+
+    from boilerstrip.downloadermiddlewares.render import RenderWhenNeededMiddleware
+    from boilerstrip.items import PageItem
+    from boilerstrip.pipelines._page_reading import PageReader
+
+    def response(n: int) -> HtmlResponse:
+        html = _PAGE.format(n=n, text=f"Text of page {n}. " * 20)
+        return HtmlResponse(f"http://s.test/p{n}", body=html.encode(), encoding="utf-8",
+                            headers={"Content-Type": "text/html"})
+
+    def item(resp: HtmlResponse) -> PageItem:  # what the spider makes of it: the response's own text
+        return PageItem(url=resp.url, final_url=resp.url, html=resp.text)
+
+    alone = _pipelines(None, "auto")
+    expected = asyncio.run(_through(alone, item(response(1))))
+
+    pool = _CountingPool()
+    pipelines = _pipelines(pool, "auto")
+    middleware = RenderWhenNeededMiddleware()
+    middleware.pool = pool
+    resp = response(1)
+
+    async def crawl_one():
+        out = await middleware._judged_in_pool(Request(resp.url), resp, resp.text)
+        return out, await _through(pipelines, item(out))
+
+    out, got = asyncio.run(crawl_one())
+    assert out is resp and pool.jobs == ["judge_and_read"]
+    assert got == expected
+    reader = pool.companion(PageReader)
+    assert not reader._prepared  # taken
+
+    # judged and read, but dropped before the pipelines (a filtered page): its reading goes with it
+    other = response(2)
+    asyncio.run(middleware._judged_in_pool(Request(other.url), other, other.text))
+    assert len(reader._prepared) == 1
+    del other
+    gc.collect()
+    assert not reader._prepared
+
+    # a shell to render: judged only
+    shell = HtmlResponse("http://s.test/app", body=b"<html><body><div id='root'></div><script src='/app.js'></script>"
+                         b"</body></html>", encoding="utf-8", headers={"Content-Type": "text/html"})
+    pool.jobs.clear()
+    asyncio.run(middleware._judged_in_pool(Request(shell.url), shell, shell.text))
+    assert pool.jobs == ["judge_and_read"] and not reader._prepared

@@ -26,7 +26,7 @@ from scrapy_playwright.page import PageMethod
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, STATIC_LOOK_META, context_name, settle_page
 from boilerstrip.downloadermiddlewares._render_job import judge_and_read, judge_static
-from boilerstrip.pipelines._page_reading import PagePlan
+from boilerstrip.pipelines._page_reading import PagePlan, PageReader
 from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, RenderVerdict
 from boilerstrip.rendering.scope import origin_key
 from boilerstrip.scope import in_scope
@@ -292,8 +292,6 @@ class RenderWhenNeededMiddleware:
 
     async def _judged_in_pool(self, request: Request, response: Response, html: str) -> Request | Response:
         from boilerstrip.extensions.workers import WorkerDied
-
-        from boilerstrip.pipelines._page_reading import PageReader
 
         reader = self.pool.companion(PageReader)  # what the pipelines will read of the page
         plan = reader.plan
