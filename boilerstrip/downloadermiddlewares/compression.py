@@ -85,12 +85,17 @@ class DecompressionMiddleware:
         if request.method == "HEAD" or not encodings:
             return response
         max_size = request.meta.get("download_maxsize", self.max_size)
+        refused = None
         try:
             decoded = decode_content(response.body, [e.decode("latin-1") for e in encodings], max_size)
         except DecompressedTooLarge as exc:
+            refused = (str(exc), exc.decompressed)
+        if refused is not None:
+            # raised here, not in the except clause: as its __context__ the decoder's error would keep the
+            # decoder's frame, and the body decoded so far, alive until the cycle collector runs
             self._inc("too_large")
-            logger.warning("%s: %d B compressed, refused at %d B decompressed (DOWNLOAD_MAXSIZE)", response.url, len(response.body), exc.decompressed)
-            raise Filtered("decompressed_too_large", str(exc)) from None
+            logger.warning("%s: %d B compressed, refused at %d B decompressed (DOWNLOAD_MAXSIZE)", response.url, len(response.body), refused[1])
+            raise Filtered("decompressed_too_large", refused[0])
         if decoded.problem is not None:
             what = f"{decoded.encoding}_{decoded.problem}"
             self._inc(f"problem/{what}")

@@ -25,12 +25,15 @@ WORKER_MODULES = (
 )
 
 
-#: CPython's cycle collector runs after this many allocations of containers (700 by default, then every 10th
-#: and 100th time over the older generations). Reading a page allocates tens of thousands of them, nearly all
-#: freed by reference counting: at 700 the crawl's process spent 0.9 s of docbook-xsl-doc-html's crawl and
-#: 1.6 s of sqlite3-doc's collecting (540 and 1,240 collections; 0.2 and 0.7 s at these values, same runs,
-#: crawl_benchmark.py's sites, 2026-12-02). Cycles wait a little longer to be freed: a constant, not per page.
-GC_THRESHOLDS = (20_000, 20, 20)
+#: CPython's cycle collector: a young collection after this many container allocations, an older one every
+#: 20th young one, a full one every 100th older one (CPython: 700, 10, 10). A crawl's process builds up
+#: long-lived objects (bounded caches, the ledger's line per URL), and at 10 each full collection walked them
+#: all: 1.1 s of sqlite3-doc's crawl process (8 full collections), 0.4 s of docbook-xsl-doc-html's; at
+#: these values 0.03 and 0.02 s, the collector's whole time 1.96 -> 1.04 s and 1.17 -> 0.68 s (same runs,
+#: crawl_benchmark.py's sites, 2026-12-02). The young threshold stays near CPython's: garbage in reference
+#: cycles (a refused decompression bomb's exception, holding its response) is freed as soon as before
+#: (tests/test_hostile_round2.py's forty bombs: 35-36 MiB of growth either way; at 20,000, 56 MiB).
+GC_THRESHOLDS = (1000, 20, 100)
 
 
 def collect_less_often() -> None:
