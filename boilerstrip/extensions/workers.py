@@ -28,7 +28,7 @@ from typing import Any, Callable, TypeVar
 from scrapy import signals
 
 from boilerstrip.config import params_from_settings
-from boilerstrip.extensions._worker_start import WORKER_MODULES, collect_less_often, warm_up
+from boilerstrip.extensions._worker_start import WORKER_MODULES, warm_up
 
 __all__ = ["WorkerPool", "WorkerPoolParams", "WorkerDied", "POOLS"]
 
@@ -76,7 +76,6 @@ class WorkerPool:
     @classmethod
     def from_crawler(cls, crawler: Any) -> "WorkerPool":
         pool = cls(params_from_settings(crawler.settings, "extraction", WorkerPoolParams), stats=crawler.stats)
-        collect_less_often()  # the crawl's own process too (see GC_THRESHOLDS)
         crawler.signals.connect(pool.start, signal=signals.spider_opened)
 
         def engine_started() -> None:
