@@ -42,16 +42,14 @@ def slot_of(element, kind: str, links: int, names_of: dict | None = None) -> str
     ``names_of``: element -> name, kept by the caller over one page (blocks share their ancestors: each
     element is named once a page, not once a block beneath it; a fifth of reading sqlite3-doc's pages)."""
     names = []
+    names_of = {} if names_of is None else names_of
     while element is not None and len(names) < _SLOT_DEPTH and isinstance(element.tag, str):
         if element.tag in ("body", "html"):
             break
-        if names_of is None:
-            names.append(_element_name(element))
-        else:
-            name = names_of.get(element)
-            if name is None:
-                name = names_of[element] = _element_name(element)
-            names.append(name)
+        name = names_of.get(element)
+        if name is None:
+            name = names_of[element] = _element_name(element)
+        names.append(name)
         element = element.getparent()
     return "/".join(reversed(names)) + f"|{kind}|{'a' if links else ''}"
 

@@ -114,7 +114,7 @@ def read_jsonl(path: str | Path, context: FinishContext | None = None) -> Iterat
 
 class Spill:
     """Records written once to a temporary file and read back by key: a step that needs every record
-    before it decides keeps ``key -> offset`` in memory, not the records.
+    before it decides keeps ``key -> (offset, end)`` in memory, not the records.
 
     A record is pickled, not JSON-encoded: the file lives only as long as this object, in this process, and
     the round trip gives back the same values (lone surrogates included) at a fraction of the cost (JSON
@@ -124,34 +124,34 @@ class Spill:
         fd, name = tempfile.mkstemp(prefix=".boilerstrip-spill-", suffix=".pickle", dir=folder)
         os.unlink(name)  # the file lives as long as the handle: nothing is left behind after a crash
         self._handle = os.fdopen(fd, "w+b")
-        self.offsets: dict[str, int] = {}
-        self._ends: dict[str, int] = {}
+        self._spans: dict[str, tuple[int, int]] = {}  # key -> (offset, end) of its record in the file
         self._end = 0
 
     def put(self, key: str, record: Mapping[str, Any], replace: Callable[[Record, Record], bool] | None = None) -> None:
         """Store ``record`` under ``key``; when the key is taken, ``replace(old, new)`` decides (default: keep old)."""
-        if key in self.offsets and (replace is None or not replace(self.get(key), dict(record))):
+        if key in self._spans and (replace is None or not replace(self.get(key), dict(record))):
             return
         data = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
         self._handle.seek(self._end)
         self._handle.write(data)
-        self.offsets[key] = self._end
+        self._spans[key] = (self._end, self._end + len(data))
         self._end += len(data)
-        self._ends[key] = self._end
 
     def get(self, key: str) -> Record:
-        self._handle.seek(self.offsets[key])
+        self._handle.seek(self._spans[key][0])
         return pickle.load(self._handle)
 
     def get_pickled(self, key: str) -> bytes:
         """The record under ``key`` as stored (pickled): what a worker process is sent, unpickled only there."""
-        start = self.offsets[key]
-        ends = self._ends
+        start, end = self._spans[key]
         self._handle.seek(start)
-        return self._handle.read(ends[key] - start)
+        return self._handle.read(end - start)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._spans
 
     def keys(self) -> list[str]:
-        return list(self.offsets)
+        return list(self._spans)
 
     def close(self) -> None:
         self._handle.close()

@@ -67,7 +67,7 @@ class RecrawlMiddleware:
 
     # -- facts for the finishing pass ------------------------------------------------------------------
     def facts_for(self, url: str) -> dict[str, Any] | None:
-        if self._facts is None or url not in self._facts.offsets:
+        if self._facts is None or url not in self._facts:
             return None
         return self._facts.get(url)
 
