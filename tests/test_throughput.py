@@ -241,6 +241,7 @@ def test_one_worker_job_reads_a_page_for_the_three_pipelines(source: str) -> Non
 def test_worker_processes_read_pages_without_importing_scrapy() -> None:
     """A worker imports the module of each function it is sent: the render decision and the page's one
     job come from pure modules, so the worker processes never load Scrapy, Twisted or Playwright."""
+    from boilerstrip.downloadermiddlewares._render_job import judge_and_read
     from boilerstrip.downloadermiddlewares.render import judge_static
     from boilerstrip.extraction import ExtractionParams
     from boilerstrip.pipelines._page_reading import PagePlan, read_page
@@ -257,12 +258,14 @@ def test_worker_processes_read_pages_without_importing_scrapy() -> None:
             reading = await pool.run(read_page, html, "http://s.test/p1",
                                      PagePlan(features=("auto", True), extraction=ExtractionParams(),
                                               hashes=BoilerplateParams()))
-            return verdict, reading, await pool.run(eval, frameworks)
+            judged = await pool.run(judge_and_read, html, "http://s.test/p1", RenderParams(), PagePlan(), "utf-8")
+            return verdict, reading, judged, await pool.run(eval, frameworks)
         finally:
             pool.close()
 
-    verdict, reading, loaded = asyncio.run(main())
+    verdict, reading, judged, loaded = asyncio.run(main())
     assert not verdict.needs and reading.hashes and "Text." in reading.extraction.text
+    assert judged[2].hrefs == ("/", "/b")  # the page's links, read in the worker
     assert loaded == []
 
 
@@ -381,3 +384,118 @@ def test_the_render_decisions_job_reads_a_static_page_for_the_pipelines() -> Non
     pool.jobs.clear()
     asyncio.run(middleware._judged_in_pool(Request(shell.url), shell, shell.text))
     assert pool.jobs == ["judge_and_read"] and not reader._prepared
+
+
+_LINK_PAGES = {
+    "plain": "<html><head><title>t</title></head><body><a href='/a'>a</a> <a href=' b.html '>b</a>"
+             "<map><area href='/map'></map><a>no href</a></body></html>",
+    "base": "<html><head><base href='/docs/'><link rel='Canonical' href='/docs/c'></head>"
+            "<body><a href='x.html'>x</a></body></html>",
+    "bad base": "<html><head><base href='http://example.org:port/'></head><body><a href='y'>y</a></body></html>",
+    "bad ipv6 base": "<html><head><base href='http://[oops/'></head><body><a href='z'>z</a></body></html>",
+    "metas": "<html><head><meta name='robots' content='noai, noimageai'><meta name='x'>"
+             "<meta content='orphan'><meta name='tdm-reservation' content='1'></head><body><p>t</p></body></html>",
+    "canonical among others": "<html><head><link rel='alternate' href='/alt'><link rel='stylesheet canonical' "
+                              "href='/one'><link rel=canonical href='/two'></head><body></body></html>",
+    "nul and comments": "<html><body>\x00<!-- c --><a href='/n'>n</a><?pi x?></body></html>",
+    "nested": "<html><body>" + "<div>" * 300 + "<a href='/deep'>d</a>" + "</div>" * 300 + "</body></html>",
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LINK_PAGES))
+def test_a_pages_links_read_apart_are_what_scrapys_selector_reads(name: str) -> None:
+    """``read_links`` (run in the render decision's worker job) gives the spider, the trap filter, the recrawl
+    and opt-out middlewares what they read with Scrapy's ``response.selector`` before: the same hrefs,
+    canonical href, ``<meta>`` pairs, base URL and node count (the extraction budget), for the same text."""
+    from parsel import Selector
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.response import get_base_url
+
+    from boilerstrip.extraction import over_node_budget
+    from boilerstrip.spiders.links import CANONICAL_XPATH, HREF_XPATH, META_XPATH, read_links
+
+    response = HtmlResponse("http://s.test/dir/page.html", body=_LINK_PAGES[name].encode("latin-1"),
+                            encoding="latin-1")
+    try:
+        selector, base, bad_base = response.selector, get_base_url(response), False
+    except ValueError:  # what the spider did on an unusable <base href>
+        selector = Selector(text=response.text, type="html", base_url=response.url)
+        base, bad_base = response.url, True
+    links = read_links(response.text, response.url, response.encoding)
+    assert links.error is None
+    assert (links.base, links.bad_base) == (base, bad_base)
+    assert list(links.hrefs) == selector.xpath(HREF_XPATH).getall()
+    assert links.canonical == selector.xpath(CANONICAL_XPATH).get()
+    assert list(links.metas) == [(n.attrib.get("name", ""), n.attrib.get("content", ""))
+                                 for n in selector.xpath(META_XPATH)]
+    for budget in (0, links.elements - 1, links.elements):
+        assert links.over_budget(budget) == over_node_budget(selector.root, budget)
+
+
+def test_the_crawl_process_takes_a_static_pages_links_from_the_decisions_job(monkeypatch) -> None:
+    """The render decision's job reads a static page's links: the spider's and the opt-out middleware's
+    reading of the response is that one (the crawl's process does not parse the page); a page with no job's
+    reading (rendered, or judged in the crawl's process) is read there, once."""
+    from scrapy import Request
+    from scrapy.http import HtmlResponse
+
+    from boilerstrip.downloadermiddlewares.optout import AiOptOutMiddleware
+    from boilerstrip.downloadermiddlewares.render import RenderWhenNeededMiddleware
+    from boilerstrip.spiders import links as page_links_module
+
+    def response(n: int) -> HtmlResponse:
+        html = _PAGE.format(n=n, text=f"Text of page {n}. " * 20).replace(
+            "<head>", "<head><meta name='robots' content='noai'>")
+        return HtmlResponse(f"http://s.test/p{n}", body=html.encode(), encoding="utf-8",
+                            headers={"Content-Type": "text/html"})
+
+    pool = _CountingPool()
+    middleware = RenderWhenNeededMiddleware()
+    middleware.pool = pool
+    resp = response(1)
+    asyncio.run(middleware._judged_in_pool(Request(resp.url), resp, resp.text))
+    assert pool.jobs == ["judge_and_read"]
+
+    read_here = []
+    real_read = page_links_module.read_links
+    monkeypatch.setattr(page_links_module, "read_links", lambda *a: read_here.append(a[1]) or real_read(*a))
+    links = page_links_module.page_links(resp)
+    assert links.hrefs == ("/", "/b") and links.base == resp.url
+    assert AiOptOutMiddleware._metas(AiOptOutMiddleware.__new__(AiOptOutMiddleware), resp) == [("robots", "noai")]
+    assert page_links_module.page_hrefs(resp) == ["/", "/b"]
+    assert read_here == []  # all from the job's reading
+
+    other = response(2)  # no job: read in this process, once for every reader
+    assert page_links_module.page_hrefs(other) == ["/", "/b"]
+    assert page_links_module.page_links(other).metas == (("robots", "noai"),)
+    assert read_here == [other.url]
+
+
+def test_the_first_pages_are_judged_in_the_crawl_process_while_the_workers_start() -> None:
+    """While the worker processes are launched (the forkserver loads its modules: about a second), a page's
+    render decision is made in the crawl's process instead of waiting for them: the start page's links are
+    followed at once. Once they run, pages are judged in the pool."""
+    from scrapy import Request
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.test import get_crawler
+
+    from boilerstrip.downloadermiddlewares.render import RenderWhenNeededMiddleware
+
+    class StartingPool(_CountingPool):
+        starting = True
+
+    crawler = get_crawler()
+    middleware = RenderWhenNeededMiddleware(stats=crawler.stats)
+    html = _PAGE.format(n=1, text="Text of the page. " * 20)
+    resp = HtmlResponse("http://s.test/p1", body=html.encode(), encoding="utf-8",
+                        headers={"Content-Type": "text/html"})
+    for pool, judged_here in ((StartingPool(), True), (_CountingPool(), False)):
+        middleware.pool = pool
+        out = middleware.process_response(Request(resp.url), resp)
+        if not judged_here:
+            out = asyncio.run(out)
+        assert out is resp
+        assert pool.jobs == ([] if judged_here else ["judge_and_read"])
+    assert crawler.stats.get_value("boilerstrip/render/judged_while_workers_start") == 1
+    assert crawler.stats.get_value("boilerstrip/render/checked") == 2

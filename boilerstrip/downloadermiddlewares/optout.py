@@ -17,7 +17,6 @@ import asyncio
 import logging
 from typing import Any
 
-from parsel import Selector
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response
@@ -29,6 +28,7 @@ from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robo
 from boilerstrip.optout import TDMREP_PATH, OptOutParams, RobotsAiRules, TdmRepRule, page_opt_out, parse_tdmrep
 from boilerstrip.outcomes import failure_reason
 from boilerstrip.scope import origin
+from boilerstrip.spiders.links import page_links
 
 __all__ = ["AiOptOutMiddleware", "OPT_OUT_META"]
 
@@ -131,14 +131,11 @@ class AiOptOutMiddleware:
             self._inc(f"boilerstrip/optout/signal/{signal}")
         return response
 
-    @staticmethod
-    def _metas(response: HtmlResponse) -> list[tuple[str, str]]:
-        xpath = "//meta[@name and @content]"
-        try:
-            nodes = response.xpath(xpath)
-        except ValueError:  # an unusable <base href>: Scrapy's selector refuses the page, parsel's does not
-            nodes = Selector(text=response.text, type="html").xpath(xpath)
-        return [(n.attrib.get("name", ""), n.attrib.get("content", "")) for n in nodes]
+    def _metas(self, response: HtmlResponse) -> list[tuple[str, str]]:
+        links = page_links(response)  # the page's one parse, read by the render decision's worker job
+        if links.error is not None:
+            self._inc("boilerstrip/optout/metas_unreadable")
+        return list(links.metas)
 
     def _inc(self, key: str) -> None:
         if self.crawler is not None and self.crawler.stats is not None:

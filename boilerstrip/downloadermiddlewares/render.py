@@ -19,17 +19,18 @@ from urllib.parse import urlsplit
 
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
-from scrapy.http import Headers, Response, TextResponse
+from scrapy.http import Headers, HtmlResponse, Response, TextResponse
 from scrapy.responsetypes import responsetypes
 from scrapy_playwright.page import PageMethod
 
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, STATIC_LOOK_META, context_name, settle_page
 from boilerstrip.downloadermiddlewares._render_job import judge_and_read, judge_static
-from boilerstrip.pipelines._page_reading import PagePlan, PageReader
+from boilerstrip.pipelines._page_reading import PageReader
 from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, RenderVerdict
 from boilerstrip.rendering.scope import origin_key
 from boilerstrip.scope import in_scope
+from boilerstrip.spiders.links import remember_links
 
 __all__ = ["RenderWhenNeededMiddleware"]
 
@@ -37,7 +38,6 @@ logger = logging.getLogger(__name__)
 
 _STATS = "boilerstrip/render"
 _HTML_TYPES = (b"text/html", b"application/xhtml+xml")
-_NOTHING_TO_READ = PagePlan()  # no pipeline reads pages in the pool: the decision's job only judges
 #: Substrings of Playwright errors that mean the browser could not be started at all.
 _BROWSER_MISSING = ("executable doesn't exist", "failed to launch", "no such file", "looks like playwright")
 #: Substrings of Playwright errors that mean the browser (or its page) died under the request.
@@ -285,9 +285,13 @@ class RenderWhenNeededMiddleware:
         except (UnicodeDecodeError, LookupError, ValueError):
             self._inc("skipped/undecodable")
             return response
-        if self.pool is not None:
+        if self.pool is not None and not self.pool.starting:
             # judged in the crawl's worker pool: a coroutine, which Scrapy awaits like a returned response
             return self._judged_in_pool(request, response, html)
+        if self.pool is not None:
+            # the workers are still starting: the crawl's first pages are judged here rather than wait for
+            # them (their links decide what the crawl fetches next; the pipelines read them in the pool)
+            self._inc("judged_while_workers_start")
         return self._after_verdict(request, response, judge_static(html, response.url, self.decision))
 
     async def _judged_in_pool(self, request: Request, response: Response, html: str) -> Request | Response:
@@ -296,15 +300,15 @@ class RenderWhenNeededMiddleware:
         reader = self.pool.companion(PageReader)  # what the pipelines will read of the page
         plan = reader.plan
         try:
-            if plan == _NOTHING_TO_READ:
-                verdict = await self.pool.run(judge_static, html, response.url, self.decision)
-            else:  # a page that keeps its served HTML is read for the pipelines in the same job
-                verdict, reading = await self.pool.run(judge_and_read, html, response.url, self.decision, plan)
-                if reading is not None:
-                    reader.prepared(response, html, response.url, plan, reading)
+            verdict, reading, links = await self.pool.run(judge_and_read, html, response.url, self.decision, plan,
+                                                           response.encoding)
         except WorkerDied:
             self._inc("skipped/worker_died")  # extraction meets the same page and records why it failed
             return response
+        if reading is not None:
+            reader.prepared(response, html, response.url, plan, reading)
+        if links is not None and isinstance(response, HtmlResponse):
+            remember_links(response, links)  # the spider and the middlewares take it: no parse here
         return self._after_verdict(request, response, verdict)
 
     def _after_verdict(self, request: Request, response: Response, verdict: RenderVerdict) -> Request | Response:

@@ -105,6 +105,12 @@ class WorkerPool:
         """The running pool's executor (None with 0 workers or once closed), for work submitted directly."""
         return self._executor
 
+    @property
+    def starting(self) -> bool:
+        """Whether the worker processes are still being launched (a job submitted now waits for them: the
+        first one waits for the forkserver to load ``WORKER_MODULES``, about a second)."""
+        return self._launched is not None and not self._launched.done()
+
     def start(self) -> None:
         """Start the workers (``run`` also starts them when needed)."""
         if self.params.workers and self._executor is None:

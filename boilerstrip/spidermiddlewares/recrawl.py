@@ -17,24 +17,18 @@ import dataclasses
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-from parsel import Selector
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
-from scrapy.utils.response import get_base_url
 
 from boilerstrip.config import component_enabled
 from boilerstrip.downloadermiddlewares.conditional import COPY_META, REUSED_META
 from boilerstrip.finishing.base import Spill
 from boilerstrip.items import PageItem
 from boilerstrip.recrawl import REUSED_FLAG
-from boilerstrip.spiders.links import page_hrefs
+from boilerstrip.spiders.links import page_links as read_page_links
 
 __all__ = ["RecrawlMiddleware", "page_links"]
 
-_CANONICAL_XPATH = (
-    "//link[contains(concat(' ', normalize-space(translate(@rel, 'CANOICL', 'canoicl')), ' '),"
-    " ' canonical ')]/@href"
-)
 _ITEM_FIELDS = frozenset(f.name for f in dataclasses.fields(PageItem))
 #: fields of a reused record that come from this run, not from the stored copy
 _THIS_RUN = ("url", "depth", "fetched_at")
@@ -42,16 +36,10 @@ _THIS_RUN = ("url", "depth", "fetched_at")
 
 def page_links(response: TextResponse) -> dict[str, Any]:
     """The links of a page as the spider reads them: raw hrefs, base URL, canonical href."""
-    try:
-        selector, base = response.selector, get_base_url(response)
-    except ValueError:  # an unusable <base href>: ignored, as the spider does
-        selector, base = Selector(text=response.text, type="html", base_url=response.url), response.url
-    try:
-        hrefs = page_hrefs(response, selector)
-        canonical = selector.xpath(_CANONICAL_XPATH).get()
-    except Exception:  # noqa: BLE001 - a hostile page: no links kept, the next crawl fetches it whole
-        return {"base": base, "hrefs": [], "canonical": None, "complete": False}
-    return {"base": base, "hrefs": hrefs, "canonical": canonical}
+    links = read_page_links(response)
+    if links.hrefs is None:  # a hostile page: no links kept, the next crawl fetches it whole
+        return {"base": links.base, "hrefs": [], "canonical": None, "complete": False}
+    return {"base": links.base, "hrefs": list(links.hrefs), "canonical": links.canonical}
 
 
 class RecrawlMiddleware:

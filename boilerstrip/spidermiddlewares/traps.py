@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
-from scrapy.http import TextResponse
+from scrapy.http import HtmlResponse
 
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.outcomes import report_filtered
 from boilerstrip.safety.traps import TrapParams, TrapState, non_http_scheme
-from boilerstrip.spiders.links import page_hrefs
+from boilerstrip.spiders.links import LinksUnreadable, page_hrefs
 from boilerstrip.urls import UrlParams, strip_session_ids
 
 if TYPE_CHECKING:
@@ -71,11 +71,11 @@ class TrapFilterMiddleware:
     def _report_other_schemes(self, response: Response) -> None:
         """Links to file://, ftp://, data:... are never requested (the spider skips them, the handlers are
         off); record each once as filtered:scheme_not_allowed so the user sees why it is missing."""
-        if not isinstance(response, TextResponse):
+        if not isinstance(response, HtmlResponse):  # the spider follows the links of HTML pages only
             return
         try:
             hrefs = page_hrefs(response)
-        except Exception:  # noqa: BLE001 -- not parseable as HTML: no links to report
+        except LinksUnreadable:  # no links to report (the spider counts the page's link_extraction_error)
             return
         for href in hrefs[: self.params.max_outlinks_per_page or None]:
             scheme = non_http_scheme(href)

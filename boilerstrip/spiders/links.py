@@ -1,34 +1,110 @@
 """The links of a page, read once per response.
 
-The spider (to follow them), the trap filter (to report links with other schemes) and the recrawl
-middleware (to keep them for the next crawl) all need every ``<a href>`` and ``<area href>`` of a page:
-one XPath query over the parsed page, remembered for as long as the response lives.
+The spider (to follow them, its canonical URL, the extraction's node budget), the trap filter (to report
+links with other schemes), the recrawl middleware (to keep them for the next crawl) and the AI opt-out
+middleware (its ``<meta>`` signals) all need what one parse of the page shows: every ``<a href>`` and
+``<area href>``, the ``rel=canonical`` link, the named ``<meta>`` tags, the element count. :func:`read_links`
+reads them (pure: the crawl's worker pool runs it in the render decision's job, so a static page is not
+parsed in the crawl's process at all); :func:`page_links` answers for a response, from that reading when the
+worker sent one, else reading the response's text there and then. Either way the same function on the same
+text: the tree Scrapy's ``response.selector`` builds (parsel, lxml's HTML parser, base URL from w3lib).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from weakref import WeakKeyDictionary
 
-__all__ = ["page_hrefs", "HREF_XPATH"]
+from parsel import Selector
+from w3lib.html import get_base_url
+
+__all__ = ["CANONICAL_XPATH", "HREF_XPATH", "META_XPATH", "LinksUnreadable", "PageLinks", "page_hrefs",
+           "page_links", "read_links", "remember_links"]
 
 HREF_XPATH = "//a/@href | //area/@href"
-_READ: WeakKeyDictionary = WeakKeyDictionary()  # response -> its hrefs (gone with the response)
+CANONICAL_XPATH = (
+    "//link[contains(concat(' ', normalize-space(translate(@rel, 'CANOICL', 'canoicl')), ' '),"
+    " ' canonical ')]/@href"
+)
+META_XPATH = "//meta[@name and @content]"
+#: where Scrapy's ``get_base_url(response)`` looks for ``<base href>``
+_BASE_SCAN_CHARS = 4096
 
 
-def page_hrefs(response: Any, selector: Any = None) -> list[str]:
-    """The raw ``href`` of every ``<a>`` and ``<area>`` of ``response`` (read with ``selector`` when given,
-    else the response's own); raises what the XPath query raises on a page that cannot be read."""
+@dataclass(frozen=True, slots=True)
+class PageLinks:
+    """What one parse of a page shows the crawl (plain data: it crosses back from a worker)."""
+
+    base: str  # the URL the page's links resolve against: its <base href>, else the page's own
+    hrefs: tuple[str, ...] | None  # the raw href of every <a> and <area>, in order; None: unreadable
+    canonical: str | None  # the first rel=canonical href, raw
+    metas: tuple[tuple[str, str], ...]  # (name, content) of every <meta name content>, in order
+    elements: int  # the tree's nodes, as the extraction's budget counts them (elements, comments...)
+    bad_base: bool = False  # an unusable <base href> (ignored, as browsers do)
+    error: str | None = None  # why the tree could not be queried (an exception's name)
+
+    def over_budget(self, max_nodes: int) -> bool:
+        """Whether the page has more than ``max_nodes`` nodes (0: no limit), as ``over_node_budget``."""
+        return bool(max_nodes) and self.elements > max_nodes
+
+
+def read_links(text: str, url: str, encoding: str | None = None) -> PageLinks:
+    """What the crawl reads of the HTML ``text`` of ``url`` (served in ``encoding``); never raises."""
+    bad_base = False
+    try:
+        base = get_base_url(text[:_BASE_SCAN_CHARS], url, encoding or "utf-8")
+    except ValueError:  # http://example.org:port/, http://[oops/: Scrapy's response.selector raises on it
+        base, bad_base = url, True
+    try:
+        root = Selector(text=text, type="html", base_url=base).root
+    except ValueError:
+        base, bad_base = url, True
+        root = Selector(text=text, type="html", base_url=url).root
+    elements = 0
+    for elements, _node in enumerate(root.iter(), 1):
+        pass
+    try:
+        # lxml's own queries: the same strings as parsel's .getall() without a Selector built for each
+        # (a large page has hundreds of links: sqlite3-doc, 155,000 Selector objects for the crawl)
+        hrefs = tuple(str(href) for href in root.xpath(HREF_XPATH, smart_strings=False))
+        canonical = next((str(href) for href in root.xpath(CANONICAL_XPATH, smart_strings=False)), None)
+        metas = tuple((node.get("name", ""), node.get("content", "")) for node in root.xpath(META_XPATH))
+    except Exception as exc:  # noqa: BLE001 - a hostile page: no links, and the reason
+        return PageLinks(base, None, None, (), elements, bad_base, type(exc).__name__)
+    return PageLinks(base, hrefs, canonical, metas, elements, bad_base)
+
+
+_READ: WeakKeyDictionary = WeakKeyDictionary()  # response -> its PageLinks (gone with the response)
+
+
+def remember_links(response: Any, links: PageLinks) -> None:
+    """``links`` read (by a worker) from ``response``'s own text: what :func:`page_links` answers for it."""
+    try:
+        _READ[response] = links
+    except TypeError:  # not weak-referenceable: read again when asked
+        pass
+
+
+def page_links(response: Any) -> PageLinks:
+    """The :class:`PageLinks` of an HTML ``response``: the reading a worker sent, else read now (once)."""
     try:
         return _READ[response]
     except (KeyError, TypeError):
         pass
-    root = (selector if selector is not None else response.selector).root
-    # lxml's own query: the same strings as parsel's .xpath().getall() without a Selector built for each
-    # (a large page has hundreds of links: sqlite3-doc, 155,000 Selector objects for the crawl)
-    hrefs = [str(href) for href in root.xpath(HREF_XPATH, smart_strings=False)]
-    try:
-        _READ[response] = hrefs
-    except TypeError:  # not weak-referenceable: read again next time
-        pass
-    return hrefs
+    links = read_links(response.text, response.url, response.encoding)
+    remember_links(response, links)
+    return links
+
+
+class LinksUnreadable(ValueError):
+    """The page's tree could not be queried for its links."""
+
+
+def page_hrefs(response: Any) -> list[str]:
+    """The raw ``href`` of every ``<a>`` and ``<area>`` of an HTML ``response``; raises
+    :class:`LinksUnreadable` on a page whose tree cannot be queried."""
+    links = page_links(response)
+    if links.hrefs is None:
+        raise LinksUnreadable(links.error or "unreadable")
+    return list(links.hrefs)

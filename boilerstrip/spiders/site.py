@@ -32,14 +32,12 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit
 
-from parsel import Selector
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse, Response
 from scrapy.linkextractors import IGNORED_EXTENSIONS
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.gz import gunzip
-from scrapy.utils.response import get_base_url
 from scrapy.utils.sitemap import Sitemap
 
 from boilerstrip.config import params_from_settings, setting_name
@@ -47,11 +45,11 @@ from boilerstrip.downloadermiddlewares.compression import BODY_FLAGS_META
 from boilerstrip.downloadermiddlewares.htmlonly import sniff_not_html
 from boilerstrip.downloadermiddlewares.optout import OPT_OUT_META
 from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robots_ready
-from boilerstrip.extraction import ExtractionParams, over_node_budget
+from boilerstrip.extraction import ExtractionParams
 from boilerstrip.items import PageItem
 from boilerstrip.outcomes import Filtered, failure_reason, report_failed, report_filtered
 from boilerstrip.scope import in_scope, joined_site, origin, site_key
-from boilerstrip.spiders.links import HREF_XPATH, page_hrefs
+from boilerstrip.spiders.links import PageLinks, page_links
 from boilerstrip.urls import UrlParams, normalize_url
 from boilerstrip.rendering.flags import render_flags
 
@@ -261,16 +259,18 @@ class SiteSpider(Spider):
         self.seen.add(final)  # a redirect target is fetched once, whoever links to it later
         if depth == 0 and page_url in self.start_urls and final != page_url:
             yield from self._join_start_redirect(final)
-        selector, base = self._selector(response)
-        if over_node_budget(selector.root, self.max_nodes):
+        links = page_links(response)  # read by the render decision's worker job for a static page
+        if links.bad_base:
+            self.crawler.stats.inc_value("boilerstrip/crawl/bad_base_href")
+        if links.over_budget(self.max_nodes):
             # The extraction budget, applied to the tree parsed for the links anyway: a page this size would
             # hold the reactor in every per-block stage (block hashes, cleaning, dedup, export), not only in
             # extraction. Its links are still followed.
-            yield from self._follow(selector, depth, base, response)
+            yield from self._follow(links, depth)
             report_failed(self.crawler, request or page_url, "extraction_budget",
                           f"more than {self.max_nodes} elements (BOILERSTRIP_EXTRACTION_MAX_NODES)")  # fmt: skip
             return
-        canonical = self._canonical(selector, base)
+        canonical = self._canonical(links)
         duplicate_of = None
         if canonical and canonical not in (page_url, final):
             if canonical in self.admitted or canonical in self.claimed:
@@ -278,7 +278,7 @@ class SiteSpider(Spider):
             else:
                 self.claimed.add(canonical)  # this page stands for its canonical URL ...
                 self.seen.add(canonical)  # ... which will not be fetched again
-        yield from self._follow(selector, depth, base, response)
+        yield from self._follow(links, depth)
         if duplicate_of is not None:
             report_filtered(self.crawler, request or page_url, "duplicate_canonical", duplicate_of)
             return
@@ -316,34 +316,19 @@ class SiteSpider(Spider):
         # its robots.txt was read on the redirect hop, before the site joined: its Sitemap lines now count
         yield from self._robots_sitemap_requests(new_origin)
 
-    def _selector(self, response: HtmlResponse) -> tuple[Selector, str]:
-        """The page's selector and base URL. An unusable ``<base href>`` (``http://example.org:port/``,
-        ``http://[oops/``) is ignored, as browsers do: Scrapy's own ``response.selector`` raises on it."""
-        try:
-            return response.selector, get_base_url(response)
-        except ValueError:
-            self.crawler.stats.inc_value("boilerstrip/crawl/bad_base_href")
-            # parsel's Selector: Scrapy's (even with text=) resolves the same base again
-            return Selector(text=response.text, type="html", base_url=response.url), response.url
-
-    def _canonical(self, selector: Selector, base: str) -> str | None:
+    def _canonical(self, links: PageLinks) -> str | None:
         """The first ``<link rel=canonical>`` target, normalised, when it is inside the site."""
-        href = selector.xpath(
-            "//link[contains(concat(' ', normalize-space(translate(@rel, 'CANOICL', 'canoicl')), ' '),"
-            " ' canonical ')]/@href"
-        ).get()
-        if not href:
+        if not links.canonical:
             return None
-        canonical = self._normal(href, base=base)
+        canonical = self._normal(links.canonical, base=links.base)
         if canonical and in_scope(canonical, self.sites, self.params.scope):
             return canonical
         return None
 
-    def _follow(self, selector: Selector, depth: int, base: str, response: Any = None) -> Iterator[Request]:
-        try:
-            hrefs = page_hrefs(response, selector) if response is not None else selector.xpath(HREF_XPATH).getall()
-        except Exception as exc:  # noqa: BLE001 - a hostile page must not stop the crawl
-            self.crawler.stats.inc_value(f"boilerstrip/crawl/link_extraction_error/{type(exc).__name__}")
+    def _follow(self, links: PageLinks, depth: int) -> Iterator[Request]:
+        hrefs, base = links.hrefs, links.base
+        if hrefs is None:  # a hostile page must not stop the crawl
+            self.crawler.stats.inc_value(f"boilerstrip/crawl/link_extraction_error/{links.error}")
             return
         for href in hrefs:
             try:
