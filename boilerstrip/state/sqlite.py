@@ -51,6 +51,10 @@ CREATE TABLE IF NOT EXISTS page_copies (url TEXT PRIMARY KEY, record TEXT NOT NU
 _PENDING_MAX = 20_000
 
 
+_INSERT_NEW_PAGE = ("INSERT INTO template_pages (site, url, cluster, hashes) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (site, url) DO NOTHING")
+
+
 class _Templates:
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
@@ -94,10 +98,13 @@ class _Templates:
     def put_page(self, site: str, url: str, cluster: str, hashes: Iterable[str]) -> None:
         if cluster == _SITE:
             raise ValueError("a cluster name must not be empty")
-        self.remove_page(site, url)
         kept = tuple(sorted({h for h in hashes if h}))
-        self._db.execute("INSERT INTO template_pages (site, url, cluster, hashes) VALUES (?, ?, ?, ?)",
-                         (site, url, cluster, ",".join(kept)))
+        row = (site, url, cluster, ",".join(kept))
+        # a page new to the store (every page of a first crawl) is one statement; one stored before has its
+        # old counts taken out first
+        if not self._db.execute(_INSERT_NEW_PAGE, row).rowcount:
+            self.remove_page(site, url)
+            self._db.execute(_INSERT_NEW_PAGE, row)
         self._apply(site, cluster, kept, +1)
 
     def get_page(self, site: str, url: str) -> tuple[str, tuple[str, ...]] | None:
