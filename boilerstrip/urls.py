@@ -18,6 +18,7 @@ with a reason, never a silent ``None``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
@@ -32,6 +33,7 @@ __all__ = [
     "TRACKING_PREFIXES",
     "SESSION_ID_PARAMS",
     "normalize_url",
+    "link_targets",
     "strip_session_ids",
     "site_key",
     "in_scope",
@@ -85,6 +87,23 @@ def normalize_url(url: str, base: str | None = None, params: UrlParams = _DEFAUL
     # the normal form has no fragment: cut here, so that a page's links to its own sections ("#syntax"),
     # distinct strings, meet the cache as the one URL they are
     return _normalize_absolute(url.partition("#")[0], params)
+
+
+def link_targets(hrefs: Iterable[str], base: str, params: UrlParams = _DEFAULT_PARAMS,
+                 ) -> tuple[tuple[str | None, ...], tuple[str, ...]]:
+    """The normal form of each of a page's raw ``hrefs`` (None: not a crawlable URL), resolved against the
+    page's ``base``, and the names of the exceptions the unusable ones raised (one link's error must not cost
+    the page its other links). Browsers read ``\\`` as ``/`` in http(s) URLs (WHATWG URL); w3lib would turn
+    it into ``%5C`` or ``//``."""
+    targets: list[str | None] = []
+    errors: list[str] = []
+    for href in hrefs:
+        try:
+            targets.append(normalize_url(href.strip().replace("\\", "/"), base=base, params=params))
+        except Exception as exc:  # noqa: BLE001 - a hostile href
+            targets.append(None)
+            errors.append(type(exc).__name__)
+    return tuple(targets), tuple(errors)
 
 
 #: absolute URLs whose normal form each process keeps: a site's navigation links are on every page, so a

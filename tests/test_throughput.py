@@ -37,6 +37,10 @@ def _die() -> None:
     os._exit(3)
 
 
+def _worker_and_server() -> tuple[int, int]:
+    return os.getpid(), os.getppid()  # a worker is forked by the forkserver
+
+
 def _slow(value: int) -> int:
     time.sleep(0.5)
     return value
@@ -82,6 +86,73 @@ def test_a_dead_worker_costs_only_its_own_page(tmp_path: Path) -> None:
     results, error = asyncio.run(main())
     assert results == [7, "second try", 9]
     assert isinstance(error, WorkerDied)
+
+
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(), reason="no forkserver here")
+def test_a_killed_forkserver_costs_no_page() -> None:
+    """The worker processes and the server that forks them killed (by hand, or by the OOM killer): the next
+    page's job starts a new pool and a new server and comes back, rather than failing with the socket's
+    error (ConnectionRefusedError, which read as an HTTP failure)."""
+    import signal
+
+    pool = WorkerPool(WorkerPoolParams(workers=1, pool="process"))
+
+    def gone(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:  # a zombie until its parent reaps it
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+
+    async def main():
+        try:
+            worker, server = await pool.run(_worker_and_server)
+            for pid in (worker, server):
+                os.kill(pid, signal.SIGKILL)
+            for _ in range(200):
+                if gone(worker) and gone(server):
+                    break
+                await asyncio.sleep(0.02)
+            after = await pool.run(_worker_and_server)
+            return worker, server, after
+        finally:
+            pool.close()
+
+    worker, server, after = asyncio.run(main())
+    assert after[0] != worker and after[1] != server  # a new worker, from a new server
+
+
+def test_a_submit_that_cannot_start_a_worker_starts_a_new_pool() -> None:
+    """A pool's submit starts a worker process through the forkserver's socket; when the server was killed
+    between the pool's check that it lives and the connection (seen with servers killed by hand mid-crawl),
+    the submit raises ConnectionRefusedError: the page's job goes to a new pool, it does not fail with it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from scrapy.statscollectors import MemoryStatsCollector
+    from scrapy.utils.test import get_crawler
+
+    class NoWorkerStarts(ThreadPoolExecutor):
+        def submit(self, *args, **kwargs):
+            raise ConnectionRefusedError(111, "Connection refused")
+
+    class FlakyPool(WorkerPool):
+        made = 0
+
+        def _new_executor(self):
+            FlakyPool.made += 1
+            return NoWorkerStarts(1) if FlakyPool.made == 1 else ThreadPoolExecutor(1)
+
+    pool = FlakyPool(WorkerPoolParams(workers=1, pool="process"), stats=MemoryStatsCollector(get_crawler()))
+
+    async def main():
+        try:
+            return await pool.run(_pid_and, 4)
+        finally:
+            pool.close()
+
+    assert asyncio.run(main())[1] == 4
+    assert FlakyPool.made == 2 and pool.stats.get_value("boilerstrip/workers/broken") == 1
 
 
 def test_worker_processes_threads_and_the_reactor_write_the_same_crawl(tmp_path: Path) -> None:
@@ -450,12 +521,19 @@ def test_the_crawl_process_takes_a_static_pages_links_from_the_decisions_job(mon
         return HtmlResponse(f"http://s.test/p{n}", body=html.encode(), encoding="utf-8",
                             headers={"Content-Type": "text/html"})
 
+    from boilerstrip.urls import UrlParams, link_targets
+
     pool = _CountingPool()
     middleware = RenderWhenNeededMiddleware()
-    middleware.pool = pool
+    middleware.pool, middleware.url_params = pool, UrlParams()
     resp = response(1)
     asyncio.run(middleware._judged_in_pool(Request(resp.url), resp, resp.text))
     assert pool.jobs == ["judge_and_read"]
+    judged = page_links_module.page_links(resp)
+    # the links' normal forms for the spider, under the crawl's URL parameters: what it works out itself
+    assert judged.url_params == UrlParams()
+    assert judged.targets == link_targets(judged.hrefs, judged.base, UrlParams())[0] == ("http://s.test/",
+                                                                                          "http://s.test/b")
 
     read_here = []
     real_read = page_links_module.read_links

@@ -10,6 +10,7 @@ from boilerstrip.extraction import main_text_chars
 from boilerstrip.pipelines._page_reading import PagePlan, PageReading, read_page
 from boilerstrip.rendering import RenderParams, RenderVerdict, needs_rendering
 from boilerstrip.spiders.links import PageLinks, read_links
+from boilerstrip.urls import UrlParams
 
 __all__ = ["judge_static", "judge_and_read"]
 
@@ -20,18 +21,18 @@ def judge_static(html: str, url: str, params: RenderParams) -> RenderVerdict:
     return needs_rendering(html, url=url, main_text_chars=lambda doc: main_text_chars(doc, url), params=params)
 
 
-def judge_and_read(html: str, url: str, params: RenderParams, plan: PagePlan,
-                   encoding: str | None = None) -> tuple[RenderVerdict, PageReading | None, PageLinks | None]:
+def judge_and_read(html: str, url: str, params: RenderParams, plan: PagePlan, encoding: str | None = None,
+                   url_params: UrlParams | None = None) -> tuple[RenderVerdict, PageReading | None, PageLinks | None]:
     """The verdict, and for a page that keeps its served HTML what the crawl reads of it, in the same job:
     the HTML crosses to a worker once a page, and the crawl's process does not parse it. That is its links,
-    canonical URL and ``<meta>`` tags (``read_links``: the spider, the trap filter, the recrawl and opt-out
+    canonical URL and ``<meta>`` tags, the links' normal forms under ``url_params`` (``read_links``: the spider, the trap filter, the recrawl and opt-out
     middlewares), and the pipelines' reading (``read_page``, for the parts in ``plan``). Both None for a page
     to be rendered (its rendered HTML is read instead); the reading None when ``plan`` asks for nothing or
     reading failed (the pipelines' own job then meets the error and records it)."""
     verdict = judge_static(html, url, params)
     if verdict.needs:
         return verdict, None, None
-    links = read_links(html, url, encoding)
+    links = read_links(html, url, encoding, url_params)
     if plan == PagePlan():
         return verdict, None, links
     try:

@@ -31,6 +31,7 @@ from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLear
 from boilerstrip.rendering.scope import origin_key
 from boilerstrip.scope import in_scope
 from boilerstrip.spiders.links import remember_links
+from boilerstrip.urls import UrlParams
 
 __all__ = ["RenderWhenNeededMiddleware"]
 
@@ -122,6 +123,7 @@ class RenderWhenNeededMiddleware:
         """``crawl_scope``: a function returning the crawl's (sites, scope) pair (site keys of
         :func:`boilerstrip.urls.site_key`), the other hosts a page's browser sub-requests may reach."""
         self.decision = decision or RenderParams()
+        self.url_params: UrlParams | None = None  # links normalised in the decision's job (from_crawler sets it)
         self.crawl_scope = crawl_scope
         self.browser = browser or BrowserParams()
         self.learner = HostRenderLearner(learn or HostLearnParams())
@@ -151,6 +153,8 @@ class RenderWhenNeededMiddleware:
             stats=crawler.stats,
             crawl_scope=lambda: _spider_scope(crawler.spider),
         )
+        # the crawl's URL normal form: the decision's job normalises a static page's links for the spider
+        mw.url_params = params_from_settings(settings, "urls", UrlParams)
         crawler.signals.connect(mw._spider_closed, signal=signals.spider_closed)
 
         def engine_started() -> None:
@@ -301,7 +305,7 @@ class RenderWhenNeededMiddleware:
         plan = reader.plan
         try:
             verdict, reading, links = await self.pool.run(judge_and_read, html, response.url, self.decision, plan,
-                                                           response.encoding)
+                                                           response.encoding, self.url_params)
         except WorkerDied:
             self._inc("skipped/worker_died")  # extraction meets the same page and records why it failed
             return response

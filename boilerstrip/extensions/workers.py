@@ -38,6 +38,9 @@ POOLS = ("process", "thread")
 #: times a page whose worker process died is tried again in a new pool (the other pages in flight die with
 #: the culprit; one more try saves them, a page that kills every worker fails)
 _RETRIES = 2
+#: what a process pool's submit raises when it cannot start a worker process: the forkserver's socket gone
+#: (ConnectionRefusedError, FileNotFoundError) or closed mid-handshake (EOFError)
+_NO_WORKER_STARTED = (OSError, EOFError)
 _T = TypeVar("_T")
 
 
@@ -134,8 +137,8 @@ class WorkerPool:
             try:
                 for _ in range(workers):
                     executor.submit(warm_up)
-            except RuntimeError:  # closed (or broken) before every worker was launched: nothing to start
-                pass
+            except (RuntimeError, *_NO_WORKER_STARTED):  # closed or broken before every worker was launched
+                pass  # (the pages' own jobs meet it, and start the pool again)
             finally:
                 launched.set_result(None)
 
@@ -158,16 +161,23 @@ class WorkerPool:
             if self._launched is not None and not self._launched.done():
                 await asyncio.wrap_future(self._launched)  # a submit now would wait for the launch
             try:
-                return await loop.run_in_executor(executor, fn, *args)
-            except BrokenProcessPool:
-                if self.stats is not None:
-                    self.stats.inc_value(f"{STATS}/broken")
-                if self._executor is executor:  # the first page to see it starts the new pool
-                    logger.error("a worker process died; starting the worker pool again")
-                    executor.shutdown(wait=False, cancel_futures=True)
-                    self._executor = self._new_executor()
-                if attempt == _RETRIES:
-                    raise WorkerDied(f"the worker process reading this page died {attempt + 1} times") from None
+                job = loop.run_in_executor(executor, fn, *args)  # the submit: it may start a worker process
+            except (BrokenProcessPool, *_NO_WORKER_STARTED):  # broken already, or no worker could be started:
+                job = None  # the forkserver is gone (killed by hand, or by the OOM killer)
+            if job is not None:
+                try:
+                    return await job
+                except BrokenProcessPool:  # a worker died with this page in flight
+                    pass
+            # not this page's fault: a new pool (and forkserver) and another try
+            if self.stats is not None:
+                self.stats.inc_value(f"{STATS}/broken")
+            if self._executor is executor:  # the first page to see it starts the new pool
+                logger.error("a worker process died; starting the worker pool again")
+                executor.shutdown(wait=False, cancel_futures=True)
+                self._executor = self._new_executor()
+            if attempt == _RETRIES:
+                raise WorkerDied(f"the worker process reading this page died {attempt + 1} times") from None
         raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -19,6 +19,8 @@ from weakref import WeakKeyDictionary
 from parsel import Selector
 from w3lib.html import get_base_url
 
+from boilerstrip.urls import UrlParams, link_targets
+
 __all__ = ["CANONICAL_XPATH", "HREF_XPATH", "META_XPATH", "LinksUnreadable", "PageLinks", "page_hrefs",
            "page_links", "read_links", "remember_links"]
 
@@ -43,14 +45,20 @@ class PageLinks:
     elements: int  # the tree's nodes, as the extraction's budget counts them (elements, comments...)
     bad_base: bool = False  # an unusable <base href> (ignored, as browsers do)
     error: str | None = None  # why the tree could not be queried (an exception's name)
+    #: the normal form of each href under ``url_params`` (``boilerstrip.urls.link_targets``), and the names of
+    #: the errors unusable ones raised; None when not asked for
+    targets: tuple[str | None, ...] | None = None
+    target_errors: tuple[str, ...] = ()
+    url_params: UrlParams | None = None
 
     def over_budget(self, max_nodes: int) -> bool:
         """Whether the page has more than ``max_nodes`` nodes (0: no limit), as ``over_node_budget``."""
         return bool(max_nodes) and self.elements > max_nodes
 
 
-def read_links(text: str, url: str, encoding: str | None = None) -> PageLinks:
-    """What the crawl reads of the HTML ``text`` of ``url`` (served in ``encoding``); never raises."""
+def read_links(text: str, url: str, encoding: str | None = None, url_params: UrlParams | None = None) -> PageLinks:
+    """What the crawl reads of the HTML ``text`` of ``url`` (served in ``encoding``), with the links' normal
+    forms under ``url_params`` when given (the crawl's worker works them out for the spider); never raises."""
     bad_base = False
     try:
         base = get_base_url(text[:_BASE_SCAN_CHARS], url, encoding or "utf-8")
@@ -72,7 +80,10 @@ def read_links(text: str, url: str, encoding: str | None = None) -> PageLinks:
         metas = tuple((node.get("name", ""), node.get("content", "")) for node in root.xpath(META_XPATH))
     except Exception as exc:  # noqa: BLE001 - a hostile page: no links, and the reason
         return PageLinks(base, None, None, (), elements, bad_base, type(exc).__name__)
-    return PageLinks(base, hrefs, canonical, metas, elements, bad_base)
+    if url_params is None:
+        return PageLinks(base, hrefs, canonical, metas, elements, bad_base)
+    targets, errors = link_targets(hrefs, base, url_params)
+    return PageLinks(base, hrefs, canonical, metas, elements, bad_base, None, targets, errors, url_params)
 
 
 _READ: WeakKeyDictionary = WeakKeyDictionary()  # response -> its PageLinks (gone with the response)

@@ -50,7 +50,7 @@ from boilerstrip.items import PageItem
 from boilerstrip.outcomes import Filtered, failure_reason, report_failed, report_filtered
 from boilerstrip.scope import in_scope, joined_site, origin, site_key
 from boilerstrip.spiders.links import PageLinks, page_links
-from boilerstrip.urls import UrlParams, normalize_url
+from boilerstrip.urls import UrlParams, link_targets, normalize_url
 from boilerstrip.rendering.flags import render_flags
 
 __all__ = ["SiteSpider", "CrawlParams", "parse_start_urls"]
@@ -332,17 +332,16 @@ class SiteSpider(Spider):
         return None
 
     def _follow(self, links: PageLinks, depth: int) -> Iterator[Request]:
-        hrefs, base = links.hrefs, links.base
-        if hrefs is None:  # a hostile page must not stop the crawl
+        if links.hrefs is None:  # a hostile page must not stop the crawl
             self.crawler.stats.inc_value(f"boilerstrip/crawl/link_extraction_error/{links.error}")
             return
-        for href in hrefs:
-            try:
-                # browsers read "\\" as "/" in http(s) URLs (WHATWG URL); w3lib would turn it into "%5C" or "//"
-                normal = self._normal(href.strip().replace("\\", "/"), base=base)
-            except Exception as exc:  # noqa: BLE001 - one unusable link must not cost the page its other links
-                self.crawler.stats.inc_value(f"boilerstrip/crawl/link_error/{type(exc).__name__}")
-                continue
+        if links.targets is not None and links.url_params == self.url_params:
+            targets, errors = links.targets, links.target_errors  # normalised by the render decision's job
+        else:
+            targets, errors = link_targets(links.hrefs, links.base, self.url_params)
+        for name in errors:
+            self.crawler.stats.inc_value(f"boilerstrip/crawl/link_error/{name}")
+        for normal in targets:
             if normal is None or _ignored_extension(normal):
                 continue
             request = self._admit(normal, depth + 1)
