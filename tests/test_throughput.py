@@ -524,8 +524,8 @@ def test_the_crawl_process_takes_a_static_pages_links_from_the_decisions_job(mon
     from boilerstrip.urls import UrlParams, link_targets
 
     pool = _CountingPool()
-    middleware = RenderWhenNeededMiddleware()
-    middleware.pool, middleware.url_params = pool, UrlParams()
+    middleware = RenderWhenNeededMiddleware(url_params=UrlParams())
+    middleware.pool = pool
     resp = response(1)
     asyncio.run(middleware._judged_in_pool(Request(resp.url), resp, resp.text))
     assert pool.jobs == ["judge_and_read"]

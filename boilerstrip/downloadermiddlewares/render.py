@@ -119,11 +119,13 @@ class RenderWhenNeededMiddleware:
         browser: BrowserParams | None = None,
         stats: Any = None,
         crawl_scope: Any = None,
+        url_params: UrlParams | None = None,
     ) -> None:
         """``crawl_scope``: a function returning the crawl's (sites, scope) pair (site keys of
         :func:`boilerstrip.urls.site_key`), the other hosts a page's browser sub-requests may reach."""
         self.decision = decision or RenderParams()
-        self.url_params: UrlParams | None = None  # links normalised in the decision's job (from_crawler sets it)
+        #: the crawl's URL normal form: the decision's job normalises a static page's links for the spider
+        self.url_params = url_params
         self.crawl_scope = crawl_scope
         self.browser = browser or BrowserParams()
         self.learner = HostRenderLearner(learn or HostLearnParams())
@@ -152,9 +154,8 @@ class RenderWhenNeededMiddleware:
             browser=browser,
             stats=crawler.stats,
             crawl_scope=lambda: _spider_scope(crawler.spider),
+            url_params=params_from_settings(settings, "urls", UrlParams),
         )
-        # the crawl's URL normal form: the decision's job normalises a static page's links for the spider
-        mw.url_params = params_from_settings(settings, "urls", UrlParams)
         crawler.signals.connect(mw._spider_closed, signal=signals.spider_closed)
 
         def engine_started() -> None:

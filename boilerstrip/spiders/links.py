@@ -69,9 +69,7 @@ def read_links(text: str, url: str, encoding: str | None = None, url_params: Url
     except ValueError:
         base, bad_base = url, True
         root = Selector(text=text, type="html", base_url=url).root
-    elements = 0
-    for elements, _node in enumerate(root.iter(), 1):
-        pass
+    elements = sum(1 for _node in root.iter())
     try:
         # lxml's own queries: the same strings as parsel's .getall() without a Selector built for each
         # (a large page has hundreds of links: sqlite3-doc, 155,000 Selector objects for the crawl)
