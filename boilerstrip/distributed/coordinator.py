@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from boilerstrip.distributed.store import KEY_ROOT, CrawlStore
+from boilerstrip.lifetime import parent_death_hook
 
 __all__ = ["CoordinatorParams", "coordinate", "CURRENT_KEY", "merge_outputs", "read_config"]
 
@@ -88,8 +90,10 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
     for i in range(workers):
         worker_id = f"{host}-{os.getpid()}-{i + 1}"
         handle = open(log_dir / f"worker-{i + 1}.log", "wb")  # noqa: SIM115 - handed to the child
+        # a local worker dies with its coordinator (SIGKILL from the kernel, however the coordinator died):
+        # nobody would stop it or read what it crawls; its own worker processes die with it
         procs.append(subprocess.Popen(_worker_command(redis_url, crawl_id, worker_id), stdout=handle,
-                                      stderr=subprocess.STDOUT, env=env))
+                                      stderr=subprocess.STDOUT, env=env, preexec_fn=parent_death_hook(signal.SIGKILL)))
         handle.close()
     deadline = time.monotonic() + params.start_timeout_s
     while client.scard(store.keys.workers) < workers and time.monotonic() < deadline:

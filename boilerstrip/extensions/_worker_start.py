@@ -7,8 +7,13 @@ and none of the jobs it runs needs Scrapy, Twisted or Playwright (a test checks 
 from __future__ import annotations
 
 import importlib
+import multiprocessing
+import os
+import signal
 
-__all__ = ["WORKER_MODULES", "warm_up"]
+from boilerstrip.lifetime import die_with_parent
+
+__all__ = ["WORKER_MODULES", "warm_up", "start_worker"]
 
 #: the modules of the jobs the crawl sends its workers: the render decision, the page's reading, and the
 #: finishing pass's clean and MinHash (datasketch, which imports scipy: 0.8 s on the 2-core machine, once in
@@ -29,3 +34,43 @@ def warm_up() -> None:
     server that loaded them)."""
     for name in WORKER_MODULES:
         importlib.import_module(name)
+
+
+def start_worker() -> None:
+    """Each worker process's first act (the pool's ``initializer``): die with the crawl.
+
+    A worker is forked from the forkserver, which exits when the crawl's end of its "alive" pipe closes,
+    that is when the crawl exits, however it dies. Two things stood in the way after a ``kill -9``: every
+    worker inherits a copy of that pipe's write end, so the server never saw it close, and a worker waits
+    on its job queue, whose write end it holds too, so it never saw the crawl go. So a worker closes its
+    copy, and asks for SIGKILL when its parent (the server, single-threaded) dies; the resource tracker
+    then exits when the last of them is gone. A worker whose crawl is gone already exits at once.
+    """
+    from multiprocessing import forkserver
+
+    server_pid = os.getppid()
+    server = getattr(forkserver, "_forkserver", None)
+    alive_fd = getattr(server, "_forkserver_alive_fd", None)
+    if alive_fd is None:
+        return  # not forked from a forkserver ("spawn": the crawl's own child; see WorkerPool)
+    server._forkserver_alive_fd = None
+    try:
+        os.close(alive_fd)
+    except OSError:
+        pass
+    die_with_parent(signal.SIGKILL, parent_pid=server_pid)
+    crawl = multiprocessing.parent_process()
+    if crawl is not None and not _alive(crawl.pid):
+        os._exit(1)  # the crawl died before this worker was up
+
+
+def _alive(pid: int | None) -> bool:
+    if pid is None:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -28,7 +28,7 @@ from typing import Any, Callable, TypeVar
 from scrapy import signals
 
 from boilerstrip.config import params_from_settings
-from boilerstrip.extensions._worker_start import WORKER_MODULES, warm_up
+from boilerstrip.extensions._worker_start import WORKER_MODULES, start_worker, warm_up
 
 __all__ = ["WorkerPool", "WorkerPoolParams", "WorkerDied", "POOLS"]
 
@@ -128,7 +128,7 @@ class WorkerPool:
         workers = self.params.workers
         if self.params.pool == "thread":
             return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="boilerstrip-worker")
-        executor = ProcessPoolExecutor(max_workers=workers, mp_context=_process_context())
+        executor = ProcessPoolExecutor(max_workers=workers, mp_context=_process_context(), initializer=start_worker)
         launched: Future = Future()
 
         def launch() -> None:

@@ -7,7 +7,9 @@
   share the job's recurring-crawl state (``DIR/NAME/.boilerstrip-state``): each run fetches only what
   changed and reports new / changed / removed against the last one.
 - One job never runs twice at once: APScheduler's ``max_instances=1`` inside the scheduler, and an
-  exclusive ``DIR/NAME/.lock`` across processes (a second ``schedule run``, a manual run).
+  exclusive ``DIR/NAME/.lock`` across processes (a second ``schedule run``, a manual run), held by the
+  scheduler and by the crawl it started, so a crawl that outlives a killed scheduler still holds it.
+- A run's crawl dies with its scheduler (a parent-death signal, SIGTERM: it closes cleanly).
 - A run missed while the scheduler was down (its due time, from the last recorded run, is past) runs once
   at start (``coalesce``: several missed runs are one).
 """
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from boilerstrip.atomicfile import atomic_open
+from boilerstrip.lifetime import parent_death_hook
 from boilerstrip.state.layout import schedule_layout
 
 from .jobs import JobStore, ScheduledJob
@@ -106,8 +109,12 @@ def run_job(job: ScheduledJob, store: JobStore | None = None, python: str = sys.
         logger.info("schedule: %s starts -> %s", job.name, out)
         with open(layout.run_log(stamp), "wb") as log:
             # its own session: a Ctrl-C at the scheduler's terminal reaches the scheduler, which stops the
-            # child cleanly, rather than both at once
-            child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            # child cleanly, rather than both at once. The child dies with the scheduler however that dies
+            # (SIGTERM from the kernel: the crawl closes cleanly, as on `schedule run`'s own stop), and it
+            # holds the job's lock until it has (the lock's file is passed on): a scheduler started again
+            # meanwhile skips the job instead of running it beside the old crawl.
+            child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                     pass_fds=(lock.fileno(),), preexec_fn=parent_death_hook(signal.SIGTERM))
             if running is not None:
                 running.add(child)
             try:

@@ -1,0 +1,143 @@
+"""The hostile web, round 3 (issue 30): nothing left running after a kill, Redis outages ridden out, no
+"finished" that is not, an idempotent --resume of a finished run, the extraction budget before the work.
+
+Real processes where the process boundary is the point: a crawl, a coordinator or a scheduler is killed
+with SIGKILL, and every process it had started must be gone within a deadline (``hostile_processes``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from _crawlsite import FAST, page
+from _redis import need_redis_server, redis_url  # noqa: F401 (fixture)
+from conftest import ROOT, read_jsonl
+from hostile_processes import command_line, descendants, kill_all, snapshot, wait_for_tree, wait_gone
+
+from boilerstrip.demo.server import Reply
+
+ENV = dict(os.environ, PYTHONUNBUFFERED="1")
+#: how long the processes of a killed crawl get to go (they go within a second; a loaded 2-core machine)
+GONE_WITHIN_S = 30
+
+
+def _slow_site(pages: int = 300, delay_s: float = 0.2) -> dict:
+    """A site that takes minutes to crawl one request at a time: it is still running when it is killed."""
+    routes: dict = {"/": page("home", [f"/p{i}" for i in range(pages)])}
+    for i in range(pages):
+        reply = page(f"p{i}", [f"/p{j}" for j in range(i, min(pages, i + 3))])
+        routes[f"/p{i}"] = Reply(reply.status, reply.body, reply.headers, delay_s=delay_s)
+    return routes
+
+
+def _pool_up(min_forkserver_processes: int):
+    """A predicate on a process tree: the crawl's forkserver and its workers are running."""
+    return lambda pids: sum("multiprocessing.forkserver" in command_line(p) for p in pids) >= min_forkserver_processes
+
+
+def _kill_and_expect_gone(proc: subprocess.Popen, tree: set[int]) -> None:
+    procs = snapshot(tree)
+    try:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        left = wait_gone(procs, GONE_WITHIN_S)
+        assert not left, f"still running {GONE_WITHIN_S} s after the kill: {left}"
+    finally:
+        kill_all(procs)
+
+
+# -- item 1: kill -9 of a crawl takes its worker pool with it --------------------------------------------------
+@pytest.mark.timeout(180)
+def test_kill_9_of_a_crawl_leaves_no_forkserver_worker_or_resource_tracker(serve, tmp_path: Path) -> None:
+    site = serve(routes=_slow_site())
+    cmd = [sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(tmp_path / "o.jsonl"), *FAST,
+           "--no-sitemaps", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "BOILERSTRIP_EXTRACTION_WORKERS=2"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tree: set[int] = set()
+    try:
+        # the forkserver and both workers (each a "multiprocessing.forkserver" command line), mid-crawl
+        tree = wait_for_tree(proc.pid, _pool_up(3), timeout_s=120)
+        assert _pool_up(3)(tree), [command_line(p)[:80] for p in tree]
+        assert any("resource_tracker" in command_line(p) for p in tree)
+        assert proc.poll() is None, "the crawl ended before it could be killed"
+        _kill_and_expect_gone(proc, tree)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+        kill_all(snapshot(tree))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_kill_9_of_a_distributed_crawl_stops_its_workers_and_their_pools(serve, redis_url, tmp_path: Path) -> None:
+    site = serve(routes=_slow_site())
+    cmd = [sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(tmp_path / "o.jsonl"), *FAST,
+           "--no-sitemaps", "--redis", redis_url, "--workers", "2", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1",
+           "-s", "BOILERSTRIP_EXTRACTION_WORKERS=1"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tree: set[int] = set()
+    try:
+        # two `boilerstrip worker` processes, each with a forkserver and one worker process
+        tree = wait_for_tree(proc.pid, _pool_up(4), timeout_s=150)
+        assert _pool_up(4)(tree), [command_line(p)[:80] for p in tree]
+        assert sum(" worker " in command_line(p) for p in tree) == 2
+        before = len(site.log)
+        _kill_and_expect_gone(proc, tree)
+        requests_after = len(site.log) - before
+        time.sleep(2)
+        assert len(site.log) - before == requests_after  # nobody crawls any more
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+        kill_all(snapshot(tree))
+
+
+# -- item 3: a killed scheduler takes its crawl with it; the crawl holds the job's lock ---------------------------
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_kill_9_of_the_scheduler_stops_its_crawl_which_holds_the_jobs_lock(serve, tmp_path: Path) -> None:
+    from boilerstrip.state import schedule_layout
+
+    site = serve(routes=_slow_site())
+    add = subprocess.run([sys.executable, "-m", "boilerstrip", "schedule", "add", "j", site.url + "/", "--every", "1h",
+                          "-o", "runs", "--state", "st", *FAST, "--no-sitemaps", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1"],
+                         cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=60)
+    assert add.returncode == 0, add.stderr
+    runner = subprocess.Popen([sys.executable, "-m", "boilerstrip", "schedule", "run", "--state", "st"], cwd=tmp_path,
+                              env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tree: set[int] = set()
+    again = None
+    try:
+        tree = wait_for_tree(runner.pid, _pool_up(3), timeout_s=150)
+        crawls = [p for p in tree if " crawl " in command_line(p)]
+        assert len(crawls) == 1 and _pool_up(3)(tree), [command_line(p)[:80] for p in tree]
+        lock = schedule_layout(tmp_path / "runs", "j").lock.resolve()
+        held = {os.readlink(f) for f in Path(f"/proc/{crawls[0]}/fd").iterdir() if os.path.islink(f)}
+        assert str(lock) in held  # the crawl holds the job's lock itself: a new scheduler skips the job
+        _kill_and_expect_gone(runner, tree)
+        # a scheduler started again runs the job once the old crawl is gone, alone
+        again = subprocess.Popen([sys.executable, "-m", "boilerstrip", "schedule", "run", "--state", "st"],
+                                 cwd=tmp_path, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        new_tree = wait_for_tree(again.pid, lambda pids: any(" crawl " in command_line(p) for p in pids), 60)
+        tree |= new_tree
+        crawling = [p for p in descendants(1) if " crawl " in command_line(p) and str(site.port) in command_line(p)]
+        assert len(crawling) == 1, crawling
+    finally:
+        for proc in (runner, again):
+            if proc is not None and proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=90)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=30)
+        kill_all(snapshot(tree))
