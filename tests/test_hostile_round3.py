@@ -141,3 +141,71 @@ def test_kill_9_of_the_scheduler_stops_its_crawl_which_holds_the_jobs_lock(serve
                     proc.kill()
                     proc.wait(timeout=30)
         kill_all(snapshot(tree))
+
+
+# -- item 5: a full disk under --state fails the run (exit 1, manifest finished: false with the step) ------------
+def _small_tmpfs(folder: Path, size: str = "192k") -> None:
+    """A tmpfs of ``size`` at ``folder`` (root only: the test says so under CI rather than skip there)."""
+    folder.mkdir(parents=True)
+    if os.geteuid() != 0:
+        message = "mounting a small tmpfs needs root (CI runs the tests as root)"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(message)
+        pytest.skip(message)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], check=True, timeout=30)
+
+
+@pytest.mark.timeout(300)
+def test_a_full_disk_under_state_fails_the_run_and_says_which_step(serve, tmp_path: Path) -> None:
+    routes = {"/": page("home", [f"/p{i}" for i in range(120)])}
+    for i in range(120):
+        routes[f"/p{i}"] = page(f"p{i}", ["/"], body=f"Page {i} says something of its own, at some length. " * 20)
+    site = serve(routes=routes)
+    state = tmp_path / "state"
+    _small_tmpfs(state)
+    out = tmp_path / "o.jsonl"
+    try:
+        proc = subprocess.run([sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(out), *FAST,
+                               "--no-sitemaps", "--state", str(state)],
+                              cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=240)
+    finally:
+        subprocess.run(["umount", str(state)], timeout=30)
+    assert "database or disk is full" in proc.stderr, proc.stderr[-3000:]
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "Error caught on signal handler" not in proc.stderr
+    manifest = json.loads(out.with_name("o.manifest.json").read_text())
+    assert manifest["finished"] is False
+    assert manifest["finishing"]["status"] == "failed" and manifest["finishing"]["step"]
+    assert "database or disk is full" in manifest["finishing"]["error"]
+
+
+# -- item 4: --resume of a run that finished leaves it as it was ---------------------------------------------------
+@pytest.mark.timeout(300)
+def test_resume_of_a_finished_recurring_run_keeps_its_change_report(serve, tmp_path: Path) -> None:
+    routes = {"/": page("home", [f"/p{i}" for i in range(4)])}
+    for i in range(4):
+        routes[f"/p{i}"] = page(f"p{i}", ["/"], body=f"Page {i} tells its own story in a few plain sentences. " * 4)
+    site = serve(routes=routes)
+    out = tmp_path / "o.jsonl"
+    command = [sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(out), *FAST, "--no-sitemaps",
+               "--state", str(tmp_path / "state"), "--changes-only"]
+
+    def crawl(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*command, *extra], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=240)
+
+    first = crawl()
+    assert first.returncode == 0, first.stderr[-3000:]
+    for i in range(3):  # an edit on three pages
+        site.routes[f"/p{i}"] = page(f"p{i}", ["/"], body=f"Page {i} was rewritten with other words entirely. " * 4)
+    second = crawl()
+    assert second.returncode == 0, second.stderr[-3000:]
+    changed = read_jsonl(out)
+    assert sorted(r["change"] for r in changed) == ["changed"] * 3, changed
+    files = {p.name: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and "state" not in p.parts}
+    requests = len(site.log)
+
+    again = crawl("--resume")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "nothing to resume" in again.stderr
+    assert len(site.log) == requests  # not crawled again
+    assert {p.name: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and "state" not in p.parts} == files

@@ -262,6 +262,15 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"boilerstrip crawl: {exc}", file=sys.stderr)
         return 2
+    if getattr(args, "resume", False) and not getattr(args, "redis", None):
+        from boilerstrip.extensions.ledger import finished_run, run_status
+
+        manifest = finished_run(out)
+        if manifest is not None:  # a finished run has nothing to resume: its output and reports stay as they are
+            print(f"boilerstrip crawl: {out} finished at {manifest.get('finished_at', '?')}: nothing to resume; "
+                  "its records, ledger, manifest and change report are left as they were "
+                  "(run without --resume for a new crawl)", file=sys.stderr)
+            return run_status(out)
     if getattr(args, "redis", None):
         from boilerstrip.distributed.command import crawl_distributed
 

@@ -206,6 +206,7 @@ def merge_outputs(store: CrawlStore, out: Path, settings: Any, finish_reason: st
         "started_at": started_at,
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "finish_reason": finish_reason,
+        "finished": finish_reason == "finished",
         "resumed": False,
         "reconciled": ok,
         "fail_on_mismatch": True,

@@ -9,7 +9,9 @@ scrapyd and ``boilerstrip crawl`` all write the same records, report, ledger and
 
 Only a crawl that *finished* is finished this way; one stopped early keeps its output as crawled (the
 ``--resume`` path continues it). Stats: ``boilerstrip/finishing/status`` is ``done``, ``skipped:<why>``,
-``failed`` or ``mismatch``; ``boilerstrip/finishing/<step>/...`` are the steps' counts.
+``failed`` or ``mismatch``; ``boilerstrip/finishing/<step>/...`` are the steps' counts. Whatever error a step
+raises (a full disk under the state folder is SQLite's ``database or disk is full``) fails the run: status
+``failed``, exit 1, and the manifest says ``finished: false`` with ``finishing: {status, step, error}``.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from boilerstrip.finishing import FinishContext, finish_crawl
 from boilerstrip.finishing.steps import bands_key
 from boilerstrip.state import StateParams, crawl_layout, feed_output, open_state
 
-__all__ = ["FinishingExtension", "STATUS"]
+__all__ = ["FinishingExtension", "STATUS", "mark_finishing_failed"]
 
 logger = logging.getLogger(__name__)
 STATS = "boilerstrip/finishing"
@@ -48,6 +50,8 @@ class FinishingExtension:
         self.workers: Any = None  # the crawl's WorkerPool: the pass computes MinHash signatures there
         self.ahead: dict[tuple, Any] = {}  # work asked of the workers before the pass (FinishContext.ahead)
         self._asked = False
+        #: the failed step and its error, once the pass failed (``{"step": ..., "error": ...}``)
+        self.failure: dict[str, str] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "FinishingExtension":
@@ -104,9 +108,20 @@ class FinishingExtension:
     def engine_stopped(self) -> None:
         try:
             status = self.finish()
+        except Exception as exc:  # noqa: BLE001 - never swallowed by Scrapy's signal dispatch: the run fails
+            logger.exception("finishing pass failed")
+            self.failure = self.failure or {"step": "pass", "error": f"{type(exc).__name__}: {exc}"}
+            status = "failed"
         finally:
             if self.recrawl is not None:
-                self.recrawl.close()
+                try:
+                    self.recrawl.close()  # saves the pages' history (a full disk fails it here)
+                except Exception as exc:  # noqa: BLE001 - as above
+                    logger.error("finishing pass failed in step 'history': %s: %s", type(exc).__name__, exc)
+                    self.failure = {"step": "history", "error": f"{type(exc).__name__}: {exc}"}
+                    status = "failed"
+        if self.failure is not None:
+            mark_finishing_failed(crawl_layout(self.output).manifest, self.failure)
         if self.stats is not None:
             self.stats.set_value(STATUS, status)
 
@@ -130,19 +145,27 @@ class FinishingExtension:
             change = self._change_step(crawl_layout(self.output))
         except ConfigError as exc:
             logger.error("finishing pass: %s", exc)
+            self.failure = {"step": "settings", "error": str(exc)}
             return "failed"
         layout = crawl_layout(self.output)
         context = FinishContext(executor=self._executor(), ahead=dict(self.ahead))
+        step = "state"
         try:
             context.state = open_state(state_params, self.output)
             try:
+                step = "pass"
                 summary = finish_crawl(self.output, self.output, params, layout.report_dir, dup_params=dup_params,
                                        duplicates_enabled=component_enabled(self.settings, "duplicates"),
                                        context=context, change=change, learned=self.learned)
+                step = "state"
             finally:
-                context.state.close()
-        except (OSError, UnicodeError, ValueError) as exc:
-            logger.error("finishing pass failed, %s left as crawled: %s", self.output, exc)
+                context.state.close()  # saves what the pass learned: a full disk fails it here
+        except Exception as exc:  # noqa: BLE001 - any step's error fails the run (sqlite3's too), never a log line
+            failed = context.failed_step or step
+            logger.error("finishing pass failed in step %r, %s left as crawled: %s: %s", failed, self.output,
+                         type(exc).__name__, exc, exc_info=not isinstance(exc, (OSError, UnicodeError, ValueError)))
+            self.failure = {"step": failed, "error": f"{type(exc).__name__}: {exc}"}
+            mark_finishing_failed(layout.manifest, self.failure)
             return "failed"
         if self.stats is not None:
             for key, count in sorted(context.counts.items()):
@@ -159,7 +182,14 @@ class FinishingExtension:
         if layout.manifest.exists():
             from boilerstrip.extensions.ledger import reconcile_output
 
-            if not reconcile_output(self.output, context.dropped_by_url()):
+            try:
+                reconciled = reconcile_output(self.output, context.dropped_by_url())
+            except Exception as exc:  # noqa: BLE001 - as above: the run fails, the manifest says why if it can
+                logger.error("finishing pass failed in step 'ledger': %s: %s", type(exc).__name__, exc)
+                self.failure = {"step": "ledger", "error": f"{type(exc).__name__}: {exc}"}
+                mark_finishing_failed(layout.manifest, self.failure)
+                return "failed"
+            if not reconciled:
                 return "mismatch"
         return "done"
 
@@ -177,6 +207,22 @@ class FinishingExtension:
             cut = next((r for r in CUT_REASONS if self.stats.get_value(f"boilerstrip/filtered/{r}")), None)
         facts = self.recrawl.facts_for if self.recrawl is not None else None
         return ChangeStep(params, digest_of_settings(self.settings), facts=facts, settled=settled, cut_reason=cut)
+
+
+def mark_finishing_failed(manifest: Path, failure: dict[str, str]) -> None:
+    """Say in the run's manifest that its finishing pass failed: ``finished: false`` and ``finishing`` with
+    the step and the error (logged, not raised, when the manifest cannot be written either: the exit
+    status says it anyway)."""
+    import json
+
+    from boilerstrip.feeds import atomic_write_json
+
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
+        data.update(finished=False, finishing={"status": "failed", **failure})
+        atomic_write_json(manifest, data)
+    except (OSError, ValueError) as exc:
+        logger.error("cannot record the failed finishing pass in %s: %s", manifest, exc)
 
 
 def _ledger_outcomes(path: Path) -> dict[str, str] | None:

@@ -396,6 +396,9 @@ class LedgerExtension:
             "started_at": self.started_at,
             "finished_at": _now(),
             "finish_reason": self._finish_reason,
+            # whether the run finished, finishing pass included (FinishingExtension sets it false, with the
+            # failed step, when the pass fails)
+            "finished": self._finish_reason == "finished",
             "resumed": self.resume,
             "settings_digest": self.settings_digest,
             "reconciled": bool(self.reconciled),
@@ -513,4 +516,22 @@ def run_status(out: str | Path) -> int:
         return 0
     return 3
 
+
+def finished_run(out: str | Path) -> dict[str, Any] | None:
+    """The manifest of the run that wrote ``out`` when that run finished, finishing pass included, and its
+    output is as the manifest lists it (no part file left, the same bytes): nothing is left to resume.
+    None otherwise (never run, stopped early, its finishing pass failed, or the output changed since)."""
+    paths = output_paths(out)
+    try:
+        data = json.loads(paths.manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("finish_reason") != "finished" or data.get("finished") is False:
+        return None
+    if paths.part.exists() or not paths.final.is_file():
+        return None
+    listed = [part for part in data.get("parts") or () if isinstance(part, dict) and part.get("path") == str(paths.final)]
+    if not listed or listed[0].get("bytes") != paths.final.stat().st_size:
+        return None
+    return data
 

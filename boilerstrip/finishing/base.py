@@ -67,6 +67,9 @@ class FinishContext:
     #: take when the record reaches it with that very text; each is taken once
     signatures: dict[str, tuple[Any, Any, Any]] = field(default_factory=dict)
 
+    #: the name of the step that raised, when one did (set by :func:`run_steps`; the pass names it)
+    failed_step: str | None = None
+
     def dropped_by_url(self) -> dict[str, str]:
         return {d.url: d.reason for d in self.dropped}
 
@@ -92,8 +95,18 @@ def run_steps(records: Iterable[Record], steps: Iterable[Step], context: FinishC
     """Chain ``steps`` over ``records``; nothing runs until the result is iterated."""
     stream: Iterable[Record] = records
     for step in steps:
-        stream = step.run(stream, context)
+        stream = _named(step.run(stream, context), step.name, context)
     return iter(stream)
+
+
+def _named(stream: Iterable[Record], name: str, context: FinishContext) -> Iterator[Record]:
+    """``stream``, noting ``name`` as the failed step when it raises (the innermost step notes it first)."""
+    try:
+        yield from stream
+    except Exception:
+        if context.failed_step is None:
+            context.failed_step = name
+        raise
 
 
 def read_jsonl(path: str | Path, context: FinishContext | None = None) -> Iterator[Record]:
