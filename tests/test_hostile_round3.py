@@ -209,3 +209,113 @@ def test_resume_of_a_finished_recurring_run_keeps_its_change_report(serve, tmp_p
     assert "nothing to resume" in again.stderr
     assert len(site.log) == requests  # not crawled again
     assert {p.name: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and "state" not in p.parts} == files
+
+
+# -- item 2: a Redis outage is ridden out; a Redis that lost the crawl stops it cleanly ----------------------------
+def _distributed(site_url: str, out: Path, redis: str, *extra: str) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "boilerstrip", "crawl", site_url + "/", "-o", str(out), *FAST, "--no-sitemaps",
+           "--redis", redis, "--workers", "2", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", *extra]
+    return subprocess.Popen(cmd, cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_requests(site, proc: subprocess.Popen, n: int, timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    while len(site.log) < n:
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        assert time.monotonic() < deadline, "the crawl made too few requests"
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_ten_second_redis_pause_is_ridden_out(serve, tmp_path: Path) -> None:
+    from boilerstrip.distributed.localredis import LocalRedis
+
+    need_redis_server()
+    pages = 40
+    site = serve(routes=_slow_site(pages, delay_s=0.1))
+    out = tmp_path / "o.jsonl"
+    with LocalRedis() as server:
+        proc = _distributed(site.url, out, server.url)
+        tree: set[int] = set()
+        try:
+            _wait_for_requests(site, proc, 8)
+            tree = descendants(proc.pid)
+            os.kill(server.process.pid, signal.SIGSTOP)
+            try:
+                time.sleep(10)
+            finally:
+                os.kill(server.process.pid, signal.SIGCONT)
+            _, stderr = proc.communicate(timeout=240)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
+            kill_all(snapshot(tree))
+    assert proc.returncode == 0, stderr[-3000:]
+    manifest = json.loads(out.with_name("o.manifest.json").read_text())
+    assert manifest["finished"] is True and manifest["reconciled"] is True, manifest
+    assert {r["url"] for r in read_jsonl(out)} == {site.url + "/"} | {f"{site.url}/p{i}" for i in range(pages)}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_redis_restarted_empty_stops_every_worker_with_a_manifest(serve, tmp_path: Path) -> None:
+    from boilerstrip.distributed.localredis import LocalRedis
+
+    need_redis_server()
+    site = serve(routes=_slow_site())
+    out = tmp_path / "o.jsonl"
+    with LocalRedis() as server:
+        proc = _distributed(site.url, out, server.url)
+        tree: set[int] = set()
+        try:
+            _wait_for_requests(site, proc, 8)
+            tree = wait_for_tree(proc.pid, _pool_up(4), timeout_s=60)
+            procs = snapshot(tree)
+            server.restart()
+            _, stderr = proc.communicate(timeout=180)
+            left = wait_gone(procs, GONE_WITHIN_S)
+            assert not left, left
+            requests = len(site.log)
+            time.sleep(2)
+            assert len(site.log) == requests  # nobody crawls on
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
+            kill_all(snapshot(tree))
+    assert proc.returncode == 1, stderr[-3000:]
+    assert "redis_lost_state" in stderr and "Traceback" not in stderr, stderr[-3000:]
+    manifest = json.loads(out.with_name("o.manifest.json").read_text())
+    assert manifest["finish_reason"] == "redis_lost_state" and manifest["finished"] is False
+    assert "gone from Redis" in manifest["error"]
+
+
+def test_the_redis_client_waits_out_a_pause_retries_a_restart_and_gives_up_at_its_limit() -> None:
+    from boilerstrip.distributed.connection import OutageParams, redis_client
+    from boilerstrip.distributed.localredis import LocalRedis
+
+    need_redis_server()
+    with LocalRedis() as server:
+        client = redis_client(server.url, OutageParams(limit_s=20))
+        client.set("n", 1)
+        os.kill(server.process.pid, signal.SIGSTOP)
+        try:
+            import threading
+
+            threading.Timer(2, os.kill, (server.process.pid, signal.SIGCONT)).start()
+            assert client.incr("n") == 2  # waited for the paused server, sent once
+        finally:
+            os.kill(server.process.pid, signal.SIGCONT)
+        assert client.get("n") == b"2"
+        server.process.kill()
+        server.process.wait(timeout=10)
+        short = redis_client(server.url, OutageParams(limit_s=1.5))
+        started = time.monotonic()
+        with pytest.raises(Exception) as caught:
+            short.get("n")
+        assert type(caught.value).__name__ == "ConnectionError"
+        assert 1.5 <= time.monotonic() - started < 15  # retried up to the limit, then gave up
+        server.restart()
+        assert client.get("n") is None  # a restarted, empty server: connected again

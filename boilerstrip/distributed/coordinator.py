@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from boilerstrip.distributed.connection import OUTAGE, redis_client
 from boilerstrip.distributed.store import KEY_ROOT, CrawlStore
 from boilerstrip.lifetime import parent_death_hook
 
@@ -75,7 +76,7 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
     import redis
 
     params = params or CoordinatorParams()
-    client = redis.Redis.from_url(redis_url)
+    client = redis_client(redis_url)
     client.ping()
     crawl_id = uuid.uuid4().hex[:12]
     store = CrawlStore(client, crawl_id)
@@ -95,6 +96,16 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
         procs.append(subprocess.Popen(_worker_command(redis_url, crawl_id, worker_id), stdout=handle,
                                       stderr=subprocess.STDOUT, env=env, preexec_fn=parent_death_hook(signal.SIGKILL)))
         handle.close()
+    try:
+        return _run(client, store, crawl_id, procs, workers, out, settings, params, started_at, redis_url, on_start)
+    except redis.RedisError as exc:
+        # Redis was gone longer than the outage limit (boilerstrip.distributed.connection): nothing can be
+        # read or settled any more
+        return _stop_on_outage(out, procs, crawl_id, started_at, "redis_unavailable", f"{type(exc).__name__}: {exc}", params)
+
+
+def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.Popen], workers: int, out: Path,
+         settings: Any, params: CoordinatorParams, started_at: str, redis_url: str, on_start: Any) -> int:
     deadline = time.monotonic() + params.start_timeout_s
     while client.scard(store.keys.workers) < workers and time.monotonic() < deadline:
         if any(p.poll() is not None for p in procs):
@@ -110,6 +121,10 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
     ever_started = False
     try:
         while True:
+            if not client.exists(store.keys.config):  # Redis restarted empty (or flushed): the crawl is lost
+                return _stop_on_outage(out, procs, crawl_id, started_at, "redis_lost_state",
+                                       "the crawl's keys are gone from Redis (restarted without its data, or flushed)",
+                                       params)
             store.requeue_dead()
             snap = store.snapshot()
             ever_started = ever_started or (snap.live > 0 and snap.starting < snap.live) or bool(client.scard(store.keys.started))
@@ -151,6 +166,39 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
         print("boilerstrip crawl: ledger mismatch: some URLs are unaccounted for (see the manifest)", file=sys.stderr)
         return 3
     return 0
+
+
+def _stop_on_outage(out: Path, procs: list[subprocess.Popen], crawl_id: str, started_at: str, reason: str,
+                    error: str, params: CoordinatorParams) -> int:
+    """Stop every local worker, write a manifest saying what happened (the records live in Redis: none can
+    be written), exit 1. Workers on other machines stop themselves once their own limit has passed."""
+    from boilerstrip import __version__
+    from boilerstrip.feeds import atomic_write_json
+    from boilerstrip.state import crawl_layout
+
+    logger.error("distributed crawl %s: %s: %s; stopping every worker", crawl_id, reason, error)
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    deadline = time.monotonic() + params.worker_exit_timeout_s
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+    layout = crawl_layout(out)
+    atomic_write_json(layout.manifest, {
+        "run_id": crawl_id, "version": __version__, "started_at": started_at,
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "finish_reason": reason, "finished": False, "reconciled": False, "error": error,
+        "output": {"records": str(layout.final), "complete": False},
+        "distributed": {"workers_local": len(procs), "worker_exit_codes": [p.returncode for p in procs],
+                        "redis_outage_limit_s": OUTAGE.limit_s},
+    })
+    print(f"boilerstrip crawl: stopped: {reason}: {error}; every local worker was stopped; see {layout.manifest}",
+          file=sys.stderr)
+    return 1
 
 
 def merge_outputs(store: CrawlStore, out: Path, settings: Any, finish_reason: str, started_at: str,

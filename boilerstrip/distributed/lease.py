@@ -23,10 +23,10 @@ import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
-import redis
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from boilerstrip.distributed.connection import redis_client
 from boilerstrip.config import params_from_settings
 from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.store import CrawlKeys
@@ -100,7 +100,7 @@ class HostLeaseMiddleware:
         if not params.lease_enabled:
             raise NotConfigured("BOILERSTRIP_DISTRIBUTED_LEASE_ENABLED is false")
         settings = crawler.settings
-        leases = HostLeases(redis.Redis.from_url(params.redis_url), CrawlKeys(params.crawl_id))
+        leases = HostLeases(redis_client(params.redis_url), CrawlKeys(params.crawl_id))
         mw = cls(leases, params, delay_s=settings.getfloat("DOWNLOAD_DELAY"),
                  concurrency=settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") or settings.getint("CONCURRENT_REQUESTS"),
                  timeout_s=settings.getfloat("DOWNLOAD_TIMEOUT"), crawler=crawler)

@@ -60,6 +60,22 @@ class LocalRedis:
             self._kill()
         raise RuntimeError("redis-server did not start")
 
+    def restart(self) -> "LocalRedis":
+        """Kill the server and start an empty one on the same port (what a crash and a restart without
+        persistence look like to the clients)."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        binary = redis_server_path()
+        assert binary is not None and self._folder is not None
+        self.process = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", self.host, "--save", "", "--appendonly", "no",
+             "--dir", self._folder.name, "--protected-mode", "yes"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if not self._wait_ready():
+            raise RuntimeError("redis-server did not start again")
+        return self
+
     def _wait_ready(self) -> bool:
         deadline = time.monotonic() + _START_TIMEOUT_S
         while time.monotonic() < deadline:

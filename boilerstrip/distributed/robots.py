@@ -16,9 +16,9 @@ import json
 import time
 from typing import Any
 
-import redis
 from scrapy.exceptions import NotConfigured
 
+from boilerstrip.distributed.connection import redis_client
 from boilerstrip.config import params_from_settings
 from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.store import CrawlKeys
@@ -41,7 +41,7 @@ class SharedRobotsMiddleware(Rfc9309RobotsMiddleware):
         if not params.redis_url or not params.crawl_id:
             raise NotConfigured("not a distributed crawl")
         mw = super().from_crawler(crawler)
-        mw.client = redis.Redis.from_url(params.redis_url)
+        mw.client = redis_client(params.redis_url)
         mw.keys = CrawlKeys(params.crawl_id)
         return mw
 

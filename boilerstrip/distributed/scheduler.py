@@ -25,8 +25,10 @@ import io
 import logging
 from typing import Any
 
+import redis
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
+from scrapy.utils.defer import deferred_from_coro
 from scrapy_redis.scheduler import Scheduler as ScrapyRedisScheduler
 from twisted.internet import task
 
@@ -97,21 +99,36 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
     def open(self, spider: Any) -> Any:
         result = super().open(spider)
         self.store.register(self.worker, self.params.heartbeat_ttl_s)
-        self._beat = task.LoopingCall(self.store.beat, self.worker, self.params.heartbeat_ttl_s)
+        self._beat = task.LoopingCall(self._heartbeat)
         self._beat.start(self.params.heartbeat_s, now=False)
         return result
+
+    def _heartbeat(self) -> None:
+        try:
+            self.store.beat(self.worker, self.params.heartbeat_ttl_s)
+        except redis.RedisError as exc:
+            # Redis was gone past the outage limit (boilerstrip.distributed.connection): nothing this worker
+            # crawls could be queued or settled any more, so it stops (its coordinator stops too)
+            logger.error("worker %s: Redis unavailable past the outage limit (%s): stopping", self.worker, exc)
+            if self._beat is not None and self._beat.running:
+                self._beat.stop()
+            self.crawler.stats.set_value(f"{STATS}/redis_unavailable", 1)
+            deferred_from_coro(self.crawler.engine.close_spider_async(reason="redis_unavailable"))
 
     def close(self, reason: str) -> Any:
         for loop in (self._beat, self._poll):
             if loop is not None and loop.running:
                 loop.stop()
-        if self.held:
-            # stopped before the end (Ctrl-C, an error): its heartbeat goes now, so the coordinator requeues
-            # what it holds at once, as it would for a worker that died
-            logger.warning("worker %s stops holding %d requests: they go back to the queue", self.worker, len(self.held))
-            self.store.r.delete(self.store.keys.heartbeat(self.worker))
-        else:
-            self.store.leave(self.worker)
+        try:
+            if self.held:
+                # stopped before the end (Ctrl-C, an error): its heartbeat goes now, so the coordinator requeues
+                # what it holds at once, as it would for a worker that died
+                logger.warning("worker %s stops holding %d requests: they go back to the queue", self.worker, len(self.held))
+                self.store.r.delete(self.store.keys.heartbeat(self.worker))
+            else:
+                self.store.leave(self.worker)
+        except redis.RedisError as exc:  # Redis gone: its heartbeat expires there (if Redis comes back)
+            logger.error("worker %s: cannot leave the crawl in Redis: %s", self.worker, exc)
         return super().close(reason)  # SCHEDULER_PERSIST: the shared queue and dupefilter stay
 
     def start_done(self) -> None:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import redis
 from scrapy.exceptions import NotConfigured
 
+from boilerstrip.distributed.connection import redis_client
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.store import CrawlKeys
@@ -77,5 +77,5 @@ class SharedTrapFilterMiddleware(TrapFilterMiddleware):
         params = params_from_settings(crawler.settings, "traps", TrapParams)
         url_params = params_from_settings(crawler.settings, "urls", UrlParams)
         mw = cls(params, crawler, url_params.strip_session_ids)
-        mw.state = SharedTrapState(params, redis.Redis.from_url(dist.redis_url), CrawlKeys(dist.crawl_id))
+        mw.state = SharedTrapState(params, redis_client(dist.redis_url), CrawlKeys(dist.crawl_id))
         return mw

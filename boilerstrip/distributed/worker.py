@@ -14,9 +14,9 @@ import time
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-import redis
 from scrapy.exceptions import NotConfigured
 
+from boilerstrip.distributed.connection import redis_client, redis_options
 from boilerstrip.config import params_from_settings
 from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.scheduler import request_done, start_done
@@ -40,7 +40,7 @@ class WorkerSpiderMiddleware:
         params = params_from_settings(crawler.settings, "distributed", DistributedParams)
         if not params.redis_url or not params.crawl_id:
             raise NotConfigured("not a distributed crawl")
-        return cls(CrawlStore(redis.Redis.from_url(params.redis_url), params.crawl_id), params.worker_id, crawler)
+        return cls(CrawlStore(redis_client(params.redis_url), params.crawl_id), params.worker_id, crawler)
 
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         # the coordinator says "go" when its local workers are all up, so they start together (a worker
@@ -80,6 +80,9 @@ def worker_settings(redis_url: str, crawl_id: str, worker_id: str) -> dict[str, 
         "SCHEDULER_DUPEFILTER_KEY": keys.dupefilter,
         "SCHEDULER_PERSIST": True,  # a worker that stops must not clear the queue the others share
         "REDIS_URL": redis_url,
+        # scrapy-redis's client rides out an outage as the others do (its default retries a timed-out
+        # command, which a paused server would run twice)
+        "REDIS_PARAMS": redis_options(),
         "BOILERSTRIP_DISTRIBUTED_REDIS_URL": redis_url,
         "BOILERSTRIP_DISTRIBUTED_CRAWL_ID": crawl_id,
         "BOILERSTRIP_DISTRIBUTED_WORKER_ID": worker_id,

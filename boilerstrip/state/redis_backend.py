@@ -184,9 +184,9 @@ class RedisState:
     def __init__(self, state_dir: str | Path = "redis://127.0.0.1:6379/0", client: Any = None) -> None:
         url, prefix = split_state_url(str(state_dir).replace(":/", "://", 1) if "://" not in str(state_dir) else str(state_dir))
         if client is None:
-            import redis
+            from boilerstrip.distributed.connection import redis_client
 
-            client = redis.Redis.from_url(url)
+            client = redis_client(url)  # rides out a Redis outage as the crawl's other clients do
         self.url = url
         self.prefix = prefix
         self._r: Any = client
