@@ -319,3 +319,36 @@ def test_the_redis_client_waits_out_a_pause_retries_a_restart_and_gives_up_at_it
         assert 1.5 <= time.monotonic() - started < 15  # retried up to the limit, then gave up
         server.restart()
         assert client.get("n") is None  # a restarted, empty server: connected again
+
+
+# -- item 10: the extraction budget is checked before the work it bounds ------------------------------------------
+def test_the_byte_scan_finds_a_page_over_the_node_budget_without_parsing_it() -> None:
+    from boilerstrip.spiders.links import surely_over_node_budget
+
+    huge = b"<html><body>" + b"<div><p>words</p></div>" * 60_000 + b"</body></html>"  # 120,000 elements
+    assert surely_over_node_budget(huge, 100_000)
+    assert not surely_over_node_budget(huge, 200_000)
+    assert not surely_over_node_budget(huge, 0)  # 0: no limit
+    assert not surely_over_node_budget(b"<p>" + b"x" * 1_000_000 + b"</p>", 100_000)  # large, few elements
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("mode", ["auto", "never"])
+def test_a_huge_page_does_not_hold_other_hosts(serve, tmp_path: Path, mode: str) -> None:
+    """A 9 MiB page of 360,000 elements, fetched second while the workers start: the steady host's
+    requests (0.08 s apart when nothing holds the reactor) never wait a second (issue 30: 1.4-4.6 s)."""
+    from test_hostile_round2 import _largest_gap_s, _two_hosts
+
+    huge, steady = _two_hosts(serve)
+    out = tmp_path / "o.jsonl"
+    cmd = [sys.executable, "-m", "boilerstrip", "crawl", huge.url + "/", steady.url + "/", "-o", str(out),
+           "--profile", "test", "-s", f"BOILERSTRIP_RENDER_MODE={mode}"]
+    proc = subprocess.run(cmd, cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ledger = {e["url"]: e for e in read_jsonl(out.with_name("o.ledger.jsonl"))}
+    assert ledger[huge.url + "/huge"]["reason"] == "extraction_budget"
+    assert len(steady.hits("/p49")) == 1
+    gap = _largest_gap_s(steady)
+    print(f"largest gap between the steady host's requests ({mode}): {gap:.2f} s")
+    assert gap < 1.0, gap

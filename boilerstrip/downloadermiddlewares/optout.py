@@ -48,6 +48,7 @@ class AiOptOutMiddleware:
         self.robots: dict[str, RobotsAiRules | None] = {}
         self.tdmrep: dict[str, tuple[TdmRepRule, ...]] = {}
         self._tasks: dict[str, asyncio.Future] = {}
+        self.max_nodes = 0  # the extraction budget (BOILERSTRIP_EXTRACTION_MAX_NODES), read in from_crawler
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "AiOptOutMiddleware":
@@ -56,6 +57,9 @@ class AiOptOutMiddleware:
             raise NotConfigured("AI opt-out signals not recorded (BOILERSTRIP_OPTOUT_ENABLED)")
         params = params_from_settings(settings, "optout", OptOutParams)
         mw = cls(params, token=settings.get("ROBOTSTXT_USER_AGENT") or ROBOTS_TOKEN, crawler=crawler)
+        from boilerstrip.extraction import ExtractionParams
+
+        mw.max_nodes = params_from_settings(settings, "extraction", ExtractionParams).max_nodes
         crawler.signals.connect(mw._robots_ready, signal=robots_ready)
         return mw
 
@@ -132,7 +136,8 @@ class AiOptOutMiddleware:
         return response
 
     def _metas(self, response: HtmlResponse) -> list[tuple[str, str]]:
-        links = page_links(response)  # the page's one parse, read by the render decision's worker job
+        # the page's one parse, read by the render decision's worker job (not parsed here over the node budget)
+        links = page_links(response, max_nodes=self.max_nodes)
         if links.error is not None:
             self._inc("boilerstrip/optout/metas_unreadable")
         return list(links.metas)

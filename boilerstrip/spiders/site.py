@@ -265,7 +265,9 @@ class SiteSpider(Spider):
         self.seen.add(final)  # a redirect target is fetched once, whoever links to it later
         if depth == 0 and page_url in self.start_urls and final != page_url:
             yield from self._join_start_redirect(final)
-        links = page_links(response)  # read by the render decision's worker job for a static page
+        # read by the render decision's worker job for a static page; a page over the node budget by a byte
+        # scan is not parsed here (it would hold the reactor, and every other host, for seconds)
+        links = page_links(response, max_nodes=self.max_nodes)
         if links.bad_base:
             self.crawler.stats.inc_value("boilerstrip/crawl/bad_base_href")
         if links.over_budget(self.max_nodes):
@@ -273,8 +275,9 @@ class SiteSpider(Spider):
             # hold the reactor in every per-block stage (block hashes, cleaning, dedup, export), not only in
             # extraction. Its links are still followed.
             yield from self._follow(links, depth)
+            unparsed = "; not parsed (a byte scan): its links not followed" if links.hrefs is None else ""
             report_failed(self.crawler, request or page_url, "extraction_budget",
-                          f"more than {self.max_nodes} elements (BOILERSTRIP_EXTRACTION_MAX_NODES)")  # fmt: skip
+                          f"more than {self.max_nodes} elements (BOILERSTRIP_EXTRACTION_MAX_NODES){unparsed}")  # fmt: skip
             return
         canonical = self._canonical(links)
         duplicate_of = None
