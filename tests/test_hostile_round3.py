@@ -352,3 +352,118 @@ def test_a_huge_page_does_not_hold_other_hosts(serve, tmp_path: Path, mode: str)
     gap = _largest_gap_s(steady)
     print(f"largest gap between the steady host's requests ({mode}): {gap:.2f} s")
     assert gap < 1.0, gap
+
+
+# -- item 12: rendering dependability (real Chromium) ---------------------------------------------------------------
+def _browser_available() -> bool:
+    from boilerstrip.rendering import default_browser_path
+
+    return bool(default_browser_path() or os.environ.get("BOILERSTRIP_RENDER_BROWSER_PATH"))
+
+
+def _mixed_site(tmp_path: Path, **kwargs):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from mixed_site import build_mixed_site
+
+    return build_mixed_site(tmp_path / "site", **kwargs)
+
+
+def _browser_processes(pid: int) -> set[int]:
+    return {p for p in descendants(pid) if any(n in command_line(p).split(" ", 1)[0].rsplit("/", 1)[-1].lower()
+                                                 for n in ("chrom", "headless_shell"))}
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_a_stalled_browser_is_found_within_one_render_timeout_and_restarted(tmp_path: Path, serve) -> None:
+    if not _browser_available():
+        pytest.skip("no chromium installed (./run tests installs Debian's)")
+    site = _mixed_site(tmp_path, pages=24, js_share=0.5, delayed_share=0.0)
+    server = serve(root=site.root)
+    out = tmp_path / "o.jsonl"
+    cmd = [sys.executable, "-m", "boilerstrip", "crawl", server.url + "/", "-o", str(out), "--profile", "test",
+           "--log-level", "INFO", "-s", "BOILERSTRIP_RENDER_MAX_RENDER_MS=8000", "-s", "CONCURRENT_REQUESTS=2"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stopped: set[int] = set()
+    tree: set[int] = set()
+    try:
+        deadline = time.monotonic() + 180
+        while not any("/api/posts/" in entry.path for entry in server.log):  # a first page rendered
+            assert proc.poll() is None and time.monotonic() < deadline, "no render started"
+            time.sleep(0.05)
+        stopped = _browser_processes(proc.pid)
+        assert stopped, [command_line(p)[:60] for p in descendants(proc.pid)]
+        for pid in stopped:  # the browser freezes: it answers nothing, its tabs never finish
+            os.kill(pid, signal.SIGSTOP)
+        frozen_at = time.monotonic()
+        tree = descendants(proc.pid)
+        while _browser_processes(proc.pid) & stopped and time.monotonic() - frozen_at < 60:
+            time.sleep(0.1)
+        found_after = time.monotonic() - frozen_at
+        _, stderr = proc.communicate(timeout=300)
+    finally:
+        kill_all(snapshot(tree | stopped))
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+    # one render budget (8 s) plus the probe (5 s) and the loaded machine's slack
+    assert found_after < 8 + 5 + 10, found_after
+    assert "is stalled" in stderr, stderr[-3000:]
+    assert proc.returncode == 0, stderr[-3000:]
+    by_path = {r["url"].split(server.url, 1)[1]: r for r in read_jsonl(out)}
+    for page in site.js_pages:  # every page that needed the browser got it, on the fresh one
+        assert by_path[page.path]["fetch"] == "browser" and page.sentence in by_path[page.path]["text"], page.path
+
+
+APP_JS = "/* the app: fills #root from its API */\n" + (
+    "window.addEventListener('DOMContentLoaded', function () {\n"
+    "  fetch(document.body.dataset.api).then(function (r) { return r.json(); }).then(function (d) {\n"
+    "    if (d.text) { document.getElementById('root').innerHTML = '<article><h1>' + d.title + '</h1><p>' + d.text + '</p></article>'; }\n"
+    "  }).catch(function () {});\n"
+    "});\n")
+SHELL = ("<!doctype html><html><head><title>{title}</title><script src=\"/app.js\"></script></head><body data-api=\"{api}\">"
+         "<nav><a href=\"/\">Home</a> <a href=\"/a\">A</a> <a href=\"/b\">B</a></nav>"
+         "<div id=\"root\"><p class=\"loading\">Loading…</p></div></body></html>")
+SECOND_TEXT = ("The second visit finally brings the story of the harbour pilots and their long night on the estuary. "
+               "They guided eleven ships past the sandbanks before the tide turned against them at dawn.")
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_page_still_loading_after_the_wait_is_rendered_again_then_flagged_and_the_exit_status_says_so(
+        tmp_path: Path, serve) -> None:
+    if not _browser_available():
+        pytest.skip("no chromium installed (./run tests installs Debian's)")
+    html = (("Content-Type", "text/html; charset=utf-8"),)
+    js = (("Content-Type", "application/javascript"),)
+    data = (("Content-Type", "application/json"),)
+    api_hits = {"a": 0}
+
+    def late_api(path: str, headers: dict) -> Reply:  # empty the first time: the first render stays "Loading…"
+        api_hits["a"] += 1
+        body = {"title": "Pilots", "text": SECOND_TEXT} if api_hits["a"] >= 2 else {}
+        return Reply(200, json.dumps(body).encode(), data)
+
+    home = page("home", ["/a", "/b"]).body
+    routes = {
+        "/": Reply(200, home, html),
+        "/app.js": Reply(200, APP_JS.encode(), js),
+        "/a": Reply(200, SHELL.format(title="A", api="/api/a.json").encode(), html),
+        "/api/a.json": late_api,
+        "/b": Reply(200, SHELL.format(title="B", api="/api/b.json").encode(), html),
+        "/api/b.json": Reply(200, b"{}", data),  # never any content: a placeholder for good
+    }
+    site = serve(routes=routes)
+    out = tmp_path / "o.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(out), "--profile",
+                           "test", "--no-sitemaps", "--log-level", "INFO"],
+                          cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=240)
+    by_path = {r["url"].split(site.url, 1)[1]: r for r in read_jsonl(out)}
+    a, b = by_path["/a"], by_path["/b"]
+    assert a["fetch"] == "browser" and "harbour pilots" in a["text"], a
+    assert not any(f.startswith("render_placeholder") for f in a["flags"]), a["flags"]
+    assert "render_placeholder:loading_shell" in b["flags"], b["flags"]
+    assert proc.returncode == 5, proc.stderr[-3000:]
+    assert "needed a browser did not get a whole render" in proc.stderr and "render_placeholder:loading_shell" in proc.stderr

@@ -4,7 +4,8 @@ Arguments are checked before anything starts (URL schemes, numbers, profile name
 output folder we can write to): a bad one prints one line to stderr and exits 2. The crawl itself runs
 the ``site`` spider in a ``CrawlerProcess`` with the project settings, the profile below them and ``-s``
 values above them. Exit status: 0 when the crawl finished, 1 when it stopped early or could not start,
-3 when the ledger does not reconcile (a URL unaccounted for or settled twice).
+3 when the ledger does not reconcile (a URL unaccounted for or settled twice), 5 when it finished but
+pages that needed a browser did not get a whole render (``RENDER_MISSED_EXIT``).
 """
 
 from __future__ import annotations
@@ -305,7 +306,34 @@ def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path) ->
         listed = ", ".join(f"{url} ({reason})" for url, reason in unreachable[:5])
         print(f"boilerstrip crawl: no start URL could be reached, nothing written: {listed}", file=sys.stderr)
         return 1
+    missed = browser_misses(stats or {})
+    if missed:
+        print(f"boilerstrip crawl: {sum(missed.values())} page(s) that needed a browser did not get a whole render: "
+              + ", ".join(f"{n} {why}" for why, n in sorted(missed.items()))
+              + " (their records say so in flags render_failed:* / render_placeholder:*)", file=sys.stderr)
+        return RENDER_MISSED_EXIT
     return 0
+
+
+#: exit status of a crawl that finished, but some pages that needed a browser kept their static HTML or a
+#: placeholder (the records and the ledger are complete: the status says the text of those pages is not)
+RENDER_MISSED_EXIT = 5
+#: render failures that are the crawl's policy, not a browser it lacked (the static page is the right one)
+_POLICY_FALLBACKS = ("navigation_refused", "navigated_offsite")
+
+
+def browser_misses(stats: dict[str, Any]) -> dict[str, int]:
+    """``render_failed:<reason>`` / ``render_placeholder:<verdict>`` -> pages, from the crawl's stats: the
+    pages that needed a browser and did not get a whole render."""
+    missed: dict[str, int] = {}
+    for key, value in stats.items():
+        if not isinstance(value, int) or not value:
+            continue
+        if key.startswith("boilerstrip/render/failed/") and key.rsplit("/", 1)[1] not in _POLICY_FALLBACKS:
+            missed[f"render_failed:{key.rsplit('/', 1)[1]}"] = value
+        elif key.startswith("boilerstrip/render/placeholder/"):
+            missed[f"render_placeholder:{key.rsplit('/', 1)[1]}"] = value
+    return missed
 
 
 #: ledger outcomes of a start URL that mean "the site could not be reached at all"

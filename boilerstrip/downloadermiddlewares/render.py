@@ -14,6 +14,7 @@ The browser itself is configured by :class:`boilerstrip.rendering_addon.RenderAd
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -45,7 +46,7 @@ _BROWSER_MISSING = ("executable doesn't exist", "failed to launch", "no such fil
 #: Substrings of Playwright errors that mean the browser (or its page) died under the request.
 _BROWSER_DIED = ("has been closed", "target closed", "crashed", "connection closed", "browser closed")
 #: failure reasons after which the page is rendered again on a fresh browser (once)
-_RETRIED = ("browser_crashed", "browser_memory_limit")
+_RETRIED = ("browser_crashed", "browser_memory_limit", "browser_stalled")
 #: meta keys this middleware sets for scrapy-playwright (removed again on a static fallback)
 _PLAYWRIGHT_KEYS = (
     "playwright",
@@ -120,6 +121,19 @@ class InlineJudgeParams:
 _INLINE = InlineJudgeParams()
 
 
+#: verdicts on a *rendered* page that say it still shows a placeholder (the others, such as little text
+#: with scripts, describe many a short page that rendered fine)
+_PLACEHOLDER_REASONS = ("loading_shell", "empty_app_root")
+
+
+def _target_chars(meta: Any) -> int:
+    """The content target of a render request's wait (its settle page method's ``target_chars``)."""
+    target = 0
+    for method in meta.get("playwright_page_methods") or ():
+        target = max(target, int(getattr(method, "kwargs", {}).get("target_chars", 0)))
+    return target
+
+
 class RenderWhenNeededMiddleware:
     """Static first; the browser exactly where the served HTML lacks the content."""
 
@@ -145,7 +159,9 @@ class RenderWhenNeededMiddleware:
         self.pool: Any = None  # the crawl's WorkerPool (extensions.workers), set when the engine starts
         self.renders_started = 0
         self.consecutive_failures = 0
-        self.disabled = False  # the browser failed max_consecutive_failures times in a row
+        self.disabled = False  # the browser could not start max_consecutive_failures times in a row
+        #: time.monotonic() until which pages go static after max_consecutive_failures failed renders
+        self.paused_until = 0.0
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "RenderWhenNeededMiddleware":
@@ -193,6 +209,15 @@ class RenderWhenNeededMiddleware:
         if self.stats is not None:
             learned = sorted(h for h, s in self.learner.snapshot().items() if s["learned"])
             self.stats.set_value(f"{_STATS}/learned_hosts", len(learned))
+
+    def _off(self) -> str | None:
+        """Why pages go static now: ``browser_disabled`` (it cannot start), ``browser_paused`` (it failed
+        several renders in a row, a short while ago); None when the browser is used."""
+        if self.disabled:
+            return "browser_disabled"
+        if self.paused_until and time.monotonic() < self.paused_until:
+            return "browser_paused"
+        return None
 
     # -- the render request --------------------------------------------------------------------------
     def _mode(self, request: Request) -> str:
@@ -270,9 +295,9 @@ class RenderWhenNeededMiddleware:
                 reason = "host_learned"
             elif route == "recheck":
                 self._inc("learn/rechecks")
-        if reason is not None and self.disabled:
-            meta["boilerstrip_render_failed"] = "browser_disabled"
-            self._inc("failed/browser_disabled")
+        if reason is not None and self._off() is not None:
+            meta["boilerstrip_render_failed"] = self._off()
+            self._inc(f"failed/{self._off()}")
         elif reason is not None:
             meta.update(self._render_meta(request, reason, self.browser.min_text_growth_chars))
             if reason == "host_learned":  # the served HTML is judged first, in the browser's navigation
@@ -341,10 +366,11 @@ class RenderWhenNeededMiddleware:
         if not verdict.needs:
             self._inc(f"static/{verdict.reason}")
             return response
-        if self.disabled:
+        off = self._off()
+        if off is not None:
             self._inc(f"reason/{verdict.reason}")
-            self._inc("failed/browser_disabled")
-            meta["boilerstrip_render_failed"] = "browser_disabled"
+            self._inc(f"failed/{off}")
+            meta["boilerstrip_render_failed"] = off
             return response
         target = verdict.signals.content_chars + self.browser.min_text_growth_chars
         return self._to_browser(request, verdict.reason, target, boilerstrip_render_reissued=True)
@@ -424,11 +450,36 @@ class RenderWhenNeededMiddleware:
                 if result.get("surrogates_repaired"):
                     self._inc("surrogates_repaired", int(result["surrogates_repaired"]))
         self._update_restarts()
+        shell = self._still_a_shell(response)
+        if shell is not None:
+            if not meta.get("boilerstrip_render_rewait"):
+                # the wait ended on a placeholder ("Loading...", an empty app root): rendered once more
+                self._inc(f"rerendered/{shell}")
+                logger.warning("render of %s still shows a placeholder (%s): rendering it once more", request.url, shell)
+                fresh = {**meta, **self._render_meta(request, meta.get("boilerstrip_render_reason", "retry"),
+                                                     _target_chars(meta))}
+                fresh["boilerstrip_render_rewait"] = True
+                return request.replace(meta=fresh, dont_filter=True)
+            self._inc(f"placeholder/{shell}")
+            logger.warning("render of %s still shows a placeholder (%s) after a second render: kept, flagged "
+                           "render_placeholder:%s", request.url, shell, shell)
+            meta["boilerstrip_render_placeholder"] = shell
         if len(response.body) > self.browser.max_rendered_bytes:
             self._inc("truncated")
             meta["boilerstrip_render_truncated"] = True
             return response.replace(body=response.body[: self.browser.max_rendered_bytes])
         return response
+
+    def _still_a_shell(self, response: Response) -> str | None:
+        """The placeholder verdict (``loading_shell``, ``empty_app_root``) on the rendered HTML, if the page
+        still shows one after the wait; None otherwise (and for a page too large to judge here)."""
+        if not isinstance(response, TextResponse) or len(response.body) > _INLINE.max_bytes:
+            return None
+        try:
+            verdict = judge_static(response.text, response.url, self.decision)
+        except (UnicodeDecodeError, LookupError, ValueError):
+            return None
+        return verdict.reason if verdict.needs and verdict.reason in _PLACEHOLDER_REASONS else None
 
     def process_exception(self, request: Request, exception: BaseException) -> Request | None:
         if not _is_rendered(request):
@@ -441,24 +492,34 @@ class RenderWhenNeededMiddleware:
             self._inc(f"retried/{reason}")
             logger.warning("the browser was lost rendering %s (%s): rendering it again on a fresh browser",
                            request.url, reason)
-            target = 0
-            for method in meta.get("playwright_page_methods") or ():
-                target = max(target, int(getattr(method, "kwargs", {}).get("target_chars", 0)))
-            fresh = {**meta, **self._render_meta(request, meta.get("boilerstrip_render_reason", "retry"), target)}
+            fresh = {**meta, **self._render_meta(request, meta.get("boilerstrip_render_reason", "retry"),
+                                                 _target_chars(meta))}
             fresh["boilerstrip_render_retries"] = retries + 1
             return request.replace(meta=fresh, dont_filter=True)
         # Give up on the browser for this page: fetch it static again, with the reason on the record.
         self._inc(f"failed/{reason}")
         self.consecutive_failures += 1
         if not self.disabled and self.consecutive_failures >= self.browser.max_consecutive_failures:
-            self.disabled = True
-            if self.stats is not None:
-                self.stats.set_value(f"{_STATS}/disabled", 1)
-            logger.error(
-                "the browser failed %d renders in a row (last: %s): rendering is off for the rest of this crawl; "
-                "pages that need it keep their static HTML (flag render_failed:browser_disabled)",
-                self.consecutive_failures, reason,
-            )
+            if reason == "browser_unavailable":  # it cannot start (not installed): no use trying again
+                self.disabled = True
+                if self.stats is not None:
+                    self.stats.set_value(f"{_STATS}/disabled", 1)
+                logger.error(
+                    "the browser failed %d renders in a row (last: %s): rendering is off for the rest of this crawl; "
+                    "pages that need it keep their static HTML (flag render_failed:browser_disabled)",
+                    self.consecutive_failures, reason,
+                )
+            else:
+                # a browser that ran and then failed (timeouts, crashes: a stalled one is restarted by the
+                # download handler): pages go static for one render budget, then the browser is tried again
+                self.paused_until = time.monotonic() + self.browser.max_render_ms / 1000
+                self.consecutive_failures = 0
+                self._inc("paused")
+                logger.error(
+                    "the browser failed %d renders in a row (last: %s): pages go static for %g s, then the "
+                    "browser is tried again (flag render_failed:browser_paused)",
+                    self.browser.max_consecutive_failures, reason, self.browser.max_render_ms / 1000,
+                )
         logger.warning("render failed for %s (%s): falling back to the static page", request.url, reason)
         return self._static_fallback(request, reason)
 

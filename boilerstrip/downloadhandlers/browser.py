@@ -28,7 +28,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 from contextlib import suppress
+from dataclasses import dataclass
 from typing import Any
 
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
@@ -41,7 +43,7 @@ from boilerstrip.downloadhandlers._browser_proxy import AddressCheckingProxy
 from boilerstrip.rendering import BrowserParams
 from boilerstrip.rendering.scope import PrivateAllowlist, connect_refusal
 
-__all__ = ["BrowserDownloadHandler", "LazyBrowserProvider", "RenderTimeout", "BrowserCrashed"]
+__all__ = ["BrowserDownloadHandler", "LazyBrowserProvider", "RenderTimeout", "BrowserCrashed", "StallParams"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +55,20 @@ _QUEUE_BUDGETS = 5
 #: attribute of scrapy-playwright's Config through which the provider reports a launched browser
 _WATCH_ATTR = "_boilerstrip_watch_browser"
 _WATCHED_ATTR = "_boilerstrip_watched"
+
+
+@dataclass(frozen=True)
+class StallParams:
+    # A render that timed out asks the browser a trivial question (CDP Browser.getVersion); a browser that
+    # does not answer within this long is stalled (frozen, wedged, its process stopped) and is killed, so
+    # scrapy-playwright launches a fresh one and the renders it held are retried there. 5 s: a healthy
+    # Chromium answers in milliseconds even with 8 busy tabs on the loaded 2-core machine.
+    probe_timeout_s: float = 5.0
+
+
+_STALL = StallParams()
+#: what a browser's processes are called (Chromium, Chrome, the headless shell), among the crawl's children
+_BROWSER_NAMES = ("chrom", "headless_shell")
 
 
 class RenderTimeout(TimeoutError):
@@ -137,6 +153,23 @@ def child_processes_memory_kib(pid: int | None = None) -> int:
     return total
 
 
+def _kill_browser_processes() -> int:
+    """SIGKILL the browser processes among this process's descendants (not Playwright's driver); returns
+    how many. A stopped or wedged browser answers nothing, not even a request to close."""
+    killed = 0
+    for pid in _descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                program = fh.read().split(b"\0", 1)[0].decode("latin-1").rsplit("/", 1)[-1].lower()
+        except OSError:
+            continue
+        if any(name in program for name in _BROWSER_NAMES):
+            with suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+    return killed
+
+
 def _drop_result(task: asyncio.Future) -> None:
     if not task.cancelled():
         task.exception()  # retrieved: no "exception was never retrieved" warning
@@ -169,6 +202,7 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
         self._in_flight = 0
         self._watchdog: asyncio.Task | None = None
         self._last_reason = "browser_crashed"
+        self._stall_lock = asyncio.Lock()
         setattr(self.config, _WATCH_ATTR, self._watch)
 
     # -- the browser's way out ---------------------------------------------------------------------------
@@ -252,6 +286,37 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 with suppress(Exception):
                     await browser.close()
 
+    async def _responsive(self, browser: Any) -> bool:
+        """Whether ``browser`` answers a trivial CDP call within the stall probe's time."""
+        try:
+            session = await asyncio.wait_for(browser.new_browser_cdp_session(), _STALL.probe_timeout_s)
+            await asyncio.wait_for(session.send("Browser.getVersion"), _STALL.probe_timeout_s)
+        except Exception:  # noqa: BLE001 - a timeout, or a browser gone mid-question: not responsive
+            return False
+        with suppress(Exception):
+            await asyncio.wait_for(session.detach(), _STALL.probe_timeout_s)
+        return True
+
+    async def _restart_if_stalled(self) -> bool:
+        """After a render timed out: is a browser stalled? Then kill it (its renders fail with
+        ``browser_stalled`` and are retried on the fresh one scrapy-playwright launches next)."""
+        async with self._stall_lock:
+            epoch = self._crash_epoch
+            stalled = [b for b in list(self._browsers.values()) if not await self._responsive(b)]
+            if not stalled or self._crash_epoch != epoch:
+                return bool(stalled)  # (another render's check restarted it meanwhile)
+            self.stats.inc_value("boilerstrip/render/browser_stalled")
+            logger.error("the browser did not answer within %g s after a render timed out: it is stalled; "
+                         "killing it (a fresh one is started, the %d render(s) under way are retried there)",
+                         _STALL.probe_timeout_s, self._in_flight)
+            self._close_reason = "browser_stalled"
+            killed = _kill_browser_processes()
+            if not killed:  # not a child of ours (a remote browser): ask it to close
+                for browser in stalled:
+                    with suppress(Exception):
+                        await asyncio.wait_for(browser.close(), _STALL.probe_timeout_s)
+            return True
+
     # -- the download ----------------------------------------------------------------------------------------
     async def download_request(self, request: Any, spider: Any = None) -> Any:  # Scrapy >= 2.14 signature
         if not request.meta.get("playwright"):
@@ -303,11 +368,13 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
                 what = "render" if started_at is not None else "wait for a browser tab"
                 failure = RenderTimeout(f"{what} of {request.url} took more than "
                                         f"{limit_s if started_at is not None else queue_limit_s:g} s")
+                if await self._restart_if_stalled():  # not this page's fault: retried on the fresh browser
+                    failure = BrowserCrashed(f"the browser stalled while rendering {request.url}", "browser_stalled")
                 break
         page = request.meta.get(PAGE_META)
         if page is not None:
-            with suppress(Exception):
-                await page.close()  # the page's close event frees its slot in the context
+            with suppress(Exception):  # (bounded: a stalled browser never answers)
+                await asyncio.wait_for(page.close(), _STALL.probe_timeout_s)  # frees its slot in the context
         if isinstance(failure, BrowserCrashed):
             # Not cancelled: after a disconnect scrapy-playwright may be launching the next browser inside
             # this task, and a launch cancelled half-way leaves Playwright unable to launch another. The

@@ -13,7 +13,8 @@ def render_flags(meta: Mapping[str, Any]) -> list[str]:
     (the rendered HTML hit the size cap), ``render_wait:<outcome>`` (how the content wait ended: settled,
     quiet, idle, timeout, error), ``render_repaired_surrogates`` (lone surrogates in script-written text
     were replaced by U+FFFD), ``render_static_look`` (a learned host's page whose served HTML already held
-    its content: not rendered)."""
+    its content: not rendered), ``render_placeholder:<verdict>`` (rendered twice, the page still showed a
+    placeholder: a loading shell or an empty app root)."""
     flags = []
     failed = meta.get("boilerstrip_render_failed")
     if failed:
@@ -27,4 +28,7 @@ def render_flags(meta: Mapping[str, Any]) -> list[str]:
             flags.append("render_repaired_surrogates")
     if meta.get("boilerstrip_render_static_look"):
         flags.append("render_static_look")
+    placeholder = meta.get("boilerstrip_render_placeholder")
+    if placeholder:
+        flags.append(f"render_placeholder:{placeholder}")
     return flags
