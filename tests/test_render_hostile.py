@@ -192,7 +192,8 @@ def test_browser_killed_mid_crawl_never_hangs_and_every_page_gets_a_record(tmp_p
     elapsed = time.monotonic() - started
     killer.join(timeout=5)
     assert killed, "the browser was never seen rendering"
-    assert proc.returncode == 0, stderr[-3000:]
+    # 5: finished, some page kept its static HTML after its retry (the exit status says so)
+    assert proc.returncode in (0, 5), stderr[-3000:]
     assert elapsed < 120, f"the crawl took {elapsed:.0f} s after the browser was killed"
     assert_reconciled(out)  # every URL settled once: nothing pending on a dead browser, nothing lost
     by_path = _by_path(read_jsonl(out))
@@ -219,7 +220,7 @@ def test_browser_over_its_memory_bound_is_closed_and_the_pages_still_render(tmp_
     args = [*FAST, "-s", "BOILERSTRIP_RENDER_MAX_BROWSER_MEMORY_MIB=1", "-s", "BOILERSTRIP_RENDER_MEMORY_CHECK_MS=1500",
             "-s", "BOILERSTRIP_RENDER_LEARN_ENABLED=false"]
     proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=args, timeout=180)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode in (0, 5), proc.stderr[-3000:]  # 5: some page kept its static HTML (said so)
     by_path = _by_path(records)
     stats = _stats(proc.stderr)
     assert stats.get("boilerstrip/render/browser_closed/browser_memory_limit", 0) >= 1, stats
@@ -230,5 +231,5 @@ def test_browser_over_its_memory_bound_is_closed_and_the_pages_still_render(tmp_
     assert len(kept) >= 3
     for page in kept:  # rendered, or static saying why (the bound, or the browser given up on after it)
         record = by_path[page.path]
-        reasons = {"render_failed:browser_memory_limit", "render_failed:browser_disabled"}
+        reasons = {"render_failed:browser_memory_limit", "render_failed:browser_paused"}
         assert record["fetch"] == "browser" or reasons & set(record["flags"]), record

@@ -159,10 +159,11 @@ class BrowserParams:
     context_max_pages: int = 50
     #: Times a page is re-rendered after the browser crashed (or was closed for memory) under it.
     max_browser_retries: int = 1
-    #: After this many renders in a row fail (no browser installed, a browser that dies at launch), the
-    #: crawl stops using the browser: later pages that need one keep their static HTML and the flag
-    #: ``render_failed:browser_disabled``. 5: one bad page does not switch it off; a missing browser
-    #: costs five quick attempts, not one per JS page.
+    #: After this many renders in a row fail because the browser cannot start (not installed, dies at
+    #: launch), the crawl stops using it: later pages that need one keep their static HTML and the flag
+    #: ``render_failed:browser_disabled``; after as many failures of a browser that did run, it is paused
+    #: for one ``max_render_ms`` (``render_failed:browser_paused``) and tried again. 5: one bad page does
+    #: not switch it off; a missing browser costs five quick attempts, not one per JS page.
     max_consecutive_failures: int = 5
     #: Resource types the browser never downloads (Playwright's resource_type names).
     blocked_resource_types: frozenset = frozenset(("image", "media", "font"))
