@@ -94,7 +94,7 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
         # a local worker dies with its coordinator (SIGKILL from the kernel, however the coordinator died):
         # nobody would stop it or read what it crawls; its own worker processes die with it
         procs.append(subprocess.Popen(_worker_command(redis_url, crawl_id, worker_id), stdout=handle,
-                                      stderr=subprocess.STDOUT, env=env, preexec_fn=parent_death_hook(signal.SIGKILL)))
+                                      stderr=subprocess.STDOUT, env=env, preexec_fn=parent_death_hook(signal.SIGKILL)))  # noqa: PLW1509 - prctl only
         handle.close()
     try:
         return _run(client, store, crawl_id, procs, workers, out, settings, params, started_at, redis_url, on_start)

@@ -26,8 +26,8 @@ from urllib.parse import urlsplit
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from boilerstrip.distributed.connection import redis_client
 from boilerstrip.config import params_from_settings
+from boilerstrip.distributed.connection import redis_client
 from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.store import CrawlKeys
 

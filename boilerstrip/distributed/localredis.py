@@ -60,7 +60,7 @@ class LocalRedis:
             self._kill()
         raise RuntimeError("redis-server did not start")
 
-    def restart(self) -> "LocalRedis":
+    def restart(self) -> LocalRedis:
         """Kill the server and start an empty one on the same port (what a crash and a restart without
         persistence look like to the clients)."""
         if self.process is not None:

@@ -18,8 +18,8 @@ from typing import Any
 
 from scrapy.exceptions import NotConfigured
 
-from boilerstrip.distributed.connection import redis_client
 from boilerstrip.config import params_from_settings
+from boilerstrip.distributed.connection import redis_client
 from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.store import CrawlKeys
 from boilerstrip.downloadermiddlewares.robots import HostRobots, Rfc9309RobotsMiddleware, robots_ready

@@ -15,8 +15,8 @@ from typing import Any
 
 from scrapy.exceptions import NotConfigured
 
-from boilerstrip.distributed.connection import redis_client
 from boilerstrip.config import component_enabled, params_from_settings
+from boilerstrip.distributed.connection import redis_client
 from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.store import CrawlKeys
 from boilerstrip.safety.traps import TrapParams, TrapState, is_date_like, url_pattern

@@ -16,8 +16,8 @@ from typing import Any
 
 from scrapy.exceptions import NotConfigured
 
-from boilerstrip.distributed.connection import redis_client, redis_options
 from boilerstrip.config import params_from_settings
+from boilerstrip.distributed.connection import redis_client, redis_options
 from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.scheduler import request_done, start_done
 from boilerstrip.distributed.store import CrawlKeys, CrawlStore

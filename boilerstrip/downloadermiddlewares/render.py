@@ -450,7 +450,24 @@ class RenderWhenNeededMiddleware:
                 if result.get("surrogates_repaired"):
                     self._inc("surrogates_repaired", int(result["surrogates_repaired"]))
         self._update_restarts()
-        shell = self._still_a_shell(response)
+        if self.pool is not None and not self.pool.starting and isinstance(response, TextResponse):
+            return self._placeholder_judged_in_pool(request, response)  # off the reactor, as the static verdict
+        return self._kept_render(request, response, self._still_a_shell(response))
+
+    async def _placeholder_judged_in_pool(self, request: Request, response: Response) -> Response | Request:
+        from boilerstrip.extensions.workers import WorkerDied
+
+        try:
+            verdict = await self.pool.run(judge_static, response.text, response.url, self.decision)
+        except (WorkerDied, UnicodeDecodeError, LookupError, ValueError):
+            verdict = None
+        shell = verdict.reason if verdict is not None and verdict.needs and verdict.reason in _PLACEHOLDER_REASONS else None
+        return self._kept_render(request, response, shell)
+
+    def _kept_render(self, request: Request, response: Response, shell: str | None) -> Response | Request:
+        """The rendered ``response`` as the record's page; rendered once more while it still shows the
+        placeholder ``shell`` (then flagged)."""
+        meta = request.meta
         if shell is not None:
             if not meta.get("boilerstrip_render_rewait"):
                 # the wait ended on a placeholder ("Loading...", an empty app root): rendered once more
@@ -472,7 +489,8 @@ class RenderWhenNeededMiddleware:
 
     def _still_a_shell(self, response: Response) -> str | None:
         """The placeholder verdict (``loading_shell``, ``empty_app_root``) on the rendered HTML, if the page
-        still shows one after the wait; None otherwise (and for a page too large to judge here)."""
+        still shows one after the wait; None otherwise (and for a page too large to judge on the reactor:
+        this runs there only while the workers start)."""
         if not isinstance(response, TextResponse) or len(response.body) > _INLINE.max_bytes:
             return None
         try:

@@ -13,7 +13,7 @@ import signal
 
 from boilerstrip.lifetime import die_with_parent
 
-__all__ = ["WORKER_MODULES", "warm_up", "start_worker"]
+__all__ = ["WORKER_MODULES", "start_worker", "warm_up"]
 
 #: the modules of the jobs the crawl sends its workers: the render decision, the page's reading, and the
 #: finishing pass's clean and MinHash (datasketch, which imports scipy: 0.8 s on the 2-core machine, once in

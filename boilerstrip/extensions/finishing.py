@@ -108,7 +108,7 @@ class FinishingExtension:
     def engine_stopped(self) -> None:
         try:
             status = self.finish()
-        except Exception as exc:  # noqa: BLE001 - never swallowed by Scrapy's signal dispatch: the run fails
+        except Exception as exc:  # never swallowed by Scrapy's signal dispatch: the run fails
             logger.exception("finishing pass failed")
             self.failure = self.failure or {"step": "pass", "error": f"{type(exc).__name__}: {exc}"}
             status = "failed"
@@ -160,7 +160,7 @@ class FinishingExtension:
                 step = "state"
             finally:
                 context.state.close()  # saves what the pass learned: a full disk fails it here
-        except Exception as exc:  # noqa: BLE001 - any step's error fails the run (sqlite3's too), never a log line
+        except Exception as exc:  # any step's error fails the run (sqlite3's too), never a log line
             failed = context.failed_step or step
             logger.error("finishing pass failed in step %r, %s left as crawled: %s: %s", failed, self.output,
                          type(exc).__name__, exc, exc_info=not isinstance(exc, (OSError, UnicodeError, ValueError)))

@@ -114,7 +114,7 @@ def run_job(job: ScheduledJob, store: JobStore | None = None, python: str = sys.
             # holds the job's lock until it has (the lock's file is passed on): a scheduler started again
             # meanwhile skips the job instead of running it beside the old crawl.
             child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                     pass_fds=(lock.fileno(),), preexec_fn=parent_death_hook(signal.SIGTERM))
+                                     pass_fds=(lock.fileno(),), preexec_fn=parent_death_hook(signal.SIGTERM))  # noqa: PLW1509 - prctl only
             if running is not None:
                 running.add(child)
             try:

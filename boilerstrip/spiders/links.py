@@ -22,8 +22,8 @@ from w3lib.html import get_base_url
 
 from boilerstrip.urls import UrlParams, link_targets
 
-__all__ = ["surely_over_node_budget", "CANONICAL_XPATH", "HREF_XPATH", "META_XPATH", "LinksUnreadable", "PageLinks", "page_hrefs",
-           "page_links", "read_links", "remember_links"]
+__all__ = ["CANONICAL_XPATH", "HREF_XPATH", "META_XPATH", "LinksUnreadable", "PageLinks", "page_hrefs",
+           "page_links", "read_links", "remember_links", "surely_over_node_budget"]
 
 HREF_XPATH = "//a/@href | //area/@href"
 CANONICAL_XPATH = (
@@ -68,9 +68,7 @@ def surely_over_node_budget(body: bytes, max_nodes: int) -> bool:
     is not worth the parse either."""
     if not max_nodes or len(body) <= _MIN_BYTES_PER_NODE * max_nodes:
         return False
-    count = 0
-    for _ in _START_TAG.finditer(body):
-        count += 1
+    for count, _ in enumerate(_START_TAG.finditer(body), start=1):
         if count > max_nodes:
             return True
     return False
