@@ -287,7 +287,11 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
                     await browser.close()
 
     async def _responsive(self, browser: Any) -> bool:
-        """Whether ``browser`` answers a trivial CDP call within the stall probe's time."""
+        """Whether ``browser`` answers a trivial CDP call within the stall probe's time (a browser other
+        than Chromium, which speaks no CDP, is taken as answering)."""
+        with suppress(Exception):
+            if browser.browser_type.name != "chromium":
+                return True
         try:
             session = await asyncio.wait_for(browser.new_browser_cdp_session(), _STALL.probe_timeout_s)
             await asyncio.wait_for(session.send("Browser.getVersion"), _STALL.probe_timeout_s)
