@@ -467,3 +467,40 @@ def test_a_page_still_loading_after_the_wait_is_rendered_again_then_flagged_and_
     assert "render_placeholder:loading_shell" in b["flags"], b["flags"]
     assert proc.returncode == 5, proc.stderr[-3000:]
     assert "needed a browser did not get a whole render" in proc.stderr and "render_placeholder:loading_shell" in proc.stderr
+
+
+def test_a_page_that_needs_a_paused_browser_waits_for_it_once_and_is_rendered() -> None:
+    """Issue 30 item 12: pages that needed the browser while it was down get a render after it is back."""
+    import asyncio
+
+    from scrapy import Request
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.test import get_crawler
+
+    from boilerstrip.downloadermiddlewares.render import RenderWhenNeededMiddleware
+    from boilerstrip.rendering import BrowserParams
+
+    crawler = get_crawler(settings_dict={})
+    mw = RenderWhenNeededMiddleware(browser=BrowserParams(max_render_ms=300), stats=crawler.stats)
+    shell = (b'<html><head><script src="/static/js/main.js"></script></head><body><div id="root">'
+             b'<p class="loading">Loading\xe2\x80\xa6</p></div></body></html>')
+
+    def response(url: str) -> tuple:
+        request = Request(url)
+        return request, HtmlResponse(url, body=shell, request=request, headers={"Content-Type": "text/html; charset=utf-8"})
+
+    mw.paused_until = time.monotonic() + 0.3  # the browser failed five renders in a row just now
+    request, resp = response("http://s.test/a")
+    held = mw.process_response(request, resp)
+    assert asyncio.iscoroutine(held)  # not kept static: it waits
+    started = time.monotonic()
+    rendered = asyncio.run(held)
+    assert time.monotonic() - started >= 0.25  # for the pause's end
+    assert getattr(rendered, "meta", {}).get("playwright") is True  # then to the browser
+    assert crawler.stats.get_value("boilerstrip/render/held_for_browser") == 1
+
+    mw.paused_until = time.monotonic() + 60  # paused again while it waited: static, saying why
+    request, resp = response("http://s.test/b")
+    request.meta["boilerstrip_render_held"] = True
+    assert mw.process_response(request, resp) is resp
+    assert request.meta["boilerstrip_render_failed"] == "browser_paused"

@@ -13,6 +13,7 @@ The browser itself is configured by :class:`boilerstrip.rendering_addon.RenderAd
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass
@@ -121,6 +122,8 @@ class InlineJudgeParams:
 _INLINE = InlineJudgeParams()
 
 
+#: meta: this page already waited once for a paused browser (it goes static if the browser is paused again)
+_HELD_META = "boilerstrip_render_held"
 #: verdicts on a *rendered* page that say it still shows a placeholder (the others, such as little text
 #: with scripts, describe many a short page that rendered fine)
 _PLACEHOLDER_REASONS = ("loading_shell", "empty_app_root")
@@ -367,11 +370,29 @@ class RenderWhenNeededMiddleware:
             self._inc(f"static/{verdict.reason}")
             return response
         off = self._off()
+        if off == "browser_paused" and not meta.get(_HELD_META):
+            # the browser is being given its pause: the page waits for it (once) instead of going static
+            return self._held_for_browser(request, response, verdict)
         if off is not None:
-            self._inc(f"reason/{verdict.reason}")
-            self._inc(f"failed/{off}")
-            meta["boilerstrip_render_failed"] = off
-            return response
+            return self._kept_static(request, response, verdict, off)
+        target = verdict.signals.content_chars + self.browser.min_text_growth_chars
+        return self._to_browser(request, verdict.reason, target, boilerstrip_render_reissued=True)
+
+    def _kept_static(self, request: Request, response: Response, verdict: RenderVerdict, off: str) -> Response:
+        self._inc(f"reason/{verdict.reason}")
+        self._inc(f"failed/{off}")
+        request.meta["boilerstrip_render_failed"] = off
+        return response
+
+    async def _held_for_browser(self, request: Request, response: Response, verdict: RenderVerdict) -> Request | Response:
+        """A page that needs the browser while it is paused: waits for the pause to end (at most one render
+        budget) and is rendered then, by the browser tried again (a stalled one restarted meanwhile)."""
+        request.meta[_HELD_META] = True
+        self._inc("held_for_browser")
+        await asyncio.sleep(max(0.0, self.paused_until - time.monotonic()))
+        off = self._off()
+        if off is not None:  # paused again (the browser still fails), or switched off
+            return self._kept_static(request, response, verdict, off)
         target = verdict.signals.content_chars + self.browser.min_text_growth_chars
         return self._to_browser(request, verdict.reason, target, boilerstrip_render_reissued=True)
 
@@ -534,8 +555,8 @@ class RenderWhenNeededMiddleware:
                 self.consecutive_failures = 0
                 self._inc("paused")
                 logger.error(
-                    "the browser failed %d renders in a row (last: %s): pages go static for %g s, then the "
-                    "browser is tried again (flag render_failed:browser_paused)",
+                    "the browser failed %d renders in a row (last: %s): it is paused for %g s; pages that need it "
+                    "wait for it once, then go static (flag render_failed:browser_paused)",
                     self.browser.max_consecutive_failures, reason, self.browser.max_render_ms / 1000,
                 )
         logger.warning("render failed for %s (%s): falling back to the static page", request.url, reason)
