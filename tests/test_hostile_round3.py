@@ -504,3 +504,37 @@ def test_a_page_that_needs_a_paused_browser_waits_for_it_once_and_is_rendered() 
     request.meta["boilerstrip_render_held"] = True
     assert mw.process_response(request, resp) is resp
     assert request.meta["boilerstrip_render_failed"] == "browser_paused"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_redis_gone_past_the_outage_limit_stops_the_crawl_with_a_manifest(serve, tmp_path: Path) -> None:
+    from boilerstrip.distributed.connection import OUTAGE
+    from boilerstrip.distributed.localredis import LocalRedis
+
+    need_redis_server()
+    site = serve(routes=_slow_site())
+    out = tmp_path / "o.jsonl"
+    with LocalRedis() as server:
+        proc = _distributed(site.url, out, server.url)
+        tree: set[int] = set()
+        try:
+            _wait_for_requests(site, proc, 8)
+            tree = wait_for_tree(proc.pid, _pool_up(4), timeout_s=60)
+            server.process.kill()  # gone, and not coming back
+            server.process.wait(timeout=10)
+            killed_at = time.monotonic()
+            _, stderr = proc.communicate(timeout=OUTAGE.limit_s + 240)
+            took = time.monotonic() - killed_at
+            left = wait_gone(snapshot(tree), GONE_WITHIN_S)
+            assert not left, left
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
+            kill_all(snapshot(tree))
+    assert proc.returncode == 1, stderr[-3000:]
+    assert took >= OUTAGE.limit_s * 0.9, took  # the outage was ridden out up to the limit
+    manifest = json.loads(out.with_name("o.manifest.json").read_text())
+    assert manifest["finish_reason"] == "redis_unavailable" and manifest["finished"] is False, manifest
+    assert "redis_unavailable" in stderr and "Traceback" not in stderr.split("boilerstrip crawl: distributed crawl", 1)[-1]
