@@ -377,6 +377,7 @@ def test_finish_records_never_raises_on_junk() -> None:
 
 def test_streaming_finish_crawl_matches_finish_records(tmp_path) -> None:
     from boilerstrip.finishing import finish_crawl
+    from boilerstrip.items import without_trail
 
     pages = _site(n_articles=25, n_listings=10)
     pages["http://site/posts/copy.html"] = pages["http://site/posts/1.html"]
@@ -385,10 +386,15 @@ def test_streaming_finish_crawl_matches_finish_records(tmp_path) -> None:
     random.Random(3).shuffle(records)
     src = tmp_path / "in.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in records) + "not json\n", encoding="utf-8")
+    trailed = tmp_path / "trailed.jsonl"
+    finish_crawl(src, trailed, trail=True)
     summary = finish_crawl(src, src, report_dir=tmp_path / "report")  # in place
     in_memory = finish_records(records)
-    expected = "".join(dump_record(r) + "\n" for r in in_memory.records)
+    # the file holds lean records (the trail dropped as it is written); with trail=True, the records whole
+    assert trailed.read_text(encoding="utf-8") == "".join(dump_record(r) + "\n" for r in in_memory.records)
+    expected = "".join(dump_record(without_trail(r)) + "\n" for r in in_memory.records)
     assert src.read_text(encoding="utf-8") == expected
+    assert not any({"blocks", "page_blocks", "page_block_hashes"} & set(json.loads(line)) for line in expected.splitlines())
     # the URL seen twice kept its record that sorts last (the "older version"), so the copy is not a duplicate
     assert "an older version of the page" in expected
     assert summary["invalid_lines"] == 1 and summary["dropped"] == in_memory.dropped
