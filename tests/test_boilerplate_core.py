@@ -44,10 +44,39 @@ def test_normalised_alike(a: str, b: str) -> None:
 
 @pytest.mark.parametrize(
     ("a", "b"),
-    [("Related posts", "Related post"), ("Subscribe now", "Subscribe later"), ("Prev", "Next")],
+    [("Related posts", "Related post"), ("Subscribe now", "Subscribe later"), ("Prev", "Next"),
+     # what was written counts: code punctuation against a word is part of it (hash version 3)
+     ("next()", "Next"), ("next(iterator)", "next iterator"), ("--help", "Help"), ("@property", "Property"),
+     ("$HOME", "Home"), ("items[0]", "Items 0"), ("std::move", "std move")],
 )
 def test_normalised_apart(a: str, b: str) -> None:
     assert block_hash(normalise_block(a)) != block_hash(normalise_block(b))
+
+
+def test_prose_punctuation_still_does_not_count() -> None:
+    assert normalise_block("« Previous | Up | Next »") == normalise_block("Previous Up Next")
+    assert normalise_block("(c) 2000 The Site, all rights reserved.") == normalise_block("c 2000 the site all rights reserved")
+    assert normalise_block("e-mail, x - y") == "e mail x y"
+
+
+def test_a_code_cell_is_not_the_sites_navigation_word() -> None:
+    """A Sphinx-like site: every page has "next" / "previous" / "index" links; the built-in functions page
+    lists ``next()`` in a table cell. The cell is not template: its text is not the link's."""
+    pages = {}
+    for i in range(20):
+        pages[f"http://site/library/p{i}.html"] = [
+            ("li", "index"), ("li", "modules"), ("li", "next"), ("li", "previous"), ("h1", f"Module {chr(97 + i)}"),
+            ("p", "Body " + _words(i)), ("li", "next"), ("li", "previous"), ("p", "Created using Sphinx")]
+    pages["http://site/library/functions.html"] = [
+        ("li", "index"), ("li", "modules"), ("li", "next"), ("li", "previous"), ("h1", "Built-in Functions"),
+        ("p", "The Python interpreter has a number of functions built into it."),
+        ("td", "iter()"), ("td", "len()"), ("td", "next()"), ("td", "object()"), ("td", "index()"),
+        ("li", "next"), ("li", "previous"), ("p", "Created using Sphinx")]
+    result = finish_records(_records(pages))
+    record = next(r for r in result.records if r["url"].endswith("functions.html"))
+    lines = record["text"].splitlines()
+    assert "next()" in lines and "index()" in lines
+    assert "next" not in lines and "previous" not in lines and "Created using Sphinx" not in lines
 
 
 def test_digits_kept_when_asked_and_empty_blocks_have_no_hash() -> None:
