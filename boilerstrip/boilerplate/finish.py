@@ -190,7 +190,7 @@ def clean_record(record: Mapping[str, Any], url: str, model: TemplateModel, para
     if not has_trail(record):
         return _as_written(record, url)
     site, cluster = site_of_url(url), cluster_of_url(url)
-    choice = choose_source(blocks_of_record(record), region_blocks_of_record(record), extraction_failed(record),
+    choice = choose_source(blocks_of_record(record), region_blocks_of_record(record, params), extraction_failed(record),
                            site, cluster, model, params, title=_title(record), slots=slots_of_record(record, params))
     result = choice.result
     out = dict(record)
