@@ -114,16 +114,32 @@ def own_navigation(region: list[tuple[str, str, str | None, int]], own_links: li
     - an entry of the page's own table of contents: a link line (link characters above
       ``extra_max_link_density`` of its text) whose links point at the page's own fragments (``own_links``);
     - a box titled like navigation (``_vocab.NAVIGATION_BOX_TITLES``: "Previous topic", "On this page",
-      "Table of contents"): its heading, when a link line follows it, and the link lines right under it
-      ("Previous topic" / the previous page's title)."""
+      "Table of contents"): its heading, when link lines follow it, and the link lines and short labels
+      ("Get started", shorter than ``extra_min_chars``) under it, up to anything else ("Previous topic" / the
+      previous page's title; a sidebar's site contents with their captions)."""
     from boilerstrip.extraction._vocab import NAVIGATION_BOX_TITLES
 
     share = params.extra_max_link_density
 
-    def furniture_link_line(i: int) -> bool:
+    def in_a_box(i: int) -> str | None:
+        """"link" for a link line of the page's furniture, "label" for a short line without links (a
+        caption among the links: "Get started"), else None."""
         kind, text, furniture, links = region[i]
         chars = len(text.strip())
-        return bool(furniture) and furniture not in _NEVER_REGION and kind not in HEADING_KINDS and links > share * chars
+        if not furniture or furniture in _NEVER_REGION or kind in HEADING_KINDS or not chars:
+            return None
+        if links > share * chars:
+            return "link"
+        return "label" if not links and chars < params.extra_min_chars else None
+
+    def box_follows(i: int) -> bool:
+        """Do link lines follow the heading at ``i`` (past short labels)? A section of the page's own
+        titled "Navigation" goes on with prose."""
+        for j in range(i + 1, len(region)):
+            what = in_a_box(j)
+            if what != "label":
+                return what == "link"
+        return False
 
     out: list[int] = []
     in_box = False
@@ -133,18 +149,14 @@ def own_navigation(region: list[tuple[str, str, str | None, int]], own_links: li
             in_box = False
             continue
         if kind in HEADING_KINDS:
-            # a box: the title, and links under it (a section of the page's own titled "Navigation" goes on
-            # with prose)
-            in_box = (normalise_block(text, digits=False) in NAVIGATION_BOX_TITLES and i + 1 < len(region)
-                      and furniture_link_line(i + 1))
+            in_box = normalise_block(text, digits=False) in NAVIGATION_BOX_TITLES and box_follows(i)
             if in_box:
                 out.append(i)
             continue
-        link_line = links > share * chars
-        if link_line and kind in _TOC_KINDS and own_links[i] > share * chars:
+        if links > share * chars and kind in _TOC_KINDS and own_links[i] > share * chars:
             out.append(i)  # an entry of the page's own table of contents
             continue
-        if in_box and link_line:
+        if in_box and in_a_box(i) is not None:
             out.append(i)
             continue
         in_box = False
@@ -492,13 +504,15 @@ def _without_furniture(whole: CleanResult, region: list[tuple[str, str, str | No
     """``whole`` with its kept furniture blocks marked left out (``removed`` = ``region:<verdict>``): comment
     threads and hidden text always, other furniture ("related", "share", <header>, <form>) when
     ``skip_all``; a block the extractor kept (its hash in ``extracted``) stays. Left-out furniture is not
-    template: it does not count in ``removed_chars`` / ``removed`` (the template report)."""
+    template: it does not count in ``removed_chars`` / ``removed`` (the template report). The page's own
+    navigation (``navigation``) is left out even where the extractor kept it (its last rung keeps the body)."""
     blocks: list[dict[str, Any]] = []
     kept: list[tuple[str, str]] = []
     for (_kind, _text, furniture, _links), block in zip(region, whole.blocks):
         block = dict(block)
         if not block["removed"]:
-            if furniture and (skip_all or furniture in _NEVER_REGION) and block["hash"] not in extracted:
+            if furniture == NAVIGATION or (furniture and (skip_all or furniture in _NEVER_REGION)
+                                           and block["hash"] not in extracted):
                 block["removed"] = f"region:{furniture}"
             else:
                 kept.append((block["kind"], block["text"]))
