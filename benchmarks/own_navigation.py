@@ -184,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sites", nargs="*", default=list(SITES), choices=list(SITES))
     parser.add_argument("--records", type=Path, help="score this JSONL instead of crawling (one site)")
     parser.add_argument("--show", type=int, default=5, help="print up to N pages that keep navigation")
+    parser.add_argument("--keep", type=Path, help="keep each crawl's output in this folder (SITE.jsonl)")
     parser.add_argument("-s", dest="settings", action="append", default=[], metavar="NAME=VALUE",
                         help="a setting for the crawl (repeatable)")
     args = parser.parse_args(argv)
@@ -195,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if args.records is not None:
             records = [json.loads(line) for line in args.records.read_text(encoding="utf-8").splitlines() if line.strip()]
+        elif args.keep is not None:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            records = crawl(site, args.keep.resolve() / f"{name}.jsonl", extra)
         else:
             with tempfile.TemporaryDirectory() as tmp:
                 records = crawl(site, Path(tmp) / "out.jsonl", extra)
