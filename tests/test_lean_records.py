@@ -99,3 +99,29 @@ def test_the_exporter_writes_the_trail_only_when_kept() -> None:
     exporter.start_exporting()
     exporter.export_item(item)
     assert not TRAIL & set(json.loads(buffer.getvalue()))
+
+
+def test_crawl_trail_reaches_the_finishing_pass(tmp_path) -> None:
+    """``crawl --trail`` sets BOILERSTRIP_FEEDS_TRAIL; the finishing extension then writes the trail, and
+    without it writes lean records (no crawl: the extension's pass over a crawl's intermediate output)."""
+    import argparse
+
+    from boilerstrip.commands.crawl import add_arguments, build_settings
+    from boilerstrip.extensions.finishing import FinishingExtension
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    for trail in (False, True):
+        out = tmp_path / f"trail-{trail}" / "out.jsonl"
+        out.parent.mkdir()
+        args = parser.parse_args(["http://site.test/", "-o", str(out), *(["--trail"] if trail else [])])
+        settings, _ = build_settings(args, out)
+        assert settings.getbool("BOILERSTRIP_FEEDS_TRAIL") is trail
+        settings.set("BOILERSTRIP_STATE_DIR", "", priority="cmdline")
+        out.write_text("".join(json.dumps(r) + "\n" for r in _site_records()), encoding="utf-8")
+        extension = FinishingExtension(out, settings)
+        extension.reason = "finished"
+        assert extension.finish() == "done"
+        records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+        assert len(records) == 12
+        assert all(("blocks" in r) is trail and "Home" not in r["text"] for r in records)
