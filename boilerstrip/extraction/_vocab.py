@@ -263,12 +263,11 @@ SWITCHED_ROLES = frozenset(("tabpanel",))
 #: as normalised words (casefolded ``\w`` tokens). Read by the cross-page stage: a heading with one of these
 #: titles in the page's furniture, and the link lines under it, are the page's own navigation (they differ
 #: on every page, so template removal cannot see them). Bare "Contents" is left out: a chapter's heading.
-NAVIGATION_BOX_TITLES = frozenset(
-    """previous topic|next topic|previous page|next page|table of contents|on this page|in this article|
-    in this section|page contents|contents of this page|navigation|site navigation|this page|quick search|
-    related topics""".replace("\n", "").split("|")
-)
-NAVIGATION_BOX_TITLES = frozenset(" ".join(title.split()) for title in NAVIGATION_BOX_TITLES)
+NAVIGATION_BOX_TITLES = frozenset((
+    "previous topic", "next topic", "previous page", "next page", "table of contents", "on this page",
+    "in this article", "in this section", "page contents", "contents of this page", "navigation",
+    "site navigation", "this page", "quick search", "related topics",
+))
 
 #: Images that are icons, not pictures: their neighbouring text is not a caption.
 ICON_CLASS_RE = re.compile(r"emoji|icon|avatar|logo|smiley|wp-smiley", re.IGNORECASE)
