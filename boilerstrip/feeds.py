@@ -9,7 +9,10 @@
 - a record that cannot be encoded is repaired (lone surrogates -> U+FFFD, flag ``replacement_chars``), and
   one that still fails goes to ``OUT.deadletter.jsonl`` with its reason: never silently lost;
 - ``BOILERSTRIP_FEEDS_RESUME`` appends to the existing part (or reopens the finished file) and skips
-  records whose ``url`` is already written, so a resumed run completes the set without duplicates.
+  records whose ``url`` is already written, so a resumed run completes the set without duplicates;
+- records are lean (``boilerstrip.items.EXPORT_FIELDS``) unless ``BOILERSTRIP_FEEDS_TRAIL`` (``crawl
+  --trail``) asks for the block-by-block trail; when a finishing pass will rewrite the file, the crawl
+  writes the trail anyway (it is the pass's input) and the pass drops it.
 
 :func:`atomic_write_lines` is the one way to (re)write an output file whole (a final dedup pass uses it).
 """
@@ -33,7 +36,7 @@ from scrapy.utils.python import to_bytes
 from boilerstrip.atomicfile import atomic_open, fsync_dir
 from boilerstrip.config import params_from_settings
 from boilerstrip.state.layout import CrawlLayout, crawl_layout
-from boilerstrip.items import EXPORT_FIELDS
+from boilerstrip.items import EXPORT_FIELDS, RECORD_FIELDS, TRAIL_FIELDS
 from boilerstrip.safety.text import REPLACEMENT, repair_value
 
 __all__ = [
@@ -42,6 +45,7 @@ __all__ = [
     "output_paths",
     "feed_settings",
     "resume_requested",
+    "trail_written",
     "CrashSafeFeedStorage",
     "SafeJsonLinesExporter",
     "atomic_write_lines",
@@ -72,6 +76,9 @@ class FeedParams:
     fsync_every_s: float = 5.0
     # Append to the part (or the finished file) of an earlier run and skip records already written.
     resume: bool = False
+    # Keep the block-by-block trail (items.TRAIL_FIELDS) in the written records (``crawl --trail``); off:
+    # lean records, the content and the decisions (the trail was ~70 % of a record on docbook-xsl-doc-html).
+    trail: bool = False
 
     def __post_init__(self) -> None:
         if self.fsync_every_items < 1:
@@ -102,6 +109,14 @@ def feed_settings(out: str | Path, resume: bool = False) -> dict[str, Any]:
                            "jsonlines": "boilerstrip.feeds.SafeJsonLinesExporter"},
         "BOILERSTRIP_FEEDS_RESUME": resume,
     }
+
+
+def trail_written(settings: Any) -> bool:
+    """Does the crawl's feed carry the block-by-block trail? When asked (``BOILERSTRIP_FEEDS_TRAIL``), or when
+    a finishing pass will rewrite the file: the pass works from the trail and drops it as it writes."""
+    from boilerstrip.finishing import finishing_follows
+
+    return params_from_settings(settings, "feeds", FeedParams).trail or finishing_follows(settings)
 
 
 def resume_requested(settings: Any) -> bool:
@@ -320,7 +335,25 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
     def from_crawler(cls, crawler: Any, file: Any, **kwargs: Any) -> SafeJsonLinesExporter:
         exporter = cls(file, **kwargs)
         exporter.crawler = crawler
+        exporter.keep_trail(trail_written(crawler.settings))
         return exporter
+
+    #: the trail fields this exporter leaves out of the records it writes (see :meth:`keep_trail`)
+    _dropped: frozenset[str] = frozenset()
+
+    def keep_trail(self, keep: bool) -> None:
+        """Write the trail fields (added to the fields to export, in record order) or leave them out."""
+        fields = self.fields_to_export
+        if keep:
+            self._dropped = frozenset()
+            if isinstance(fields, (list, tuple)):
+                listed = set(fields) | set(TRAIL_FIELDS)
+                self.fields_to_export = [name for name in RECORD_FIELDS if name in listed] + [
+                    name for name in fields if name not in RECORD_FIELDS]
+        elif isinstance(fields, (list, tuple)):
+            self._dropped = frozenset(TRAIL_FIELDS) - set(fields)  # fields listed by hand are written
+        else:
+            self._dropped = frozenset(TRAIL_FIELDS)
 
     _stopping = False  # set at the first write error (the crawl is being stopped)
 
@@ -333,6 +366,8 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
             return
         try:
             record = dict(self.get_serialized_fields(item))
+            for name in self._dropped.intersection(record):
+                del record[name]
             data = self._clean_line(record) or self._repaired(record)
         except Exception as exc:  # noqa: BLE001 -- any failure dead-letters the record, never drops it
             reason = f"export_error:{type(exc).__name__}"

@@ -1,8 +1,14 @@
 """The record boilerstrip writes for every page, one JSON object per line.
 
 The schema is versioned (``schema_version``): a field is only ever added in a minor change; renaming or
-removing one bumps ``SCHEMA_VERSION``. ``EXPORT_FIELDS`` fixes the order of the JSONL keys; fields not
+removing one bumps ``SCHEMA_VERSION``. ``RECORD_FIELDS`` fixes the order of the JSONL keys; fields not
 listed there (the raw ``html``) never reach the output.
+
+A written record is *lean* by default: the content and the decisions (``EXPORT_FIELDS``). The block-by-block
+trail (``TRAIL_FIELDS``: the blocks before cross-page removal with each one's verdict, the page's region, the
+hashes the template model counts) is what the finishing pass works from; it travels in the crawl's
+intermediate output and is dropped when the final JSONL is written, unless asked for (``crawl --trail``,
+``BOILERSTRIP_FEEDS_TRAIL``). Version 2 made the trail opt-in (version 1 always wrote it).
 """
 
 from __future__ import annotations
@@ -10,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PageItem", "SCHEMA_VERSION", "EXPORT_FIELDS"]
+__all__ = ["PageItem", "SCHEMA_VERSION", "EXPORT_FIELDS", "RECORD_FIELDS", "TRAIL_FIELDS", "without_trail"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @dataclass
@@ -46,6 +52,9 @@ class PageItem:
     content_hash: str | None = None  # sha256 of the final text
     boilerplate_removed_chars: int = 0
     boilerplate_removed_blocks: int = 0
+    #: what the cross-page stage left out of the blocks the text comes from, per reason:
+    #: {"template:site": {"blocks": 3, "chars": 120}, "region:outside": {...}}; {} when nothing was
+    boilerplate_removed_by: dict[str, dict[str, int]] = field(default_factory=dict)
     template_cluster: str | None = None  # the page's template cluster (URL pattern), see README boilerplate
     duplicate_of: str | None = None  # URL of the page this one nearly duplicates (kept, marked)
     duplicate_similarity: float | None = None  # estimated Jaccard similarity to duplicate_of
@@ -60,7 +69,11 @@ class PageItem:
     schema_version: int = SCHEMA_VERSION
 
 
-EXPORT_FIELDS = [
+#: the block-by-block trail: written only on request (see the module doc)
+TRAIL_FIELDS = ("blocks", "page_block_hashes", "page_blocks")
+
+#: every field a record can carry, in the order of its JSONL keys (the trail included)
+RECORD_FIELDS = [
     "schema_version",
     "url",
     "final_url",
@@ -85,6 +98,7 @@ EXPORT_FIELDS = [
     "content_hash",
     "boilerplate_removed_chars",
     "boilerplate_removed_blocks",
+    "boilerplate_removed_by",
     "template_cluster",
     "duplicate_of",
     "duplicate_similarity",
@@ -97,3 +111,13 @@ EXPORT_FIELDS = [
     "first_seen",
     "last_changed",
 ]
+
+#: the fields of a default (lean) record, in order
+EXPORT_FIELDS = [name for name in RECORD_FIELDS if name not in TRAIL_FIELDS]
+
+
+def without_trail(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` without its trail fields (the same dict when it carries none)."""
+    if not any(name in record for name in TRAIL_FIELDS):
+        return record
+    return {key: value for key, value in record.items() if key not in TRAIL_FIELDS}

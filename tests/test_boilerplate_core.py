@@ -44,10 +44,39 @@ def test_normalised_alike(a: str, b: str) -> None:
 
 @pytest.mark.parametrize(
     ("a", "b"),
-    [("Related posts", "Related post"), ("Subscribe now", "Subscribe later"), ("Prev", "Next")],
+    [("Related posts", "Related post"), ("Subscribe now", "Subscribe later"), ("Prev", "Next"),
+     # what was written counts: code punctuation against a word is part of it (hash version 3)
+     ("next()", "Next"), ("next(iterator)", "next iterator"), ("--help", "Help"), ("@property", "Property"),
+     ("$HOME", "Home"), ("items[0]", "Items 0"), ("std::move", "std move")],
 )
 def test_normalised_apart(a: str, b: str) -> None:
     assert block_hash(normalise_block(a)) != block_hash(normalise_block(b))
+
+
+def test_prose_punctuation_still_does_not_count() -> None:
+    assert normalise_block("« Previous | Up | Next »") == normalise_block("Previous Up Next")
+    assert normalise_block("(c) 2000 The Site, all rights reserved.") == normalise_block("c 2000 the site all rights reserved")
+    assert normalise_block("e-mail, x - y") == "e mail x y"
+
+
+def test_a_code_cell_is_not_the_sites_navigation_word() -> None:
+    """A Sphinx-like site: every page has "next" / "previous" / "index" links; the built-in functions page
+    lists ``next()`` in a table cell. The cell is not template: its text is not the link's."""
+    pages = {}
+    for i in range(20):
+        pages[f"http://site/library/p{i}.html"] = [
+            ("li", "index"), ("li", "modules"), ("li", "next"), ("li", "previous"), ("h1", f"Module {chr(97 + i)}"),
+            ("p", "Body " + _words(i)), ("li", "next"), ("li", "previous"), ("p", "Created using Sphinx")]
+    pages["http://site/library/functions.html"] = [
+        ("li", "index"), ("li", "modules"), ("li", "next"), ("li", "previous"), ("h1", "Built-in Functions"),
+        ("p", "The Python interpreter has a number of functions built into it."),
+        ("td", "iter()"), ("td", "len()"), ("td", "next()"), ("td", "object()"), ("td", "index()"),
+        ("li", "next"), ("li", "previous"), ("p", "Created using Sphinx")]
+    result = finish_records(_records(pages))
+    record = next(r for r in result.records if r["url"].endswith("functions.html"))
+    lines = record["text"].splitlines()
+    assert "next()" in lines and "index()" in lines
+    assert "next" not in lines and "previous" not in lines and "Created using Sphinx" not in lines
 
 
 def test_digits_kept_when_asked_and_empty_blocks_have_no_hash() -> None:
@@ -377,6 +406,7 @@ def test_finish_records_never_raises_on_junk() -> None:
 
 def test_streaming_finish_crawl_matches_finish_records(tmp_path) -> None:
     from boilerstrip.finishing import finish_crawl
+    from boilerstrip.items import without_trail
 
     pages = _site(n_articles=25, n_listings=10)
     pages["http://site/posts/copy.html"] = pages["http://site/posts/1.html"]
@@ -385,10 +415,15 @@ def test_streaming_finish_crawl_matches_finish_records(tmp_path) -> None:
     random.Random(3).shuffle(records)
     src = tmp_path / "in.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in records) + "not json\n", encoding="utf-8")
+    trailed = tmp_path / "trailed.jsonl"
+    finish_crawl(src, trailed, trail=True)
     summary = finish_crawl(src, src, report_dir=tmp_path / "report")  # in place
     in_memory = finish_records(records)
-    expected = "".join(dump_record(r) + "\n" for r in in_memory.records)
+    # the file holds lean records (the trail dropped as it is written); with trail=True, the records whole
+    assert trailed.read_text(encoding="utf-8") == "".join(dump_record(r) + "\n" for r in in_memory.records)
+    expected = "".join(dump_record(without_trail(r)) + "\n" for r in in_memory.records)
     assert src.read_text(encoding="utf-8") == expected
+    assert not any({"blocks", "page_blocks", "page_block_hashes"} & set(json.loads(line)) for line in expected.splitlines())
     # the URL seen twice kept its record that sorts last (the "older version"), so the copy is not a duplicate
     assert "an older version of the page" in expected
     assert summary["invalid_lines"] == 1 and summary["dropped"] == in_memory.dropped

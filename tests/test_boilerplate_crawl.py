@@ -54,11 +54,14 @@ def test_demo_template_blocks_are_gone_and_articles_keep_their_text(demo) -> Non
         assert "Related posts" not in _lines(record), record["url"]
         assert "Accept all cookies" not in record["text"]
         assert record["template_cluster"]
-        for block in record["blocks"]:
-            assert set(block) == {"kind", "text", "hash", "removed"}
-        removed = [b for b in record["blocks"] if b["removed"]]
-        assert record["boilerplate_removed_blocks"] == len(removed)
-        assert record["boilerplate_removed_chars"] == sum(len(b["text"].strip()) for b in removed)
+        # a lean record (schema 2): no block-by-block trail, a summary of what was removed and why
+        assert not {"blocks", "page_blocks", "page_block_hashes"} & set(record)
+        by_reason = record["boilerplate_removed_by"]
+        if not any(flag.startswith("boilerplate_source_page") for flag in record["flags"]):
+            # the text is the extractor's blocks minus template: the summary adds up to the counts
+            assert set(by_reason) <= {"template:site", "template:cluster", "template:list", "template:structure"}
+            assert record["boilerplate_removed_blocks"] == sum(v["blocks"] for v in by_reason.values())
+            assert record["boilerplate_removed_chars"] == sum(v["chars"] for v in by_reason.values())
     by_path = {urlsplit(r["url"]).path: r for r in records}
     for article in ARTICLES:
         record = by_path.get(f"/posts/{article.slug}.html")
@@ -136,7 +139,7 @@ def test_crawl_order_and_concurrency_do_not_change_the_output(tmp_path) -> None:
                                                                  "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
                                                                  "BOILERSTRIP_STATE_DIR": ""}))
             assert proc.returncode == 0, proc.stderr[-3000:]
-            outputs.append([{k: r[k] for k in ("url", "text", "blocks", "boilerplate_removed_chars", "flags")}
+            outputs.append([{k: r[k] for k in ("url", "text", "boilerplate_removed_by", "boilerplate_removed_chars", "flags")}
                             for r in records])
     assert outputs[0] == outputs[1]
     assert [r["url"] for r in outputs[0]] == sorted(r["url"] for r in outputs[0])

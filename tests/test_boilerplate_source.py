@@ -249,3 +249,67 @@ def test_the_headline_alone_does_not_make_the_region_win_and_every_text_carries_
     # the extractor's blocks are kept as they are (the headline is not one of them): a second pass agrees
     assert all(not any(b["text"].startswith("Chapter") for b in r["blocks"]) for r in out)
     assert [dump_record(r) for r in finish_records(out).records] == [dump_record(r) for r in out]
+
+
+# -- the page's own navigation (issue 24) --------------------------------------------------------------
+SPHINX_PAGE = """<html><head><title>{title}</title></head><body>
+<div class="related" role="navigation"><h3>Navigation</h3><ul><li><a href="index.html">index</a></li>
+<li><a href="next.html">next</a> |</li></ul></div>
+<div class="document"><div class="body" role="main"><section id="top">
+<h1>{title}<a class="headerlink" href="#top">¶</a></h1>
+<p>{intro}</p>
+<section id="install"><h2>Installing {title}</h2><p>{intro} Then install it.</p></section>
+<section id="navigation"><h2>Navigation</h2><p>How {title} moves between the pages of a site, in prose.</p>
+<ul><li><a href="other.html">Another page of the manual</a></li><li><a href="more.html">More pages</a></li></ul>
+</section></section></div></div>
+<div class="sphinxsidebar" role="navigation"><div class="sphinxsidebarwrapper">
+<div><h3><a href="contents.html">Table of Contents</a></h3><ul>
+<li><a class="reference internal" href="#">{title}</a><ul>
+<li><a class="reference internal" href="#install">Installing {title}</a></li>
+<li><a class="reference internal" href="#navigation">Navigation</a></li></ul></li></ul></div>
+<div><h4>Previous topic</h4><p class="topless"><a href="prev.html">The page before {title}</a></p></div>
+<div><h4>Next topic</h4><p class="topless"><a href="next.html">The page after {title}</a></p></div>
+</div></div></body></html>"""
+
+
+def _sphinx_page(i: int) -> str:
+    title = f"Module {WORDS[i]}"
+    return SPHINX_PAGE.format(title=title, intro=_para(i, 0))
+
+
+def test_the_pages_own_navigation_is_never_region_content() -> None:
+    from boilerstrip.boilerplate.source import NAVIGATION
+
+    region = region_blocks(_sphinx_page(1))
+    own = {b["text"]: b.get("own_links", 0) for b in region}
+    assert own["Installing Module bravo"] > 0 and own["Another page of the manual"] == 0
+    marked = region_blocks_of_record({"page_blocks": region})
+    navigation = [text for kind, text, furniture, _ in marked if furniture == NAVIGATION]
+    # the sidebar's table of contents (links to the page's own fragments), the boxes titled like navigation
+    # and the relation bar, each with the links under its title
+    assert navigation == ["Navigation", "index", "next |", "Table of Contents", "Module bravo",
+                          "Installing Module bravo", "Navigation", "Previous topic", "The page before Module bravo",
+                          "Next topic", "The page after Module bravo"]
+    # the page's own section titled "Navigation" goes on with prose: not a box; nor is anything in main
+    main = [text for kind, text, furniture, _ in marked if furniture != NAVIGATION]
+    assert "How Module bravo moves between the pages of a site, in prose." in main and "Navigation" in main
+    assert "Another page of the manual" in main
+
+
+def test_a_crawl_of_a_sphinx_like_site_keeps_no_own_navigation() -> None:
+    from boilerstrip.extraction import extract
+
+    records = []
+    for i in range(12):
+        html = _sphinx_page(i)
+        result = extract(html).to_dict()
+        records.append({"url": f"https://docs.example/p{i:02d}.html", "title": f"Module {WORDS[i]}",
+                        "method": result["method"], "attempts": result["attempts"], "text": result["text"],
+                        "blocks": result["blocks"], "page_block_hashes": [], "page_blocks": region_blocks(html)})
+    for i, record in enumerate(finish_records(records).records):
+        title, intro = f"Module {WORDS[i]}", _para(i, 0)
+        # the page's own text, its section titled "Navigation" included; no sidebar TOC, no previous/next box
+        # (the permalink glyph is another matter: left aside here)
+        assert record["text"].replace("¶", "").split("\n\n") == [title, intro, f"Installing {title}", f"{intro} Then install it.",
+                                                 "Navigation", f"How {title} moves between the pages of a site, in prose."]
+        assert record["boilerplate_removed_by"]["region:navigation"]["blocks"] == 7

@@ -31,16 +31,25 @@ __all__ = [
     "structure_hashes",
 ]
 
-_WORD_RE = re.compile(r"\w+")
+#: A token of a block's normal form: a word with the code punctuation written against it, so a block is
+#: template only when what was *written* repeats ("next()" is not the menu's "Next", "--help" is not
+#: "Help"): a sigil before it ("-v", "--help", "@property", "$HOME", "%s"), words joined by "::" or "->"
+#: ("std::move", "a->b"), and a call or index bracket right after it ("next()", "next(" of "next(it)",
+#: "items[").
+#: Prose punctuation does not count: "Reliable.\nChoose" and "Reliable.Choose" match ("." splits words),
+#: as do "Home", "Home »" and "« Home".
+_WORD_RE = re.compile(r"(?:(?<![\w@$%-])(?:--?|[@$%]))?\w+(?:(?:::|->)\w+)*(?:\(\)|\[\]|\{\}|[(\[])?")
 HEADING_KINDS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 _DIGITS_RE = re.compile(r"\d+")
 #: Bytes of the block digest: 8 bytes (16 hex chars) make a collision between two distinct blocks of one
 #: site negligible (~1e-10 at 1e5 distinct blocks) while keeping records and the state DB small.
 _HASH_BYTES = 8
 #: Version of the block hash: 1 hashed the text alone; 2 hashes (kind class, text), so a category page's
-#: ``<h1>Growing</h1>`` is not the menu item "Growing" on every page. Stored hashes of another version are
-#: not comparable (``store.py`` ignores a state DB written with another version).
-HASH_VERSION = 2
+#: ``<h1>Growing</h1>`` is not the menu item "Growing" on every page; 3 keeps the code punctuation written
+#: against a word in the normal form (``_WORD_RE``: "next()" is not "next"). Stored hashes of another
+#: version are not comparable: a change here bumps ``boilerstrip.state.STATE_SCHEMA_VERSION`` (a state
+#: written with another version is not read).
+HASH_VERSION = 3
 #: the kind classes a block hash distinguishes: a heading, or any other block (paragraph, list item, row,
 #: cell... one class: the same menu is a list on one template and a table row on another)
 _HEADING_CLASS = "heading"
@@ -58,8 +67,10 @@ _FEATURE_CACHE_ENTRIES = 16_384
 
 @lru_cache(maxsize=_FEATURE_CACHE_ENTRIES)
 def normalise_block(text: str, *, digits: bool = True) -> str:
-    """NFKC, case-folded, its word tokens joined by one space (punctuation and spacing do not count:
-    "Reliable.\nChoose" and "Reliable.Choose" match); digit runs become "0" when ``digits``. Memoised
+    """NFKC, case-folded, its tokens (``_WORD_RE``: words with the code punctuation written against them)
+    joined by one space: prose punctuation and spacing do not count ("Reliable.\nChoose" and
+    "Reliable.Choose" match), code punctuation does ("next()" is not "next"); digit runs become "0" when
+    ``digits``. Memoised
     (``_FEATURE_CACHE_ENTRIES``): a pure function of its arguments."""
     text = unicodedata.normalize("NFKC", text or "").casefold()
     if digits:

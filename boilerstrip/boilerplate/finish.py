@@ -23,13 +23,15 @@ from .params import BoilerplateParams, DuplicateParams
 from .source import (SourceChoice, choose_source, extraction_failed, region_blocks_of_record, region_fields,
                      slots_of_record)
 
-__all__ = ["cleaned_fields", "source_fields", "merge_flags", "model_hashes", "clean_record", "mark_duplicate",
+__all__ = ["cleaned_fields", "source_fields", "removed_by_reason", "has_trail", "merge_flags", "model_hashes", "clean_record", "mark_duplicate",
            "ReportBuilder", "report_text", "dump_record", "read_records", "REPORT_JSON", "REPORT_TXT"]
 
 REPORT_JSON = "template-report.json"
 REPORT_TXT = "template-report.txt"
 #: flags this component owns: replaced (not accumulated) each time a page is cleaned again
 _OWN_FLAG_PREFIXES = ("boilerplate_", "exact_duplicate", "near_duplicate")
+#: flags the duplicates step sets (again on every pass)
+_DUPLICATE_FLAGS = ("exact_duplicate", "near_duplicate")
 #: removed-block examples kept in the report per block (text is cut to this many characters)
 _REPORT_TEXT_CHARS = 160
 
@@ -53,7 +55,22 @@ def cleaned_fields(result: CleanResult, markdown: bool = True) -> dict[str, Any]
         "content_hash": hashlib.sha256(text.encode("utf-8")).hexdigest(),
         "boilerplate_removed_chars": result.removed_chars,
         "boilerplate_removed_blocks": result.removed_blocks,
+        "boilerplate_removed_by": removed_by_reason(result.blocks),
     }
+
+
+def removed_by_reason(blocks: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """``{reason: {"blocks": n, "chars": n}}`` of the blocks left out (``removed`` set), reasons sorted: the
+    lean record's account of what the cross-page stage removed and why, without the blocks themselves."""
+    out: dict[str, dict[str, int]] = {}
+    for block in blocks:
+        reason = block.get("removed")
+        if not reason:
+            continue
+        entry = out.setdefault(str(reason), {"blocks": 0, "chars": 0})
+        entry["blocks"] += 1
+        entry["chars"] += len(str(block.get("text") or "").strip())
+    return dict(sorted(out.items()))
 
 
 def source_fields(record: Mapping[str, Any], choice: SourceChoice) -> dict[str, Any]:
@@ -65,6 +82,7 @@ def source_fields(record: Mapping[str, Any], choice: SourceChoice) -> dict[str, 
         extracted = cleaned_fields(choice.extracted, markdown=False)
         for key in ("blocks", "boilerplate_removed_chars", "boilerplate_removed_blocks"):
             fields[key] = extracted[key]
+        # boilerplate_removed_by stays the chosen source's: why what the text lacks is missing
     region = region_fields(record, choice)
     if region is not None:
         fields["page_blocks"] = region
@@ -92,14 +110,14 @@ def model_hashes(record: Mapping[str, Any], blocks: list[tuple[str, str]], param
 
 def _export_order() -> list[str]:
     try:
-        from boilerstrip.items import EXPORT_FIELDS
+        from boilerstrip.items import RECORD_FIELDS
     except ImportError:  # pragma: no cover
         return []
-    return list(EXPORT_FIELDS)
+    return list(RECORD_FIELDS)
 
 
 def dump_record(record: Mapping[str, Any], order: list[str] | None = None) -> str:
-    """One JSON line, keys in EXPORT_FIELDS order then the others sorted: stable bytes for stable data."""
+    """One JSON line, keys in RECORD_FIELDS order then the others sorted: stable bytes for stable data."""
     order = _export_order() if order is None else order
     known = set(order)
     keys = [k for k in order if k in record] + sorted(k for k in record if k not in known)
@@ -131,10 +149,48 @@ def _title(record: Mapping[str, Any]) -> str | None:
     return title if isinstance(title, str) else None
 
 
+#: the record fields the cleaning works from (``boilerstrip.items.TRAIL_FIELDS``)
+_TRAIL = ("blocks", "page_block_hashes", "page_blocks")
+
+
+def has_trail(record: Mapping[str, Any]) -> bool:
+    """Does ``record`` carry the block-by-block trail (any of its fields), so it can be cleaned again? A lean
+    record (the default output) does not: its text is already the cleaned one."""
+    return any(key in record for key in _TRAIL)
+
+
+def _as_written(record: Mapping[str, Any], url: str) -> tuple[dict[str, Any], CleanResult, str, str]:
+    """A record without its trail, kept as written: its text was cleaned by the pass that wrote it, and
+    nothing says which of its paragraphs were template (cleaning its paragraphs again would take the
+    site's repeated section headings for template). Its fields are made well-formed; the clean result
+    repeats what the record states it removed, for the report."""
+    site, cluster = site_of_url(url), cluster_of_url(url)
+    out = dict(record)
+    text = record.get("text")
+    out["text"] = text = repair_text(text) if isinstance(text, str) else ""
+    if not isinstance(record.get("content_hash"), str):
+        out["content_hash"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    flags = record.get("flags")
+    # the duplicates step decides again (as after a clean); the clean's own flags stand, it is not redone
+    out["flags"] = [f for f in flags if isinstance(f, str) and f not in _DUPLICATE_FLAGS] if isinstance(flags, list) else []
+    out["template_cluster"] = cluster
+    out["duplicate_of"] = None
+    out["duplicate_similarity"] = None
+    removed = record.get("boilerplate_removed_chars")
+    removed = removed if isinstance(removed, int) and not isinstance(removed, bool) and removed > 0 else 0
+    result = CleanResult(blocks=[], kept=[], removed_chars=removed, removed_blocks=0,
+                         total_chars=len(text.strip()) + removed)
+    return out, result, site, cluster
+
+
 def clean_record(record: Mapping[str, Any], url: str, model: TemplateModel, params: BoilerplateParams
                   ) -> tuple[dict[str, Any], CleanResult, str, str]:
+    """``record`` cleaned with ``model``: its text from the source :func:`choose_source` picks, the trail
+    marked block by block, the counts and flags set; a lean record (no trail) is kept as written."""
+    if not has_trail(record):
+        return _as_written(record, url)
     site, cluster = site_of_url(url), cluster_of_url(url)
-    choice = choose_source(blocks_of_record(record), region_blocks_of_record(record), extraction_failed(record),
+    choice = choose_source(blocks_of_record(record), region_blocks_of_record(record, params), extraction_failed(record),
                            site, cluster, model, params, title=_title(record), slots=slots_of_record(record, params))
     result = choice.result
     out = dict(record)

@@ -142,19 +142,47 @@ def _region_of(document, names_of: dict | None = None) -> list[dict] | None:
             verdicts[i] = painted
     out = []
     names_of = {} if names_of is None else names_of
+    own_of: dict = {}
     for kind, text, links, verdict, owner in zip(seg.kinds, seg.texts, seg.link_chars, verdicts, seg.owners):
         block = {"kind": kind, "text": _CONTROL_RE.sub("", text), "links": links,
                  "slot": slot_of(owner, kind, links, names_of)}
         if verdict:
             block["furniture"] = verdict
+        if links:
+            own = own_of.get(owner)
+            if own is None:
+                own = own_of[owner] = own_link_chars(owner)
+            if own:
+                block["own_links"] = min(own, links)
         out.append(block)
     return out
 
 
+#: elements that start a block of their own inside a block's element: their links are not the block's
+_NESTED_BLOCK_TAGS = frozenset(_BLOCK_TAGS) | {"ul", "ol", "dl", "table"}
+
+
+def own_link_chars(element) -> int:
+    """Characters of the links in ``element``'s own text (not in a nested list or block) that point at a
+    fragment of the page itself (``href="#..."``): the entries of the page's own table of contents."""
+    total = 0
+    for link in element.iter("a"):
+        href = link.get("href")
+        if not href or not href.lstrip().startswith("#"):
+            continue
+        parent = link.getparent()
+        while parent is not None and parent is not element and parent.tag not in _NESTED_BLOCK_TAGS:
+            parent = parent.getparent()
+        if parent is element:
+            total += len(" ".join("".join(link.itertext()).split()))
+    return total
+
+
 def region_blocks(html: str, *, max_chars: int = 10_000_000) -> list[dict]:
-    """The page's candidate content region for ``source="auto"``: {"kind", "text", "links", "slot"[, "furniture"]}
-    of every block cut the extractor's way, minus <nav>/<aside>/<footer>; "furniture" names the extractor's
-    verdict on an element around the block ("comments", "hidden", "boilerplate", "chrome"). [] for empty,
+    """The page's candidate content region for ``source="auto"``: {"kind", "text", "links", "slot"[, "furniture"]
+    [, "own_links"]} of every block cut the extractor's way, minus <nav>/<aside>/<footer>; "furniture" names the
+    extractor's verdict on an element around the block ("comments", "hidden", "boilerplate", "chrome");
+    "own_links" the characters of its links to the page's own fragments (:func:`own_link_chars`). [] for empty,
     oversized or unparsable input, or without the extractor (never raises)."""
     if not html or not isinstance(html, str) or len(html) > max_chars:
         return []

@@ -41,7 +41,7 @@ from .model import TemplateModel
 from .params import BoilerplateParams
 
 __all__ = ["SourceChoice", "choose_source", "region_blocks_of_record", "extraction_failed", "region_fields",
-           "repeats_title", "slots_of_record", "SOURCE_FLAGS"]
+           "repeats_title", "slots_of_record", "SOURCE_FLAGS", "own_navigation", "NAVIGATION"]
 
 #: the flag a record gets when its text comes from the page's region, per reason
 SOURCE_FLAGS = {
@@ -69,22 +69,98 @@ class SourceChoice:
         return SOURCE_FLAGS.get(self.reason) if self.source == "page" else None
 
 
-def region_blocks_of_record(record: Mapping[str, Any]) -> list[tuple[str, str, str | None, int]] | None:
+def _count(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1e12 else 0
+
+
+def region_blocks_of_record(record: Mapping[str, Any], params: BoilerplateParams | None = None
+                            ) -> list[tuple[str, str, str | None, int]] | None:
     """(kind, text, furniture verdict or None, link characters) of the record's ``page_blocks``; None when
-    it has none (older records, sources other than auto)."""
+    it has none (older records, sources other than auto). The page's own navigation among its furniture
+    (:func:`own_navigation`) gets the verdict ``navigation``."""
     raw = record.get("page_blocks")
     if not isinstance(raw, list) or not raw:
         return None
-    out: list[tuple[str, str, str | None]] = []
+    out: list[tuple[str, str, str | None, int]] = []
+    own: list[int] = []
     for block in raw:
         if not isinstance(block, Mapping) or not isinstance(block.get("text"), str):
             continue
         furniture = block.get("furniture")
         furniture = str(furniture) if furniture else None
-        links = block.get("links")
-        links = int(links) if isinstance(links, (int, float)) and not isinstance(links, bool) and 0 < links < 1e12 else 0
-        out.append((repair_text(str(block.get("kind") or "p")), repair_text(block["text"]), furniture, links))
-    return out or None
+        out.append((repair_text(str(block.get("kind") or "p")), repair_text(block["text"]), furniture,
+                    _count(block.get("links"))))
+        own.append(_count(block.get("own_links")))
+    if not out:
+        return None
+    for i in own_navigation(out, own, params or BoilerplateParams()):
+        kind, text, _furniture, links = out[i]
+        out[i] = (kind, text, NAVIGATION, links)
+    return out
+
+
+#: the furniture verdict of the page's own navigation (:func:`own_navigation`): never part of the region
+NAVIGATION = "navigation"
+#: item kinds of a table of contents
+_TOC_KINDS = frozenset(("li", "dt", "dd", "p"))
+
+
+def own_navigation(region: list[tuple[str, str, str | None, int]], own_links: list[int],
+                   params: BoilerplateParams) -> list[int]:
+    """Indices of the region's blocks that are the page's own navigation: what differs on every page, so
+    template removal cannot see it, and what the page's structure gives away. Only furniture counts (blocks
+    the extractor's vocabulary already puts outside the main flow: a sidebar, a ``role=navigation``):
+
+    - an entry of the page's own table of contents: a link line (link characters above
+      ``extra_max_link_density`` of its text) whose links point at the page's own fragments (``own_links``);
+    - a box titled like navigation (``_vocab.NAVIGATION_BOX_TITLES``: "Previous topic", "On this page",
+      "Table of contents"): its heading, when link lines follow it, and the link lines and short labels
+      ("Get started", shorter than ``extra_min_chars``) under it, up to anything else ("Previous topic" / the
+      previous page's title; a sidebar's site contents with their captions)."""
+    from boilerstrip.extraction._vocab import NAVIGATION_BOX_TITLES
+
+    share = params.extra_max_link_density
+
+    def in_a_box(i: int) -> str | None:
+        """"link" for a link line of the page's furniture, "label" for a short line without links (a
+        caption among the links: "Get started"), else None."""
+        kind, text, furniture, links = region[i]
+        chars = len(text.strip())
+        if not furniture or furniture in _NEVER_REGION or kind in HEADING_KINDS or not chars:
+            return None
+        if links > share * chars:
+            return "link"
+        return "label" if not links and chars < params.extra_min_chars else None
+
+    def box_follows(i: int) -> bool:
+        """Do link lines follow the heading at ``i`` (past short labels)? A section of the page's own
+        titled "Navigation" goes on with prose."""
+        for j in range(i + 1, len(region)):
+            what = in_a_box(j)
+            if what != "label":
+                return what == "link"
+        return False
+
+    out: list[int] = []
+    in_box = False
+    for i, (kind, text, furniture, links) in enumerate(region):
+        chars = len(text.strip())
+        if not furniture or furniture in _NEVER_REGION or not chars:
+            in_box = False
+            continue
+        if kind in HEADING_KINDS:
+            in_box = normalise_block(text, digits=False) in NAVIGATION_BOX_TITLES and box_follows(i)
+            if in_box:
+                out.append(i)
+            continue
+        if links > share * chars and kind in _TOC_KINDS and own_links[i] > share * chars:
+            out.append(i)  # an entry of the page's own table of contents
+            continue
+        if in_box and in_a_box(i) is not None:
+            out.append(i)
+            continue
+        in_box = False
+    return out
 
 
 def slots_of_record(record: Mapping[str, Any], params: BoilerplateParams) -> dict[str, str]:
@@ -119,7 +195,7 @@ def region_fields(record: Mapping[str, Any], choice: SourceChoice) -> list[dict[
     marks = choice.region.blocks if choice.region is not None and len(choice.region.blocks) == len(blocks) else None
     out = []
     for i, block in enumerate(blocks):
-        entry = {key: block[key] for key in ("kind", "text", "links", "slot", "furniture") if key in block}
+        entry = {key: value for key, value in block.items() if key not in ("hash", "removed")}
         if marks is not None:
             entry["hash"], entry["removed"] = marks[i]["hash"], marks[i]["removed"]
         out.append(entry)
@@ -420,7 +496,7 @@ def _without(result: CleanResult, hashes: set[str], reason: str) -> CleanResult:
 
 
 #: furniture verdicts never part of the region (even when the extraction failed)
-_NEVER_REGION = frozenset(("comments", "hidden"))
+_NEVER_REGION = frozenset(("comments", "hidden", NAVIGATION))
 
 
 def _without_furniture(whole: CleanResult, region: list[tuple[str, str, str | None, int]], extracted: set[str],
@@ -428,13 +504,15 @@ def _without_furniture(whole: CleanResult, region: list[tuple[str, str, str | No
     """``whole`` with its kept furniture blocks marked left out (``removed`` = ``region:<verdict>``): comment
     threads and hidden text always, other furniture ("related", "share", <header>, <form>) when
     ``skip_all``; a block the extractor kept (its hash in ``extracted``) stays. Left-out furniture is not
-    template: it does not count in ``removed_chars`` / ``removed`` (the template report)."""
+    template: it does not count in ``removed_chars`` / ``removed`` (the template report). The page's own
+    navigation (``navigation``) is left out even where the extractor kept it (its last rung keeps the body)."""
     blocks: list[dict[str, Any]] = []
     kept: list[tuple[str, str]] = []
     for (_kind, _text, furniture, _links), block in zip(region, whole.blocks):
         block = dict(block)
         if not block["removed"]:
-            if furniture and (skip_all or furniture in _NEVER_REGION) and block["hash"] not in extracted:
+            if furniture == NAVIGATION or (furniture and (skip_all or furniture in _NEVER_REGION)
+                                           and block["hash"] not in extracted):
                 block["removed"] = f"region:{furniture}"
             else:
                 kept.append((block["kind"], block["text"]))

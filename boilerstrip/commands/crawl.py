@@ -55,6 +55,9 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--drop-duplicates", action="store_true",
                         help="drop near-duplicate pages (default: kept, marked with duplicate_of and duplicate_similarity)")
     parser.add_argument("--resume", action="store_true", help="continue an interrupted run into the same output")
+    parser.add_argument("--trail", action="store_true",
+                        help="keep each record's block-by-block trail (blocks, page_blocks, page_block_hashes: what "
+                             "`boilerstrip dedup` needs to redo template removal); default: lean records")
     parser.add_argument("--changes-only", dest="changes_only", action="store_true",
                         help="write only new, changed and removed pages (BOILERSTRIP_RECRAWL_CHANGES_ONLY)")
     parser.add_argument("--allow-private", dest="allow_private", action="append", default=[], metavar="HOST:PORT",
@@ -155,6 +158,8 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
         overrides["BOILERSTRIP_DUPLICATES_DROP_NEAR"] = "true"
     if getattr(args, "state", None):
         overrides["BOILERSTRIP_STATE_DIR"] = str(Path(args.state).expanduser().resolve())
+    if getattr(args, "trail", False):
+        overrides["BOILERSTRIP_FEEDS_TRAIL"] = "true"
     if getattr(args, "changes_only", False):
         overrides["BOILERSTRIP_RECRAWL_CHANGES_ONLY"] = "true"
     if getattr(args, "allow_private", None):

@@ -3,7 +3,8 @@
 Argument parsing around :func:`boilerstrip.finishing.finish_crawl`, the same steps the
 ``FinishingExtension`` runs at the end of every crawl.
 
-Rebuilds every site's template model from all records, re-cleans every page with it, drops exact duplicate
+Rebuilds every site's template model from all records, re-cleans every page with it (a page whose record
+carries its block-by-block trail: ``crawl --trail``; a lean record's text is kept as written), drops exact duplicate
 pages with the fixed keep rule (near duplicates are kept and marked; ``--drop-duplicates`` drops them too), writes the records sorted by URL (shuffled input gives byte-identical
 output) and the template report (``template-report.json`` and ``.txt``).
 """
@@ -40,6 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also count the template counts stored there for the same sites (a crawl's state folder)")
     parser.add_argument("--drop-duplicates", action="store_true",
                         help="also drop near duplicates (default: kept, marked with duplicate_of and duplicate_similarity)")
+    parser.add_argument("--trail", action="store_true",
+                        help="keep the records' block-by-block trail in OUTPUT (default: lean records)")
     parser.add_argument("-s", "--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
                         help="a BOILERSTRIP_BOILERPLATE_* or BOILERSTRIP_DUPLICATES_* setting (repeatable)")
 
@@ -69,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     state = SqliteState(Path(args.state_dir)) if args.state_dir else None
     try:
         summary = finish_crawl(in_path, args.output, params, report_dir, dup_params=dup_params, state=state,
-                               duplicates_enabled=duplicates_enabled)
+                               duplicates_enabled=duplicates_enabled, trail=args.trail)
     except (OSError, UnicodeError) as exc:
         print(f"boilerstrip dedup: cannot finish {in_path} -> {args.output}: {exc}", file=sys.stderr)
         return 1
@@ -79,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
     if summary["invalid_lines"]:
         print(f"boilerstrip dedup: skipped {summary['invalid_lines']} line(s) that were not JSON objects",
               file=sys.stderr)
+    if summary["kept_as_written"]:
+        print(f"boilerstrip dedup: {summary['kept_as_written']} record(s) carry no block trail: their text is kept as "
+              "written (template removal not redone; crawl with --trail to redo it)", file=sys.stderr)
     report = f", report {summary['report']}" if "report" in summary else ""
     print(f"boilerstrip dedup: {summary['pages']} pages, {summary['dropped_duplicates']} duplicates dropped, "
           f"{summary['marked_near_duplicates']} near duplicates kept and marked, "

@@ -250,6 +250,7 @@ class WorkerLedger:
         self._buffer = io.BytesIO()
         self._exporter = SafeJsonLinesExporter(self._buffer, fields_to_export=list(EXPORT_FIELDS))
         self._exporter.crawler = crawler
+        self._exporter.keep_trail(True)  # the coordinator's finishing pass works from it, and drops it
 
     def request_scheduled(self, request: Any, spider: Any = None) -> None:
         if _is_page(request) and not request.meta.get(LEDGER_KEY):

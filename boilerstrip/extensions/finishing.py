@@ -3,7 +3,8 @@
 Connected to ``engine_stopped``, which Scrapy sends after every ``spider_closed`` handler has finished:
 the feed file is complete and the ledger has written its lines by then, through public signals only.
 The pass (``boilerstrip.finishing.crawl_steps``: final template model and clean, duplicates, sort, report,
-write) rewrites the output in place; then the ledger and manifest are brought in line with what was
+write) rewrites the output in place, lean (without the block-by-block trail the crawl wrote for it, unless
+``BOILERSTRIP_FEEDS_TRAIL``); then the ledger and manifest are brought in line with what was
 written (each dropped page becomes ``filtered:<reason>``). So ``scrapy crawl site -O out.jsonl``,
 scrapyd and ``boilerstrip crawl`` all write the same records, report, ledger and manifest.
 
@@ -26,6 +27,7 @@ from scrapy.exceptions import NotConfigured
 from boilerstrip.boilerplate import BoilerplateParams, DuplicateParams
 from boilerstrip.boilerplate.duplicates import lsh_bands
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings
+from boilerstrip.feeds import FeedParams
 from boilerstrip.finishing import FinishContext, finish_crawl
 from boilerstrip.finishing.steps import bands_key
 from boilerstrip.state import StateParams, crawl_layout, feed_output, open_state
@@ -142,6 +144,7 @@ class FinishingExtension:
             params = params_from_settings(self.settings, "boilerplate", BoilerplateParams)
             dup_params = params_from_settings(self.settings, "duplicates", DuplicateParams)
             state_params = params_from_settings(self.settings, "state", StateParams)
+            trail = params_from_settings(self.settings, "feeds", FeedParams).trail
             change = self._change_step(crawl_layout(self.output))
         except ConfigError as exc:
             logger.error("finishing pass: %s", exc)
@@ -156,7 +159,7 @@ class FinishingExtension:
                 step = "pass"
                 summary = finish_crawl(self.output, self.output, params, layout.report_dir, dup_params=dup_params,
                                        duplicates_enabled=component_enabled(self.settings, "duplicates"),
-                                       context=context, change=change, learned=self.learned)
+                                       context=context, change=change, learned=self.learned, trail=trail)
                 step = "state"
             finally:
                 context.state.close()  # saves what the pass learned: a full disk fails it here

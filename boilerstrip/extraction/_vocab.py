@@ -259,6 +259,16 @@ MAIN_LANDMARK_ROLES = frozenset(("main",))
 #: Roles of content the reader switches to (a tab's panel): hidden until chosen, but content.
 SWITCHED_ROLES = frozenset(("tabpanel",))
 
+#: Titles of a navigation box (a sidebar's "Previous topic", "On this page", a relation bar's "Navigation"),
+#: as normalised words (casefolded ``\w`` tokens). Read by the cross-page stage: a heading with one of these
+#: titles in the page's furniture, and the link lines under it, are the page's own navigation (they differ
+#: on every page, so template removal cannot see them). Bare "Contents" is left out: a chapter's heading.
+NAVIGATION_BOX_TITLES = frozenset((
+    "previous topic", "next topic", "previous page", "next page", "table of contents", "on this page",
+    "in this article", "in this section", "page contents", "contents of this page", "navigation",
+    "site navigation", "this page", "quick search", "related topics",
+))
+
 #: Images that are icons, not pictures: their neighbouring text is not a caption.
 ICON_CLASS_RE = re.compile(r"emoji|icon|avatar|logo|smiley|wp-smiley", re.IGNORECASE)
 ICON_MAX_PX = 50

@@ -54,9 +54,10 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
                  report_dir: str | Path | None = None, dup_params: DuplicateParams | None = None,
                  state: Any = None, duplicates_enabled: bool = True,
                  context: FinishContext | None = None, change: Step | None = None,
-                 learned: bool = False) -> dict[str, Any]:
+                 learned: bool = False, trail: bool = False) -> dict[str, Any]:
     """The crawl's finishing pass file to file (``out_path`` may be ``in_path``), streaming: memory holds
-    the model, offsets and duplicate signatures, not the records. Returns a summary."""
+    the model, offsets and duplicate signatures, not the records. ``trail``: the output keeps the records'
+    block-by-block trail (default: lean records). Returns a summary."""
     context = context if context is not None else FinishContext(state=state)
     records_in = 0
 
@@ -67,7 +68,8 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
             yield record
 
     written = sum(1 for _ in run_steps(counted(), crawl_steps(out_path, params, dup_params, report_dir,
-                                                              duplicates_enabled, change, learned), context))
+                                                              duplicates_enabled, change, learned, trail),
+                                               context))
     dropped = sorted((context.report.get("duplicates") or {}).get("dropped", []), key=lambda d: d["url"])
     report = context.report.get("template_report", {})
     summary: dict[str, Any] = {
@@ -78,6 +80,7 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
         "dropped": dropped,
         "marked_near_duplicates": len((context.report.get("duplicates") or {}).get("marked", [])),
         "invalid_lines": len(context.invalid_lines),
+        "kept_as_written": context.counts.get("template/kept_as_written", 0),
         "out": str(out_path),
     }
     if "changes" in context.report:

@@ -22,10 +22,11 @@ from boilerstrip.atomicfile import atomic_open
 from boilerstrip.boilerplate.blocks import blocks_of_record, cluster_of_url, site_of_url
 from boilerstrip.boilerplate.duplicates import (EXACT_DUPLICATE, DuplicateIndex, keep_order, lsh_bands,
                                                 text_signature)
-from boilerstrip.boilerplate.finish import (REPORT_JSON, REPORT_TXT, ReportBuilder, clean_record, mark_duplicate,
-                                            model_hashes, report_text)
+from boilerstrip.boilerplate.finish import (REPORT_JSON, REPORT_TXT, ReportBuilder, clean_record, has_trail,
+                                            mark_duplicate, model_hashes, report_text)
 from boilerstrip.boilerplate.model import TemplateModel
 from boilerstrip.boilerplate.params import BoilerplateParams, DuplicateParams
+from boilerstrip.items import without_trail
 
 from .base import FinishContext, Record, Spill, Step, dump_record, is_page
 
@@ -115,6 +116,8 @@ class TemplateStep(Step):
                        else ((*clean_record(spill.get(url), url, model, params), None) for url in ordered))
             for url, (record, result, site, cluster, signature) in zip(ordered, cleaned):
                 builder.add(url, site, cluster, result)
+                if not has_trail(record):
+                    self.count(context, "kept_as_written")  # lean: template removal not redone
                 if signature is not None:
                     context.signatures[url] = (record.get("text"), self.sign, signature)
                 yield record
@@ -154,7 +157,8 @@ class TemplateStep(Step):
             model.forget_site(site)  # the state lacks some of the pages: count them from the records
         for url in urls:
             record = spill.get(url)
-            model.add_page(site, cluster_of_url(url), model_hashes(record, blocks_of_record(record), self.params))
+            if has_trail(record):  # a lean record's text is cleaned already: it teaches the model nothing
+                model.add_page(site, cluster_of_url(url), model_hashes(record, blocks_of_record(record), self.params))
         stored = load_state_counts(model, state, site, urls) if state is not None else 0
         model.prune(site, min_count)  # the same model as from the state: blocks on one page decide nothing
         return stored
@@ -358,17 +362,21 @@ class TemplateReport(Step):
 
 class WriteJsonl(Step):
     """Writes every record as one JSON line to ``path``, atomically: the file appears, whole, only once
-    the last record is written (so ``path`` may be the pass's own input). Yields the records on."""
+    the last record is written (so ``path`` may be the pass's own input). Yields the records on.
+
+    The records are written lean, without their block-by-block trail (``TRAIL_FIELDS``), unless ``trail``:
+    this is where the crawl's intermediate records become its output."""
 
     name = "write"
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, trail: bool = False) -> None:
         self.path = Path(path)
+        self.trail = trail
 
     def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
         with atomic_open(self.path, "w") as out:
             for record in records:
-                out.write(dump_record(record) + "\n")
+                out.write(dump_record(record if self.trail else without_trail(record)) + "\n")
                 self.count(context, "records")
                 yield record
 
@@ -381,11 +389,12 @@ def crawl_steps(
     duplicates_enabled: bool = True,
     change: Step | None = None,
     learned: bool = False,
+    trail: bool = False,
 ) -> list[Step]:
     """The finishing pass of a crawl, as ordered steps; ``out`` None: nothing written (records yielded).
     ``change`` (a :class:`boilerstrip.finishing.change.ChangeStep`) goes after the final clean and
     duplicates, so a page's change status is decided on its final text. ``learned``: see
-    :class:`TemplateStep`."""
+    :class:`TemplateStep`. ``trail``: the output keeps the block-by-block trail (see :class:`WriteJsonl`)."""
     dup_params = dup_params or DuplicateParams()
     steps: list[Step] = [TemplateStep(params, learned=learned, sign=dup_params if duplicates_enabled else None)]
     if duplicates_enabled:
@@ -394,5 +403,5 @@ def crawl_steps(
         steps.append(change)
     steps += [SortByUrl(), TemplateReport(report_dir)]
     if out is not None:
-        steps.append(WriteJsonl(out))
+        steps.append(WriteJsonl(out, trail=trail))
     return steps

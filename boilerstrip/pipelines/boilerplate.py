@@ -207,7 +207,7 @@ class CrossPageBoilerplatePipeline:
             return item  # the finishing pass cleans it, once, with the final model
         blocks = blocks_of_record(adapter)
         title = adapter.get("title")
-        choice = choose_source(blocks, region_blocks_of_record(adapter), extraction_failed(adapter), site, cluster,
+        choice = choose_source(blocks, region_blocks_of_record(adapter, self.params), extraction_failed(adapter), site, cluster,
                                self.model, self.params, title=title if isinstance(title, str) else None,
                                slots=slots_of_record(adapter, self.params))
         result = choice.result

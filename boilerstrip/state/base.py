@@ -9,8 +9,10 @@ from typing import Any, Protocol, runtime_checkable
 __all__ = ["STATE_SCHEMA_VERSION", "TemplateCounts", "UrlHistory", "UrlState", "PageCopies", "PageCopy", "State",
            "SiteCounts"]
 
-#: the layout of what a backend stores; a store written with another version is not read (it is rebuilt)
-STATE_SCHEMA_VERSION = 1
+#: the layout of what a backend stores; a store written with another version is not read (it is rebuilt).
+#: 2: block hash version 3 (``boilerplate.blocks.HASH_VERSION``: template counts of another hash version
+#: count other normal forms)
+STATE_SCHEMA_VERSION = 2
 
 #: (pages, {block hash: pages holding it}) of one scope (a site, or one cluster of a site)
 SiteCounts = tuple[int, dict[str, int]]

@@ -1,0 +1,127 @@
+"""Lean records: the trail (blocks, page_blocks, page_block_hashes) is written only when asked for, a lean
+record says what was removed and why, and the finishing pass keeps a lean record's text as written."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from boilerstrip.boilerplate.finish import removed_by_reason
+from boilerstrip.feeds import SafeJsonLinesExporter
+from boilerstrip.finishing import finish_crawl, finish_records
+from boilerstrip.items import EXPORT_FIELDS, RECORD_FIELDS, SCHEMA_VERSION, TRAIL_FIELDS, PageItem, without_trail
+
+TRAIL = set(TRAIL_FIELDS)
+
+
+def _site_records(n: int = 12) -> list[dict]:
+    records = []
+    for i in range(n):
+        blocks = [{"kind": "li", "text": "Home"}, {"kind": "li", "text": "Download"},
+                  {"kind": "h1", "text": f"Page {chr(97 + i)}"},
+                  {"kind": "p", "text": "The body: " + " ".join(chr(97 + i) + chr(97 + k % 26) * 3 for k in range(40))},
+                  {"kind": "p", "text": "Copyright the site, all rights reserved"}]
+        records.append({"url": f"http://site.test/docs/p{i}.html", "text": "", "markdown": "", "blocks": blocks,
+                        "page_block_hashes": [], "flags": []})
+    return records
+
+
+def test_the_record_fields_split_into_lean_and_trail() -> None:
+    assert SCHEMA_VERSION == 2
+    assert EXPORT_FIELDS == [f for f in RECORD_FIELDS if f not in TRAIL]
+    assert TRAIL <= set(RECORD_FIELDS) and "boilerplate_removed_by" in EXPORT_FIELDS
+    record = {"url": "u", "blocks": [], "text": "t"}
+    assert without_trail(record) == {"url": "u", "text": "t"} and "blocks" in record  # a copy
+    lean = {"url": "u"}
+    assert without_trail(lean) is lean
+
+
+def test_removed_by_reason_counts_blocks_and_chars_per_reason() -> None:
+    blocks = [{"kind": "li", "text": " Home ", "removed": "template:site"},
+              {"kind": "p", "text": "kept", "removed": None},
+              {"kind": "li", "text": "Download", "removed": "template:site"},
+              {"kind": "p", "text": "a sidebar", "removed": "region:outside", "md": "opaque"}]
+    assert removed_by_reason(blocks) == {"region:outside": {"blocks": 1, "chars": 9},
+                                         "template:site": {"blocks": 2, "chars": 12}}
+    assert removed_by_reason([]) == {}
+
+
+def test_the_pass_writes_lean_records_that_say_what_was_removed(tmp_path) -> None:
+    src = tmp_path / "crawl.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in _site_records()), encoding="utf-8")
+    out, trailed = tmp_path / "out.jsonl", tmp_path / "trailed.jsonl"
+    finish_crawl(src, out)
+    finish_crawl(src, trailed, trail=True)
+    lean = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    full = [json.loads(line) for line in trailed.read_text(encoding="utf-8").splitlines()]
+    assert len(lean) == len(full) == 12
+    for small, big in zip(lean, full):
+        assert not TRAIL & set(small) and {"blocks", "page_block_hashes"} <= set(big)
+        assert small == without_trail(big)
+        assert small["text"].startswith("Page ") and "The body: " in small["text"]
+        assert "Home" not in small["text"] and "Copyright" not in small["text"]
+        assert small["boilerplate_removed_by"] == {"template:site": {"blocks": 3, "chars": 4 + 8 + 39}}
+        assert small["boilerplate_removed_chars"] == 51 and small["boilerplate_removed_blocks"] == 3
+
+
+def test_a_lean_record_is_kept_as_written_and_refinishing_changes_nothing(tmp_path) -> None:
+    src = tmp_path / "crawl.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in _site_records()), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    finish_crawl(src, out)
+    first = out.read_bytes()
+    summary = finish_crawl(out, out)  # a lean file finished again, in place
+    assert out.read_bytes() == first
+    assert summary["kept_as_written"] == 12
+    # a lean record whose paragraphs repeat on every page keeps them: nothing says they were template
+    lean = [{"url": f"http://site.test/p{i}.html", "text": f"Parameters\n\nText of page {i}", "flags": ["near_duplicate"],
+             "duplicate_of": "http://site.test/x"} for i in range(10)]
+    result = finish_records(lean)
+    assert [r["text"] for r in result.records] == [r["text"] for r in lean]
+    assert all(r["duplicate_of"] is None and r["flags"] == [] for r in result.records)  # decided again
+
+
+def test_the_exporter_writes_the_trail_only_when_kept() -> None:
+    item = PageItem(url="http://site.test/a", text="hello", blocks=[{"kind": "p", "text": "hello"}],
+                    page_block_hashes=["0011"], page_blocks=[{"kind": "p", "text": "hello", "links": 0}])
+    for keep in (False, True):
+        buffer = io.BytesIO()
+        exporter = SafeJsonLinesExporter(buffer, fields_to_export=list(EXPORT_FIELDS))
+        exporter.keep_trail(keep)
+        exporter.start_exporting()
+        exporter.export_item(item)
+        record = json.loads(buffer.getvalue())
+        assert (TRAIL <= set(record)) is keep and bool(TRAIL & set(record)) is keep
+        assert list(record) == [f for f in RECORD_FIELDS if f in record]  # the trail in its place
+    buffer = io.BytesIO()
+    exporter = SafeJsonLinesExporter(buffer)  # every field: the trail left out unless kept
+    exporter.keep_trail(False)
+    exporter.start_exporting()
+    exporter.export_item(item)
+    assert not TRAIL & set(json.loads(buffer.getvalue()))
+
+
+def test_crawl_trail_reaches_the_finishing_pass(tmp_path) -> None:
+    """``crawl --trail`` sets BOILERSTRIP_FEEDS_TRAIL; the finishing extension then writes the trail, and
+    without it writes lean records (no crawl: the extension's pass over a crawl's intermediate output)."""
+    import argparse
+
+    from boilerstrip.commands.crawl import add_arguments, build_settings
+    from boilerstrip.extensions.finishing import FinishingExtension
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    for trail in (False, True):
+        out = tmp_path / f"trail-{trail}" / "out.jsonl"
+        out.parent.mkdir()
+        args = parser.parse_args(["http://site.test/", "-o", str(out), *(["--trail"] if trail else [])])
+        settings, _ = build_settings(args, out)
+        assert settings.getbool("BOILERSTRIP_FEEDS_TRAIL") is trail
+        settings.set("BOILERSTRIP_STATE_DIR", "", priority="cmdline")
+        out.write_text("".join(json.dumps(r) + "\n" for r in _site_records()), encoding="utf-8")
+        extension = FinishingExtension(out, settings)
+        extension.reason = "finished"
+        assert extension.finish() == "done"
+        records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+        assert len(records) == 12
+        assert all(("blocks" in r) is trail and "Home" not in r["text"] for r in records)
