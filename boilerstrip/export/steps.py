@@ -32,7 +32,7 @@ from boilerstrip.finishing.base import Dropped, FinishContext, Record, Spill, St
 from .index import DedupIndex, MinHasher
 from .language import LanguageIdentifier
 from .params import ExportParams, FilterParams, NearDedupParams
-from .pii import replace_pii
+from .pii import code_literals, replace_pii
 from .signals import QUALITY_FIELDS, gopher_failures, quality_signals
 
 __all__ = ["ExcludedLog", "ExportContext", "ReadInputs", "Normalise", "OptOutPolicy", "Language", "Quality",
@@ -175,6 +175,7 @@ class Normalise(Step):
                 "crawl": crawl,
                 "ai_opt_out": sorted(str(s) for s in (record.get("ai_opt_out") or [])),
                 "_digest": digest,  # the exact-duplicate key (of the text before PII replacement)
+                "_code_addresses": code_literals(record.get("markdown") if isinstance(record.get("markdown"), str) else None),
                 "_crawl_quality": {
                     "template_removed_fraction": round(removed / (removed + len(text)), 4) if removed else 0.0,
                     "extraction_method": record.get("method") or None,
@@ -272,8 +273,9 @@ class Pii(Step):
 
     def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
         for record in records:
+            in_code = record.pop("_code_addresses", frozenset())
             if not self.keep:
-                record["text"], counts = replace_pii(record["text"])
+                record["text"], counts = replace_pii(record["text"], keep=in_code)
                 for kind, n in counts.items():
                     self.count(context, f"replaced/{kind}", n)
             yield record
