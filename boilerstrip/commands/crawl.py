@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -24,7 +25,8 @@ CHANGE_KINDS = ("new", "changed", "unchanged", "removed", "unseen")
 #: the stat the FinishingExtension sets (boilerstrip.extensions.finishing.STATUS; not imported: no Scrapy here)
 FINISHING_STATUS = "boilerstrip/finishing/status"
 
-__all__ = ["HELP", "add_arguments", "run", "feed_settings", "UsageError", "build_settings", "run_spider"]
+__all__ = ["HELP", "add_arguments", "run", "feed_settings", "UsageError", "build_settings", "run_spider",
+           "complete_bare_hosts", "check_state_dir"]
 
 HELP = "Crawl one or more sites politely and write one JSON line per page."
 
@@ -64,6 +66,25 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
 
 
 # -- checks ----------------------------------------------------------------------------------------------
+#: a host name or address with an optional port and path, and no scheme: ``example.org``, ``docs.example.org/guide``
+_BARE_HOST = re.compile(r"^(?:localhost|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?(?:[/?#]\S*)?$")
+
+
+def complete_bare_hosts(urls: list[str]) -> tuple[list[str], list[str]]:
+    """(the start URLs with ``https://`` put before a bare host, as trafilatura does; one note per URL so
+    completed). ``example.org`` -> ``https://example.org``; anything with a scheme is left as it is."""
+    done: list[str] = []
+    notes: list[str] = []
+    for url in urls:
+        text = str(url).strip()
+        if "://" not in text and _BARE_HOST.match(text):
+            done.append(f"https://{text}")
+            notes.append(f"note: {text!r} has no scheme: crawling https://{text}")
+        else:
+            done.append(url)
+    return done, notes
+
+
 def _count(value: str | None, name: str, minimum: int) -> int | None:
     if value is None:
         return None
@@ -80,6 +101,11 @@ def check_output(path: str | None) -> Path:
     """The output path, resolved, after proving its folder is writable (created if missing)."""
     if not path:
         raise UsageError("no output file: pass -o OUT.jsonl")
+    if path == "-":
+        # a crawl writes a file and its ledger, manifest and report beside it, and rewrites the file in its
+        # finishing pass: there is no stdout form of that
+        raise UsageError("-o - (stdout) is not supported: a crawl's output is a file with its ledger, manifest "
+                         "and report beside it; pass -o OUT.jsonl (then cat it), or use boilerstrip extract - for one page")
     out = Path(path).expanduser()
     if out.exists() and out.is_dir():
         raise UsageError(f"output {str(out)!r} is a directory, expected a file path")
@@ -94,6 +120,19 @@ def check_output(path: str | None) -> Path:
     if out.exists() and not os.access(out, os.W_OK):
         raise UsageError(f"cannot overwrite {str(out)!r}: permission denied")
     return out.resolve()
+
+
+def check_state_dir(path: str) -> Path:
+    """The ``--state`` folder, resolved: refused when it is a file, or cannot be made (nothing is written)."""
+    folder = Path(path).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--state {str(folder)!r} is a file; it expects a folder (the recurring crawl's history)")
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise UsageError(f"--state {str(folder)!r}: {str(existing)!r} is a file, not a folder")
+    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"--state {str(folder)!r}: cannot write to {str(existing)!r}: permission denied")
+    return folder.resolve()
 
 
 LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
@@ -153,7 +192,7 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
     if getattr(args, "drop_duplicates", False):
         overrides["BOILERSTRIP_DUPLICATES_DROP_NEAR"] = "true"
     if getattr(args, "state", None):
-        overrides["BOILERSTRIP_STATE_DIR"] = str(Path(args.state).expanduser().resolve())
+        overrides["BOILERSTRIP_STATE_DIR"] = str(check_state_dir(args.state))
     if getattr(args, "changes_only", False):
         overrides["BOILERSTRIP_RECRAWL_CHANGES_ONLY"] = "true"
     if getattr(args, "allow_private", None):
@@ -250,10 +289,15 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("no start URL: boilerstrip crawl URL [URL ...] -o OUT.jsonl")
         from boilerstrip.spiders.site import parse_start_urls
 
+        args.urls, notes = complete_bare_hosts(list(args.urls))
+        for note in notes:
+            print(f"boilerstrip crawl: {note}", file=sys.stderr)
         try:
             parse_start_urls(args.urls)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        if getattr(args, "state", None):
+            check_state_dir(args.state)  # before the output's folder is made
         out = check_output(args.output)
         settings, spider_kwargs = build_settings(args, out)
         workers = _count(getattr(args, "workers", None), "--workers", 0)

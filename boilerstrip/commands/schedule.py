@@ -90,7 +90,11 @@ def _add(args: argparse.Namespace, store: JobStore) -> int:
         cron = args.cron
     if args.resume:
         raise JobError("--resume is not a schedule option: each run is a new crawl")
-    args.urls = list(args.urls)
+    from boilerstrip.commands.crawl import complete_bare_hosts
+
+    args.urls, notes = complete_bare_hosts(list(args.urls))
+    for note in notes:
+        print(f"boilerstrip schedule: {note}", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix=".boilerstrip-check-") as tmp:
         build_settings(args, Path(tmp) / "check.jsonl")  # the crawl options are checked now, not at 3 a.m.
     out_dir = Path(args.output).expanduser().resolve()
