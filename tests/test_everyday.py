@@ -61,3 +61,98 @@ def test_a_bare_host_is_taken_as_https(given, expected) -> None:
     assert bool(notes) == (given != expected)
     if notes:
         assert expected in notes[0]
+
+
+# -- export and check: the wrong file --------------------------------------------------------------------------
+RECORD = {"url": "http://a.example/p", "title": "P", "text": "Some words of a page " * 20, "fetched_at": "2026-01-01T00:00:00Z"}
+
+
+@pytest.fixture
+def wrong_files(tmp_path) -> dict[str, Path]:
+    """A crawl's records and every file beside them that is not records, plus garbage."""
+    out = tmp_path / "crawl"
+    out.mkdir()
+    (out / "o.jsonl").write_text(json.dumps(RECORD) + "\n")
+    (out / "o.ledger.jsonl").write_text(json.dumps({"url": RECORD["url"], "outcome": "item", "reason": ""}) + "\n")
+    (out / "o.manifest.json").write_text(json.dumps({"run_id": "x", "finish_reason": "finished", "output": {}}, indent=1))
+    (tmp_path / "page.html").write_text("<!doctype html><html><body><p>hi</p></body></html>")
+    (tmp_path / "array.json").write_text(json.dumps([RECORD]))
+    (tmp_path / "random.bin").write_bytes(bytes(range(256)) * 8)
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "nourl.jsonl").write_text(json.dumps({"a": 1}) + "\n")
+    return {"records": out / "o.jsonl", "ledger": out / "o.ledger.jsonl", "manifest": out / "o.manifest.json",
+            "html": tmp_path / "page.html", "array": tmp_path / "array.json", "binary": tmp_path / "random.bin",
+            "empty": tmp_path / "empty.jsonl", "nourl": tmp_path / "nourl.jsonl", "folder": out,
+            "missing": tmp_path / "nosuch.jsonl"}
+
+
+WRONG = {"ledger": "ledger", "manifest": "manifest", "html": "HTML", "array": "JSON array", "binary": "binary",
+         "nourl": "without a url", "folder": "o.jsonl", "missing": "no such file"}
+
+
+@pytest.mark.parametrize("kind", sorted(WRONG))
+def test_records_file_problem_says_what_a_wrong_file_is(wrong_files, kind) -> None:
+    from boilerstrip.finishing.base import EMPTY, records_file_problem
+
+    assert records_file_problem(wrong_files["records"]) is None
+    assert records_file_problem(wrong_files["empty"]) == EMPTY
+    assert WRONG[kind] in records_file_problem(wrong_files[kind])
+
+
+@pytest.mark.parametrize("kind", ["ledger", "manifest", "html", "folder", "missing"])
+def test_export_refuses_a_wrong_file_with_exit_2(wrong_files, tmp_path, kind) -> None:
+    proc = cli("export", str(wrong_files[kind]), "-o", str(tmp_path / "ds"), "--format", "jsonl")
+    assert proc.returncode == 2, proc.stderr
+    assert WRONG[kind] in one_line(proc, "export")
+    assert not (tmp_path / "ds").exists()
+
+
+@pytest.mark.parametrize("kind", ["html", "manifest", "ledger", "missing", "binary", "empty", "array"])
+def test_check_refuses_a_wrong_file_with_exit_2(wrong_files, kind) -> None:
+    proc = cli("check", str(wrong_files[kind]))
+    assert proc.returncode == 2, proc.stderr
+    line = one_line(proc, "check")
+    assert WRONG.get(kind, "empty") in line and "Errno" not in line
+    assert proc.stdout == ""
+
+
+def test_check_reads_a_record_after_a_byte_order_mark(tmp_path) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(RECORD).encode() + b"\n")
+    proc = cli("check", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert "a.example" in proc.stdout and "(1 pages" in proc.stdout
+
+
+# -- export: one bad record never sinks the export ------------------------------------------------------------
+def rows(folder: Path) -> list[dict]:
+    return [json.loads(line) for shard in sorted((folder / "data").glob("*.jsonl"))
+            for line in shard.read_text(encoding="utf-8").splitlines()]
+
+
+def excluded(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "excluded.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def words(n: int, seed: str) -> str:
+    return " ".join(f"{seed}{i} word{i % 7} thing{i % 11}" for i in range(n))
+
+
+def test_export_leaves_out_a_bad_record_with_its_reason(tmp_path) -> None:
+    from boilerstrip.export import ExportParams, run_export
+
+    good = {"url": "http://a.example/good", "text": words(40, "g"), "fetched_at": "2026-01-01T00:00:00Z"}
+    lines = [
+        json.dumps({"url": "http://a.example/", "text": 5}),
+        json.dumps({"url": "http://a.example/t", "text": words(40, "t"), "fetched_at": 1767225600}),
+        '{"url": "http://a.example/s", "text": "bad \\ud800 ' + words(40, "s") + '"}',
+        json.dumps({"url": "http://a.example/o", "text": words(40, "o"), "ai_opt_out": "robots"}),
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + (json.dumps(good) + "\n" + "\n".join(lines) + "\n").encode())
+    stats = run_export([path], tmp_path / "ds", ExportParams(format="jsonl"))
+    assert [r["url"] for r in rows(tmp_path / "ds")] == ["http://a.example/good"]  # the one after the BOM too
+    bad = {e["url"]: (e["reason"], e["field"]) for e in excluded(tmp_path / "ds")}
+    assert bad == {"http://a.example/": ("bad_record", "text"), "http://a.example/t": ("bad_record", "fetched_at"),
+                   "http://a.example/s": ("bad_record", "text"), "http://a.example/o": ("bad_record", "ai_opt_out")}
+    assert stats["documents"] == 1

@@ -1,7 +1,8 @@
 """``boilerstrip export CRAWL.jsonl [MORE.jsonl ...] -o DIR``: a dataset for AI training from crawls.
 
 Argument parsing around :func:`boilerstrip.export.run_export` (the finishing runner with the dataset steps).
-Exit status: 0 done, 1 an input or the output could not be read or written, 2 bad arguments.
+Exit status: 0 done, 1 an input or the output could not be read or written, 2 bad arguments (an input that is
+not a crawl's records, such as its ledger or manifest, a folder or an HTML page, is one).
 """
 
 from __future__ import annotations
@@ -61,10 +62,15 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"boilerstrip export: {exc}", file=sys.stderr)
         return 2
-    missing = [p for p in args.inputs if not Path(p).is_file()]
-    if missing:
-        print(f"boilerstrip export: no such file: {', '.join(missing)}", file=sys.stderr)
-        return 1
+    from boilerstrip.finishing.base import EMPTY, records_file_problem
+
+    for path in args.inputs:
+        problem = records_file_problem(path)
+        if problem == EMPTY:
+            print(f"boilerstrip export: note: {path} is empty (a crawl that wrote nothing)", file=sys.stderr)
+        elif problem is not None:
+            print(f"boilerstrip export: {path} is {problem}", file=sys.stderr)
+            return 2
     if params.include_opted_out:
         print("boilerstrip export: WARNING: --include-opted-out: pages whose sites said no to AI training are "
               "included; their ai_opt_out column names the signals", file=sys.stderr)

@@ -37,7 +37,7 @@ from .signals import QUALITY_FIELDS, gopher_failures, quality_signals
 
 __all__ = ["ExcludedLog", "ExportContext", "ReadInputs", "Normalise", "OptOutPolicy", "Language", "Quality",
            "Filters", "Pii", "ExactDedup", "NearDedup", "ShardWriter", "ROW_FIELDS", "document_id",
-           "normalise_text", "crawl_name"]
+           "normalise_text", "crawl_name", "record_problem"]
 
 #: the columns of an exported row, in order (FineWeb's text/id/url/date first)
 ROW_FIELDS = ("text", "id", "url", "date", "title", "site", "crawl", "language", "language_score", "word_count",
@@ -66,6 +66,37 @@ def crawl_name(path: str | Path) -> str:
     return name
 
 
+#: the record fields the export reads, and the types each may have (None: the field may be missing or null)
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "url": (str,), "text": (str, type(None)), "markdown": (str, type(None)), "title": (str, type(None)),
+    "fetched_at": (str, type(None)), "date": (str, type(None)), "method": (str, type(None)),
+    "crawl": (str, type(None)), "change": (str, type(None)), "outcome": (str, type(None)),
+    "ai_opt_out": (list, type(None)), "flags": (list, type(None)),
+    "boilerplate_removed_chars": (int, type(None)),
+}
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def record_problem(record: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(field, what is wrong) when a record cannot be exported as it is (a field of the wrong type, a lone
+    surrogate that no UTF-8 file can hold); None when it can. Pure: the export leaves such a record out
+    with reason ``bad_record`` rather than fail on it."""
+    for name, types in _FIELD_TYPES.items():
+        value = record.get(name)
+        if not isinstance(value, types) or isinstance(value, bool):
+            return name, f"expected {' or '.join('null' if t is type(None) else t.__name__ for t in types)}, " \
+                          f"got {type(value).__name__}"
+        if isinstance(value, str) and _SURROGATE_RE.search(value):
+            return name, "a lone surrogate (not valid Unicode)"
+        if isinstance(value, list) and not all(isinstance(v, str) and not _SURROGATE_RE.search(v) for v in value):
+            return name, "expected a list of strings"
+    if not record["url"]:
+        return "url", "empty"
+    if (record.get("boilerplate_removed_chars") or 0) < 0:
+        return "boilerplate_removed_chars", "negative"
+    return None
+
+
 class ExcludedLog:
     """``context.dropped`` of an export: each drop is written to ``excluded.jsonl`` at once and counted by
     reason and site; nothing is kept in memory but the counts."""
@@ -81,7 +112,10 @@ class ExcludedLog:
 
     def append(self, dropped: Dropped) -> None:
         line = {"url": dropped.url, "reason": dropped.reason, "step": dropped.step, **dict(dropped.detail)}
-        self._handle.write(json.dumps(line, ensure_ascii=False, sort_keys=False) + "\n")
+        text = json.dumps(line, ensure_ascii=False, sort_keys=False)
+        if _SURROGATE_RE.search(text):
+            text = json.dumps(line, ensure_ascii=True, sort_keys=False)  # a bad record's URL: escaped, still JSON
+        self._handle.write(text + "\n")
         self.reasons[dropped.reason] += 1
         self.sites[site_of_url(dropped.url)] += 1
         self.total += 1
@@ -154,6 +188,10 @@ class Normalise(Step):
             crawl = record.get("_crawl") or record.get("crawl") or ""
             if record.get("change") in TOMBSTONES:  # a recurring crawl's page that is gone (or unseen)
                 self.drop(record, f"tombstone_{record['change']}", context, crawl=crawl)
+                continue
+            problem = record_problem(record)
+            if problem is not None:
+                self.drop(record, "bad_record", context, crawl=crawl, field=problem[0], problem=problem[1])
                 continue
             if not is_page(record):
                 self.drop(record, "not_a_page", context, crawl=crawl, outcome=record.get("outcome"))
