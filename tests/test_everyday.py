@@ -156,3 +156,55 @@ def test_export_leaves_out_a_bad_record_with_its_reason(tmp_path) -> None:
     assert bad == {"http://a.example/": ("bad_record", "text"), "http://a.example/t": ("bad_record", "fetched_at"),
                    "http://a.example/s": ("bad_record", "text"), "http://a.example/o": ("bad_record", "ai_opt_out")}
     assert stats["documents"] == 1
+
+
+# -- export: a series of recurring crawls ---------------------------------------------------------------------
+def series(tmp_path: Path) -> tuple[Path, Path]:
+    """Monday's crawl: /a, /b, /c; Tuesday's: /a edited, /b unchanged, /c gone (a tombstone)."""
+    monday = tmp_path / "2026-01-05.jsonl"
+    tuesday = tmp_path / "2026-01-06.jsonl"
+    mon, tue = "2026-01-05T03:00:00Z", "2026-01-06T03:00:00Z"
+    monday.write_text("\n".join(json.dumps(r) for r in [
+        {"url": "http://s.example/a", "text": words(60, "monday"), "fetched_at": mon, "change": "new"},
+        {"url": "http://s.example/b", "text": words(60, "bee"), "fetched_at": mon, "change": "new"},
+        {"url": "http://s.example/c", "text": words(60, "sea"), "fetched_at": mon, "change": "new"},
+    ]) + "\n")
+    tuesday.write_text("\n".join(json.dumps(r) for r in [
+        {"url": "http://s.example/a", "text": words(60, "tuesday"), "fetched_at": tue, "change": "changed"},
+        {"url": "http://s.example/b", "text": words(60, "bee"), "fetched_at": tue, "change": "unchanged"},
+        {"url": "http://s.example/c", "change": "removed", "reason": "404", "last_seen": "2026-01-05T03:05:00Z"},
+    ]) + "\n")
+    return monday, tuesday
+
+
+@pytest.mark.parametrize("order", ["in_order", "reversed"])
+def test_export_of_a_series_keeps_the_newest_version_and_honours_tombstones(tmp_path, order) -> None:
+    from boilerstrip.export import ExportParams, run_export
+
+    monday, tuesday = series(tmp_path)
+    inputs = [monday, tuesday] if order == "in_order" else [tuesday, monday]
+    stats = run_export(inputs, tmp_path / "ds", ExportParams(format="jsonl"))
+    kept = {r["url"].rsplit("/", 1)[1]: r for r in rows(tmp_path / "ds")}
+    assert sorted(kept) == ["a", "b"]
+    assert "tuesday0" in kept["a"]["text"] and kept["a"]["crawl"] == "2026-01-06"
+    assert kept["b"]["crawl"] == "2026-01-06"
+    reasons = sorted((e["url"].rsplit("/", 1)[1], e["reason"]) for e in excluded(tmp_path / "ds"))
+    assert reasons == [("a", "older_version"), ("b", "older_version"), ("c", "removed_later"),
+                       ("c", "tombstone_removed")]
+    # the card's counts agree with the rows and excluded.jsonl
+    assert stats["documents"] == 2 and stats["excluded"] == 4
+    card = (tmp_path / "ds" / "README.md").read_text()
+    assert "2 documents" in card and "4 left out" in card
+    assert "| `removed_later` | 1 |" in card and "| `older_version` | 2 |" in card
+
+
+def test_a_page_that_came_back_after_its_tombstone_stays(tmp_path) -> None:
+    from boilerstrip.export import ExportParams, run_export
+
+    monday, tuesday = series(tmp_path)
+    wednesday = tmp_path / "2026-01-07.jsonl"
+    wednesday.write_text(json.dumps({"url": "http://s.example/c", "text": words(60, "back"),
+                                     "fetched_at": "2026-01-07T03:00:00Z", "change": "new"}) + "\n")
+    run_export([wednesday, tuesday, monday], tmp_path / "ds", ExportParams(format="jsonl"))
+    kept = {r["url"].rsplit("/", 1)[1]: r for r in rows(tmp_path / "ds")}
+    assert sorted(kept) == ["a", "b", "c"] and "back0" in kept["c"]["text"]

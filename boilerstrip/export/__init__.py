@@ -1,6 +1,6 @@
 """``boilerstrip export``: crawls' JSONL to a dataset for AI training, as steps of the finishing runner.
 
-``ReadInputs -> Normalise -> OptOutPolicy -> Language -> Quality -> Filters -> Pii -> ExactDedup ->
+``ReadInputs -> NewestVersion -> Normalise -> OptOutPolicy -> Language -> Quality -> Filters -> Pii -> ExactDedup ->
 NearDedup -> ShardWriter``; every document left out is dropped by one step with a reason and lands in
 ``excluded.jsonl``. Then ``stats.json`` and the dataset card (``README.md``). Pure Python (no Scrapy):
 py3langid, datasketch and pyarrow do the heavy lifting. See docs/export.md.
@@ -24,8 +24,8 @@ from .index import INDEX_FILE, DedupIndex, MemoryDedupIndex, MinHasher, SqliteDe
 from .params import ExportParams, FilterParams, GopherParams, NearDedupParams
 from .pii import replace_pii
 from .signals import QUALITY_FIELDS, gopher_failures, quality_signals
-from .steps import (ROW_FIELDS, ExactDedup, ExcludedLog, ExportContext, Filters, Language, NearDedup, Normalise,
-                    OptOutPolicy, Pii, Quality, ReadInputs, ShardWriter, document_id, normalise_text,
+from .steps import (ROW_FIELDS, ExactDedup, ExcludedLog, ExportContext, Filters, Language, NearDedup, NewestVersion,
+                    Normalise, OptOutPolicy, Pii, Quality, ReadInputs, ShardWriter, document_id, normalise_text,
                     parquet_schema)
 
 __all__ = [
@@ -46,6 +46,7 @@ def export_steps(inputs: Iterable[str | Path], out_dir: str | Path, params: Expo
                  run_id: str) -> list[Step]:
     return [
         ReadInputs(inputs),
+        NewestVersion(),
         Normalise(),
         OptOutPolicy(include=params.include_opted_out),
         Language(max_chars=params.language_max_chars),

@@ -1,6 +1,6 @@
 """The export's steps, run by the finishing runner (:func:`boilerstrip.finishing.run_steps`).
 
-``ReadInputs -> Normalise -> OptOutPolicy -> Language -> Quality -> Filters -> Pii -> ExactDedup ->
+``ReadInputs -> NewestVersion -> Normalise -> OptOutPolicy -> Language -> Quality -> Filters -> Pii -> ExactDedup ->
 NearDedup -> ShardWriter -> WriteSummary``. Every step that leaves a document out calls ``Step.drop`` with a
 short reason; the export's context writes each drop to ``excluded.jsonl`` as it happens, so that file is
 exactly the drops and memory does not grow with them.
@@ -20,6 +20,7 @@ import os
 import re
 import unicodedata
 from collections import Counter
+from datetime import datetime, timezone
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ from .params import ExportParams, FilterParams, NearDedupParams
 from .pii import code_literals, replace_pii
 from .signals import QUALITY_FIELDS, gopher_failures, quality_signals
 
-__all__ = ["ExcludedLog", "ExportContext", "ReadInputs", "Normalise", "OptOutPolicy", "Language", "Quality",
+__all__ = ["ExcludedLog", "ExportContext", "ReadInputs", "NewestVersion", "Normalise", "OptOutPolicy", "Language", "Quality",
            "Filters", "Pii", "ExactDedup", "NearDedup", "ShardWriter", "ROW_FIELDS", "document_id",
            "normalise_text", "crawl_name", "record_problem"]
 
@@ -176,6 +177,67 @@ class ReadInputs(Step):
                 yield record
             inputs.append({"path": str(path), "crawl": crawl, "records": count})
             self.count(context, "records", count)
+
+
+def _moment(value: Any) -> float | None:
+    """An ISO 8601 time (``2026-01-02T03:04:05Z``) as a POSIX timestamp; None when it is not one."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+class NewestVersion(Step):
+    """A series of crawls of one site (a recurring job's runs) holds several versions of a URL: the newest
+    is kept (by ``fetched_at``, then the later input, then the later line); the others are left out as
+    ``older_version``. A tombstone (``change: removed``) removes its URL: every version fetched no later
+    than the tombstone's ``last_seen`` (a tombstone without it: every version) is left out as
+    ``removed_later``, whatever the order of the inputs; a version fetched after it (the page came back)
+    stays. ``unseen`` proves nothing and removes nothing. Sees every record first (spilled to a temporary
+    file, memory holds one small entry per URL)."""
+
+    name = "versions"
+
+    def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
+        newest: dict[str, tuple[tuple[float, int], str]] = {}  # url -> ((fetched, order), spill key)
+        removed: dict[str, float] = {}  # url -> the latest time a tombstone says it was gone by
+        with Spill() as spill:
+            for order, record in enumerate(records):
+                url = record.get("url")
+                if not isinstance(url, str) or record.get("outcome") in ("failed", "filtered"):
+                    yield record  # Normalise says what is wrong with it
+                    continue
+                if record.get("change") in TOMBSTONES:
+                    if record.get("change") == "removed":
+                        gone = _moment(record.get("last_seen"))
+                        removed[url] = max(removed.get(url, float("-inf")), float("inf") if gone is None else gone)
+                    yield record  # dropped as a tombstone by Normalise
+                    continue
+                fetched = _moment(record.get("fetched_at"))
+                rank = (float("-inf") if fetched is None else fetched, order)
+                key = str(order)
+                spill.put(key, record)
+                kept = newest.get(url)
+                if kept is None or rank > kept[0]:
+                    if kept is not None:
+                        self._older(spill.get(kept[1]), context)
+                    newest[url] = (rank, key)
+                else:
+                    self._older(record, context)
+            for url, ((fetched, _), key) in newest.items():
+                record = spill.get(key)
+                if url in removed and fetched <= removed[url]:
+                    self.drop(record, "removed_later", context, crawl=record.get("_crawl"), fetched_at=record.get("fetched_at"))
+                    continue
+                yield record
+
+    def _older(self, record: Record, context: FinishContext) -> None:
+        self.drop(record, "older_version", context, crawl=record.get("_crawl"), fetched_at=record.get("fetched_at"))
 
 
 class Normalise(Step):
