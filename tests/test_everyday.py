@@ -208,3 +208,143 @@ def test_a_page_that_came_back_after_its_tombstone_stays(tmp_path) -> None:
     run_export([wednesday, tuesday, monday], tmp_path / "ds", ExportParams(format="jsonl"))
     kept = {r["url"].rsplit("/", 1)[1]: r for r in rows(tmp_path / "ds")}
     assert sorted(kept) == ["a", "b", "c"] and "back0" in kept["c"]["text"]
+
+
+# -- the scheduler: one store, validation, retention ----------------------------------------------------------
+def schedule_env(tmp_path: Path) -> dict:
+    import os
+
+    return {**os.environ, "PYTHONPATH": str(ROOT), "XDG_STATE_HOME": str(tmp_path / "xdg")}
+
+
+def test_the_job_store_is_one_folder_whatever_the_working_folder(tmp_path) -> None:
+    env = schedule_env(tmp_path)
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir(), there.mkdir()
+    add = cli("schedule", "add", "docs", "example.org", "--every", "6h", "-o", str(tmp_path / "runs"), "--keep", "3",
+              cwd=here, env=env)
+    assert add.returncode == 0, add.stderr
+    listed = cli("schedule", "list", cwd=there, env=env)
+    assert listed.returncode == 0 and "docs: https://example.org every 21600s" in listed.stdout, listed
+    assert "(keeps 3 runs)" in listed.stdout
+    assert (tmp_path / "xdg" / "boilerstrip" / "schedule.json").is_file()
+    assert list(here.iterdir()) == [] and list(there.iterdir()) == []  # no .lock, no .boilerstrip-state
+    other = cli("schedule", "list", "--store", str(tmp_path / "elsewhere"), cwd=there, env=env)
+    assert "no jobs in" in other.stdout and not (tmp_path / "elsewhere").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--every", "99999999999999999999w"], "at most 520w"),
+    (["--cron", "0 0 31 2 *"], "never fires"),
+    (["--every", "1h", "--resume"], "unrecognized arguments: --resume"),
+    (["--every", "1h", "--keep", "0"], "--keep must be >= 1"),
+])
+def test_schedule_add_refuses_what_could_never_run(tmp_path, args, message) -> None:
+    proc = cli("schedule", "add", "x", "http://127.0.0.1:9/", "-o", str(tmp_path / "runs"), *args,
+               cwd=tmp_path, env=schedule_env(tmp_path))
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert not (tmp_path / "xdg" / "boilerstrip" / "schedule.json").exists()
+
+
+GOOD_JOB = {"name": "good", "urls": ["http://127.0.0.1:9/"], "out_dir": "/tmp/runs", "every_s": 3600}
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("[]", "holds a JSON list"),
+    ("{not json", "not readable JSON"),
+    (json.dumps({"jobs": []}), "'jobs' must be an object"),
+])
+def test_a_broken_jobs_file_is_one_line_not_a_traceback(tmp_path, content, message) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "schedule.json").write_text(content)
+    for action in ("list", "run"):
+        proc = cli("schedule", action, "--store", str(store), cwd=tmp_path, timeout=60)
+        assert proc.returncode == 2, proc.stderr
+        assert message in one_line(proc, "schedule") and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ({**GOOD_JOB, "name": "bad", "colour": "red"}, "unknown field(s) colour"),
+    ({"name": "bad", "urls": ["http://a/"]}, "missing field(s) out_dir"),
+    ({**GOOD_JOB, "name": "bad", "every_s": 10 ** 30}, "every_s must be"),
+    ({**GOOD_JOB, "name": "bad", "every_s": None, "cron": "0 0 31 2 *"}, "never fires"),
+])
+def test_a_broken_job_is_named_and_skipped_the_others_run(tmp_path, entry, message) -> None:
+    from boilerstrip.schedule import JobStore
+    from boilerstrip.schedule.runner import Scheduler
+
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "schedule.json").write_text(json.dumps({"jobs": {"good": GOOD_JOB, "bad": entry}}))
+    listed = cli("schedule", "list", "--store", str(store), cwd=tmp_path, timeout=60)
+    assert "good: http://127.0.0.1:9/" in listed.stdout and "Traceback" not in listed.stderr
+    if "never fires" not in message:
+        assert listed.returncode == 2 and message in listed.stderr and "bad" in listed.stderr
+
+    class Recorder:  # stands in for APScheduler's scheduler: what sync() asks of it
+        def __init__(self) -> None:
+            self.jobs: list[str] = []
+
+        def add_job(self, func, trigger, id, **kwargs) -> None:  # noqa: A002 - APScheduler's name
+            self.jobs.append(id)
+
+        def remove_job(self, name) -> None:
+            self.jobs.remove(name)
+
+    scheduler = Scheduler(JobStore(store))
+    scheduler._scheduler = Recorder()
+    scheduler.sync()
+    assert scheduler._scheduler.jobs == ["good"]
+
+
+def test_retention_keeps_the_newest_runs_and_never_latest(tmp_path) -> None:
+    import os
+    from datetime import datetime, timezone
+
+    from boilerstrip.schedule import ScheduledJob
+    from boilerstrip.schedule.runner import prune_runs
+    from boilerstrip.state import schedule_layout
+
+    layout = schedule_layout(tmp_path, "docs")
+    layout.folder.mkdir(parents=True)
+    stamps = [f"202612{day:02d}T030000Z" for day in range(1, 7)]
+    for stamp in stamps:
+        for suffix in (".jsonl", ".summary.json", ".log", ".ledger.jsonl", ".manifest.json"):
+            (layout.folder / f"{stamp}{suffix}").write_text(stamp)
+        (layout.folder / f"{stamp}.report").mkdir()
+        (layout.folder / f"{stamp}.report" / "template-report.json").write_text("{}")
+    os.link(layout.run_output(stamps[1]), layout.latest)  # the last good run is an old one (later ones failed)
+    job = ScheduledJob("docs", ["http://a/"], str(tmp_path), every_s=86400, keep_runs=2)
+    deleted = prune_runs(job, now=datetime(2026, 12, 7, tzinfo=timezone.utc))
+    assert deleted == [stamps[0], stamps[2], stamps[3]]
+    left = sorted({p.name.split(".")[0] for p in layout.folder.iterdir()})
+    assert left == [stamps[1], stamps[4], stamps[5], "latest"]
+    assert layout.latest.read_text() == stamps[1]
+    by_days = ScheduledJob("docs", ["http://a/"], str(tmp_path), every_s=86400, keep_days=2)
+    assert prune_runs(by_days, now=datetime(2026, 12, 7, 12, tzinfo=timezone.utc)) == [stamps[4]]
+
+
+# -- a recurring crawl of a site that is down -----------------------------------------------------------------
+@pytest.mark.timeout(300)
+def test_a_failed_run_exits_non_zero_and_never_replaces_latest(tmp_path) -> None:
+    from _crawlsite import FAST, small_site
+    from boilerstrip.demo.server import Reply, SiteServer
+    from boilerstrip.schedule import ScheduledJob, run_job
+    from boilerstrip.state import schedule_layout
+
+    with SiteServer(routes=small_site(3)) as server:
+        job = ScheduledJob("docs", [server.url + "/"], str(tmp_path / "runs"), every_s=3600, crawl_args=list(FAST))
+        first = run_job(job)
+        assert first["exit_code"] == 0 and first["latest_updated"], first
+        assert first["records"] == first["pages"] == 4 and first["tombstones"] == 0
+        good = schedule_layout(job.out_dir, job.name).latest.read_bytes()
+        gone = Reply(404, b"<html><body>Not here</body></html>", (("Content-Type", "text/html"),))
+        for path in list(server.routes):
+            server.routes[path] = gone
+        second = run_job(job)
+    assert second["exit_code"] == 1, Path(second["log"]).read_text()[-2000:]
+    assert "no start URL could be reached" in Path(second["log"]).read_text()
+    assert second["latest_updated"] is False and "latest.jsonl still holds the last good run" in second["latest_kept"]
+    assert schedule_layout(job.out_dir, job.name).latest.read_bytes() == good
+    assert second["pages"] == 0 and second["records"] == second["tombstones"]

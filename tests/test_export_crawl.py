@@ -195,7 +195,8 @@ def test_export_applies_every_rule(crawls, export_ab) -> None:
     assert {tuple(e["signals"]) for e in excluded if e["reason"] == "ai_opt_out"} >= {tuple(s) for s in OPTED_OUT.values()}
     # the pages both crawls reached: once
     assert [path_of(r["url"]) for r in rows].count("/s1") == 1
-    assert sum(1 for e in excluded if path_of(e["url"]) == "/s1" and e["reason"] == "exact_duplicate") == 1
+    # (one URL in two crawls is two versions of a page: the newest is kept, issue 26 item 9)
+    assert sum(1 for e in excluded if path_of(e["url"]) == "/s1" and e["reason"] == "older_version") == 1
     # duplicates across crawls: the shorter URL is kept
     assert "/a1" in by_path and "/a2" in by_path
     assert ("/copies/b-copy-of-a1", "exact_duplicate") in reasons
@@ -214,7 +215,7 @@ def test_export_applies_every_rule(crawls, export_ab) -> None:
     assert row["quality"]["extraction_method"] and 0 <= row["quality"]["template_removed_fraction"] < 1
     assert len({r["id"] for r in rows}) == len(rows)
     # signals are recorded, not used: nothing left out by a filter
-    assert {e["reason"] for e in excluded} == {"ai_opt_out", "exact_duplicate", "near_duplicate"}
+    assert {e["reason"] for e in excluded} == {"ai_opt_out", "exact_duplicate", "near_duplicate", "older_version"}
 
 
 def test_export_accounts_for_everything(crawls, export_ab) -> None:

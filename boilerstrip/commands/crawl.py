@@ -46,8 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", metavar="N", help="with --redis: run N local worker processes (default 1)")
 
 
-def add_crawl_options(parser: argparse.ArgumentParser) -> None:
-    """Options shared with ``boilerstrip demo`` and ``boilerstrip schedule add``."""
+def add_crawl_options(parser: argparse.ArgumentParser, resume: bool = True) -> None:
+    """Options shared with ``boilerstrip demo`` and ``boilerstrip schedule add`` (which has no ``--resume``:
+    each run of a job is a new crawl)."""
     parser.add_argument("--profile", metavar="NAME", help="settings profile (settings_profiles/NAME.py); default polite")
     parser.add_argument("--max-pages", metavar="N", help="admit at most N page requests")
     parser.add_argument("--max-depth", metavar="N", help="follow links at most N hops from a start URL")
@@ -55,7 +56,8 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-sitemaps", action="store_true", help="do not read robots.txt Sitemap: lines and /sitemap.xml")
     parser.add_argument("--drop-duplicates", action="store_true",
                         help="drop near-duplicate pages (default: kept, marked with duplicate_of and duplicate_similarity)")
-    parser.add_argument("--resume", action="store_true", help="continue an interrupted run into the same output")
+    if resume:
+        parser.add_argument("--resume", action="store_true", help="continue an interrupted run into the same output")
     parser.add_argument("--changes-only", dest="changes_only", action="store_true",
                         help="write only new, changed and removed pages (BOILERSTRIP_RECRAWL_CHANGES_ONLY)")
     parser.add_argument("--allow-private", dest="allow_private", action="append", default=[], metavar="HOST:PORT",
@@ -343,6 +345,29 @@ def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path) ->
     return 0
 
 
+#: a tombstone line is a URL, a change, a reason and a time: a longer line is a page
+_TOMBSTONE_MAX_BYTES = 16384
+
+
+def _wrote_a_page(out: Path) -> bool:
+    """Whether ``out`` holds a page's record (not only a recurring crawl's tombstones); stops at the first."""
+    if not out.is_file():
+        return False
+    with open(out, "rb") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            if len(line) > _TOMBSTONE_MAX_BYTES:
+                return True
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and record.get("change") not in CHANGE_KINDS[3:]:
+                return True
+    return False
+
+
 #: ledger outcomes of a start URL that mean "the site could not be reached at all"
 _UNREACHABLE = ("failed:", "filtered:robots_unreachable")
 
@@ -355,8 +380,8 @@ def unreachable_start_urls(out: Path, start_urls: list[str]) -> list[tuple[str, 
     layout = crawl_layout(out)
     if not start_urls or not layout.ledger.exists():
         return []
-    if out.exists() and out.stat().st_size > 0:
-        return []
+    if _wrote_a_page(out):
+        return []  # tombstones alone (a recurring crawl's removed/unseen lines) are not a crawl that did something
     outcomes: dict[str, str] = {}
     with open(layout.ledger, encoding="utf-8") as handle:
         for line in handle:
