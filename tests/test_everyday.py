@@ -348,3 +348,44 @@ def test_a_failed_run_exits_non_zero_and_never_replaces_latest(tmp_path) -> None
     assert second["latest_updated"] is False and "latest.jsonl still holds the last good run" in second["latest_kept"]
     assert schedule_layout(job.out_dir, job.name).latest.read_bytes() == good
     assert second["pages"] == 0 and second["records"] == second["tombstones"]
+
+
+# -- the counts a crawl prints agree with its output ----------------------------------------------------------
+def test_written_line_says_what_it_counts() -> None:
+    from boilerstrip.commands.crawl import written_line
+
+    assert written_line({"records": 6, "tombstones": 2, "unchanged_left_out": 121}) == \
+        "6 records written (4 pages, 2 tombstones; 121 unchanged pages left out by --changes-only)"
+    assert written_line({"records": 5, "tombstones": 0}) == "5 records written (5 pages)"
+
+
+@pytest.mark.timeout(300)
+def test_changes_only_counts_agree_with_the_file(serve, tmp_path) -> None:
+    import re
+
+    from _crawlsite import FAST, page, small_site
+    from conftest import read_jsonl, run_crawl
+
+    routes = small_site(5)
+    server = serve(routes=routes)
+    state = ["--state", str(tmp_path / "state")]
+    first, _ = run_crawl(server.url + "/", out=tmp_path / "one.jsonl", args=[*FAST, *state])
+    assert first.returncode == 0, first.stderr[-2000:]
+    server.routes["/p1"] = page("p1", ["/"], body="An edited page with other words in it than before, now.")
+    del server.routes["/p5"]
+    server.routes["/"] = page("home", ["/p1", "/p2", "/p3", "/p4", "/p5"])
+    second, records = run_crawl(server.url + "/", out=tmp_path / "two.jsonl", args=[*FAST, *state, "--changes-only"])
+    assert second.returncode == 0, second.stderr[-2000:]
+    changes = [r["change"] for r in records]
+    assert "removed" in changes and "changed" in changes and "unchanged" not in changes
+    match = re.search(r"(\d+) records written \((\d+) pages, (\d+) tombstones(?:; (\d+) unchanged pages left out)?",
+                      second.stderr)
+    assert match, second.stderr
+    written, pages, tombstones, left_out = (int(g or 0) for g in match.groups())
+    assert written == len(records) and tombstones == changes.count("removed") and pages == written - tombstones
+    extracted = int(re.search(r"(\d+) pages extracted", second.stderr).group(1))
+    assert extracted == pages + left_out  # the pages the crawl extracted (or reused): written or left out
+    summary = re.search(r"changes: (\d+) new, (\d+) changed, (\d+) unchanged, (\d+) removed", second.stderr)
+    new, changed, unchanged, removed = map(int, summary.groups())
+    assert (new + changed, unchanged, removed) == (pages, left_out, tombstones)
+    assert "items written" not in second.stderr

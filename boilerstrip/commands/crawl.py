@@ -326,6 +326,7 @@ def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path) ->
     if status in ("done", "mismatch") and isinstance(summary, dict):
         print(f"boilerstrip crawl: finishing pass: {summary['pages']} pages, {summary['dropped']} duplicates dropped, "
               f"template report in {summary['report']}", file=sys.stderr)
+        print(f"boilerstrip crawl: {written_line(summary)} to {out}", file=sys.stderr)
         changes = summary.get("changes")
         if isinstance(changes, dict):
             print("boilerstrip crawl: changes: " + ", ".join(f"{changes.get(k, 0)} {k}" for k in CHANGE_KINDS)
@@ -343,6 +344,18 @@ def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path) ->
         print(f"boilerstrip crawl: no start URL could be reached, nothing written: {listed}", file=sys.stderr)
         return 1
     return 0
+
+
+def written_line(summary: dict[str, Any]) -> str:
+    """What the output holds, in the words the progress and summary lines use: ``6 records written (4 pages,
+    2 tombstones; 121 unchanged pages left out by --changes-only)``."""
+    records = int(summary.get("records") or 0)
+    tombstones = int(summary.get("tombstones") or 0)
+    left_out = int(summary.get("unchanged_left_out") or 0)
+    detail = f"{records - tombstones} pages, {tombstones} tombstones" if tombstones else f"{records} pages"
+    if left_out:
+        detail += f"; {left_out} unchanged pages left out by --changes-only"
+    return f"{records} records written ({detail})"
 
 
 #: a tombstone line is a URL, a change, a reason and a time: a longer line is a page

@@ -148,6 +148,8 @@ class FinishingExtension:
             for key, count in sorted(context.counts.items()):
                 self.stats.set_value(f"{STATS}/{key}", count)
             self.stats.set_value(f"{STATS}/summary", {"pages": summary["pages"], "records": summary["records_out"],
+                                                     "tombstones": summary["tombstones_out"],
+                                                     "unchanged_left_out": context.counts.get("change/dropped/unchanged", 0),
                                                      "dropped": summary["dropped_duplicates"],
                                                      "report": summary.get("report"),
                                                      "changes": summary.get("changes")})

@@ -2,7 +2,8 @@
 
 On a terminal the progress line is redrawn every ``BOILERSTRIP_PROGRESS_INTERVAL_S`` seconds; otherwise a
 plain line is printed every ``BOILERSTRIP_PROGRESS_PLAIN_INTERVAL_S`` seconds (0 = only the summary).
-Counts come from Scrapy's stats: pages fetched (responses received), items written, and skipped /
+Counts come from Scrapy's stats: pages fetched (responses received), pages extracted (items; the finishing
+pass then says how many records the output holds, which ``--changes-only`` and tombstones change), and skipped /
 failed URLs by reason (``boilerstrip/filtered/<reason>``, ``boilerstrip/failed/<reason>``).
 """
 
@@ -87,7 +88,7 @@ class ProgressExtension:
         top = dict(list(s["filtered"].items())[: self.params.live_reasons])
         detail = f" ({format_counts(top)}{', ...' if len(s['filtered']) > len(top) else ''})" if top else ""
         return (
-            f"[boilerstrip] {s['elapsed_s']:6.1f}s  fetched {s['fetched']}  written {s['written']}  "
+            f"[boilerstrip] {s['elapsed_s']:6.1f}s  fetched {s['fetched']}  extracted {s['written']}  "
             f"skipped {skipped}{detail}  failed {failed}  ({rate:.1f} pages/s)"
         )
 
@@ -117,7 +118,7 @@ class ProgressExtension:
         rate = s["fetched"] / s["elapsed_s"] if s["elapsed_s"] > 0 else 0.0
         lines = [
             f"[boilerstrip] finished ({reason or 'unknown'}) in {s['elapsed_s']:.1f} s: "
-            f"{s['fetched']} pages fetched, {s['written']} items written ({rate:.1f} pages/s)",
+            f"{s['fetched']} pages fetched, {s['written']} pages extracted ({rate:.1f} pages/s)",
             f"[boilerstrip]   skipped by reason: {format_counts(s['filtered'])}",
             f"[boilerstrip]   failed by reason: {format_counts(s['failed'])}",
         ]

@@ -13,7 +13,7 @@ from typing import Any
 
 from boilerstrip.boilerplate.params import BoilerplateParams, DuplicateParams
 
-from .base import Dropped, FinishContext, Record, Spill, Step, dump_record, is_page, read_jsonl, run_steps
+from .base import TOMBSTONES, Dropped, FinishContext, Record, Spill, Step, dump_record, is_page, read_jsonl, run_steps
 from .change import ChangeStep
 from .steps import MarkDuplicates, SortByUrl, TemplateReport, TemplateStep, WriteJsonl, crawl_steps
 
@@ -66,13 +66,18 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
             records_in += 1
             yield record
 
-    written = sum(1 for _ in run_steps(counted(), crawl_steps(out_path, params, dup_params, report_dir,
-                                                              duplicates_enabled, change, learned), context))
+    written = tombstones = 0
+    for record in run_steps(counted(), crawl_steps(out_path, params, dup_params, report_dir, duplicates_enabled,
+                                                   change, learned), context):
+        written += 1
+        tombstones += record.get("change") in TOMBSTONES
+
     dropped = sorted((context.report.get("duplicates") or {}).get("dropped", []), key=lambda d: d["url"])
     report = context.report.get("template_report", {})
     summary: dict[str, Any] = {
         "records_in": records_in,
-        "records_out": written,
+        "records_out": written,  # the lines written: pages and tombstones
+        "tombstones_out": tombstones,
         "pages": report.get("pages", 0),
         "dropped_duplicates": len(dropped),
         "dropped": dropped,
