@@ -389,3 +389,50 @@ def test_changes_only_counts_agree_with_the_file(serve, tmp_path) -> None:
     new, changed, unchanged, removed = map(int, summary.groups())
     assert (new + changed, unchanged, removed) == (pages, left_out, tombstones)
     assert "items written" not in second.stderr
+
+
+# -- a corrupt state file ---------------------------------------------------------------------------------------
+def _good_state(folder: Path) -> Path:
+    from boilerstrip.state import SqliteState, UrlState
+
+    state = SqliteState(folder)
+    for i in range(200):
+        state.history.put(UrlState(url=f"http://a.example/{i}", site="a.example", text_hash="x" * 64 + str(i)))
+    state.commit()
+    state.close()
+    return folder / "state.sqlite3"
+
+
+@pytest.mark.parametrize("damage", ["random_bytes", "cut_in_half", "foreign_tables"])
+def test_a_corrupt_state_file_is_named_set_aside_and_started_afresh(tmp_path, caplog, damage) -> None:
+    import logging
+    import os
+    import sqlite3
+
+    from boilerstrip.state import SqliteState, UrlState
+
+    path = _good_state(tmp_path / "state")
+    if damage == "random_bytes":
+        path.write_bytes(os.urandom(path.stat().st_size))
+    elif damage == "cut_in_half":
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 2])
+    else:
+        path.unlink()
+        db = sqlite3.connect(path)
+        db.execute("CREATE TABLE urls (id INTEGER PRIMARY KEY, address TEXT)")
+        db.commit()
+        db.close()
+    with caplog.at_level(logging.WARNING):
+        state = SqliteState(tmp_path / "state")
+    try:
+        state.history.put(UrlState(url="http://a.example/new", site="a.example"))
+        state.commit()
+        assert state.history.get("http://a.example/new") is not None
+    finally:
+        state.close()
+    warning = " ".join(r.getMessage() for r in caplog.records)
+    assert str(path) in warning and "starting from an empty state" in warning
+    assert list((tmp_path / "state").glob("state.sqlite3.broken-*"))
+    again = SqliteState(tmp_path / "state")  # the next run opens it without a word
+    again.close()

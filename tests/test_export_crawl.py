@@ -300,7 +300,8 @@ def test_index_adds_only_documents_not_exported_before(crawls, export_ab, tmp_pa
     # once more: nothing new
     third = run_export([crawls["a"], crawls["b"]], tmp_path / "again", index_dir=index)
     assert third["documents"] == 0 and set(third["excluded_by_reason"]) <= {"already_exported", "ai_opt_out",
-                                                                              "exact_duplicate", "near_duplicate"}
+                                                                              "exact_duplicate", "near_duplicate",
+                                                                              "older_version"}
 
 
 def test_opted_out_pages_only_on_request_with_a_warning(crawls, tmp_path) -> None:
