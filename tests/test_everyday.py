@@ -436,3 +436,81 @@ def test_a_corrupt_state_file_is_named_set_aside_and_started_afresh(tmp_path, ca
     assert list((tmp_path / "state").glob("state.sqlite3.broken-*"))
     again = SqliteState(tmp_path / "state")  # the next run opens it without a word
     again.close()
+
+
+# -- Ctrl-C in a terminal ----------------------------------------------------------------------------------------
+def crawl_in_a_terminal(url: str, out: Path, interrupt_when) -> tuple[int, str]:
+    """Run ``boilerstrip crawl`` in a new pty session (as a terminal runs it), send SIGINT to its whole
+    process group (what Ctrl-C does: workers, forkserver and all) once ``interrupt_when()`` holds; returns
+    (exit status, everything the terminal showed)."""
+    import os
+    import pty
+    import signal
+    import threading
+    import time
+
+    from _crawlsite import FAST
+
+    argv = [sys.executable, "-m", "boilerstrip", "crawl", url, "-o", str(out), *FAST, "-s", "DOWNLOAD_DELAY=0.05"]
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a session leader with the pty as its terminal
+        os.chdir(ROOT)
+        os.execv(sys.executable, argv)
+    shown: list[bytes] = []
+
+    def read() -> None:
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            shown.append(data)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 180
+    while not interrupt_when() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(pid, signal.SIGINT)
+    _, status = os.waitpid(pid, 0)
+    reader.join(timeout=10)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), b"".join(shown).decode("utf-8", "replace")
+
+
+@pytest.mark.timeout(300)
+def test_ctrl_c_in_a_terminal_ends_like_a_sigint_to_the_crawl(serve, tmp_path) -> None:
+    from _crawlsite import small_site
+
+    server = serve(routes=small_site(300))
+    out = tmp_path / "o.jsonl"
+    part = tmp_path / "o.jsonl.part"
+
+    def some_pages_written() -> bool:
+        return part.exists() and part.read_bytes().count(b"\n") >= 5
+
+    code, shown = crawl_in_a_terminal(server.url + "/", out, some_pages_written)
+    assert code == 1, shown[-3000:]
+    assert "finished (shutdown)" in shown and "stopped early (shutdown)" in shown
+    assert "Traceback" not in shown and "worker process died" not in shown, shown[-3000:]
+    manifest = json.loads((tmp_path / "o.manifest.json").read_text())
+    assert manifest["finish_reason"] == "shutdown" and manifest["reconciled"] is False
+    assert out.is_file() and not part.exists() and not (tmp_path / "o.ledger.jsonl.part").exists()
+
+
+@pytest.mark.timeout(300)
+def test_ctrl_c_in_the_first_moments_never_exits_0(serve, tmp_path) -> None:
+    import time
+
+    from _crawlsite import small_site
+
+    server = serve(routes=small_site(300))
+    out = tmp_path / "o.jsonl"
+    started = time.monotonic()
+    code, shown = crawl_in_a_terminal(server.url + "/", out, lambda: time.monotonic() - started > 1.5)
+    assert code != 0, shown[-3000:]
+    assert "Traceback" not in shown, shown[-3000:]
+    if out.exists():  # the crawl had started: it ended as a shutdown, with its manifest
+        assert json.loads((tmp_path / "o.manifest.json").read_text())["finish_reason"] == "shutdown"

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import re
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -244,6 +246,75 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
     return settings, spider_kwargs
 
 
+#: SIGINT/SIGTERM received while the crawl is being built (see :func:`note_early_signals`)
+_EARLY_SIGNALS: list[int] = []
+
+
+def note_early_signals() -> None:
+    """From here until the crawl's own handler (:class:`ShutdownOnSignal`) is in place, a SIGINT or SIGTERM
+    is noted as well as raised (KeyboardInterrupt, SystemExit): a library that swallows exceptions around an
+    import (the crawl imports numpy, scipy, lxml...) must not make a Ctrl-C in the first seconds vanish."""
+
+    def early(signum: int, frame: Any = None) -> None:
+        _EARLY_SIGNALS.append(signum)
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + signum)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, early)
+
+
+class ShutdownOnSignal:
+    """SIGINT (Ctrl-C) and SIGTERM stop the crawl gracefully, however early they come: the spider closes as
+    ``shutdown`` (the manifest written, the output renamed, exit 1); a second one stops at once.
+
+    Scrapy's own handlers are installed only once the reactor runs, and a signal that comes before the
+    engine runs is lost there (the crawl then goes on to the end, or stops with no manifest); a terminal's
+    Ctrl-C in the first seconds of a crawl is exactly that. Here the handler is installed before the reactor
+    starts, and a stop asked for early waits until the engine runs."""
+
+    #: how often a stop asked for before the engine runs looks again
+    retry_s = 0.2
+
+    def __init__(self, crawler: Any) -> None:
+        self.crawler = crawler
+        self.received = 0
+
+    def install(self) -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self.handle)
+        if _EARLY_SIGNALS:  # one came while the crawl was being built and its KeyboardInterrupt was swallowed
+            self.handle(_EARLY_SIGNALS[-1])
+
+    def handle(self, signum: int, frame: Any = None) -> None:
+        from twisted.internet import reactor
+
+        self.received += 1
+        reactor.callFromThread(self.stop if self.received == 1 else self.kill, signal.Signals(signum).name)
+
+    def stop(self, name: str) -> None:
+        from twisted.internet import reactor
+
+        engine = self.crawler.engine
+        if engine is None or not engine.running:
+            if self.crawler.crawling or engine is None:
+                reactor.callLater(self.retry_s, self.stop, name)  # not started yet: stop it once it runs
+            return
+        logging.getLogger(__name__).warning("received %s: stopping the crawl (send it again to stop at once)", name)
+        from scrapy.utils.defer import deferred_from_coro
+
+        deferred_from_coro(self.crawler.stop_async())
+
+    def kill(self, name: str) -> None:
+        from twisted.internet import reactor
+
+        logging.getLogger(__name__).warning("received %s twice: stopping at once", name)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if reactor.running:
+            reactor.stop()
+
+
 def run_spider(settings: Any, spider_kwargs: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     """Run the ``site`` spider to completion: (0 when it finished, 1 otherwise; its stats)."""
     from scrapy.crawler import CrawlerProcess
@@ -267,8 +338,12 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any]) -> tuple[int, dict[
         outcome["error"] = failure.value
 
     deferred.addErrback(failed)
-    process.start()
+    ShutdownOnSignal(crawler).install()
+    process.start(install_signal_handlers=False)
     error = outcome.get("error")
+    if isinstance(error, (KeyboardInterrupt, SystemExit)):
+        print("boilerstrip crawl: interrupted before the crawl started; nothing written", file=sys.stderr)
+        return 1, {}
     if error is not None:
         kind = "bad setting" if isinstance(error, ConfigError) else type(error).__name__
         print(f"boilerstrip crawl: {kind}: {error}", file=sys.stderr)
@@ -286,6 +361,7 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any]) -> tuple[int, dict[
 
 
 def run(args: argparse.Namespace) -> int:
+    note_early_signals()
     try:
         if not args.urls:
             raise UsageError("no start URL: boilerstrip crawl URL [URL ...] -o OUT.jsonl")

@@ -7,8 +7,9 @@ and none of the jobs it runs needs Scrapy, Twisted or Playwright (a test checks 
 from __future__ import annotations
 
 import importlib
+import signal
 
-__all__ = ["WORKER_MODULES", "warm_up"]
+__all__ = ["WORKER_MODULES", "warm_up", "ignore_interrupts"]
 
 #: the modules of the jobs the crawl sends its workers: the render decision, the page's reading, and the
 #: finishing pass's clean and MinHash (datasketch, which imports scipy: 0.8 s on the 2-core machine, once in
@@ -29,3 +30,10 @@ def warm_up() -> None:
     server that loaded them)."""
     for name in WORKER_MODULES:
         importlib.import_module(name)
+
+
+def ignore_interrupts() -> None:
+    """Each worker process's initializer: a Ctrl-C at the terminal sends SIGINT to the whole process group,
+    workers included; the crawl's own process drives the shutdown (it stops the crawl, writes the manifest,
+    then closes the pool), so a worker must not die of it mid-page."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
