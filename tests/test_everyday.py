@@ -514,3 +514,34 @@ def test_ctrl_c_in_the_first_moments_never_exits_0(serve, tmp_path) -> None:
     assert "Traceback" not in shown, shown[-3000:]
     if out.exists():  # the crawl had started: it ended as a shutdown, with its manifest
         assert json.loads((tmp_path / "o.manifest.json").read_text())["finish_reason"] == "shutdown"
+
+
+# -- choosing the fields ----------------------------------------------------------------------------------------
+def test_select_fields_keeps_the_chosen_fields_and_a_tombstone_whole() -> None:
+    from boilerstrip.finishing.steps import field_list, select_fields
+
+    assert field_list("title, text") == ["url", "title", "text"]
+    assert field_list({"text": "body", "url": "address"}) == ["url", "text"]
+    page = {"url": "http://a/", "title": "T", "text": "x", "blocks": [1]}
+    assert select_fields(page, ["url", "text"]) == {"url": "http://a/", "text": "x"}
+    gone = {"url": "http://a/b", "change": "removed", "reason": "http_404", "last_seen": "2026-01-01T00:00:00Z"}
+    assert select_fields(gone, ["url", "text"]) == gone
+    assert select_fields(page, None) is page
+
+
+@pytest.mark.timeout(300)
+def test_crawl_writes_only_the_fields_asked_for(serve, tmp_path) -> None:
+    from _crawlsite import FAST, small_site
+    from conftest import run_crawl
+
+    server = serve(routes=small_site(3))
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=[*FAST, "--fields", "title,text"])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(records) == 4 and all(list(r) == ["url", "title", "text"] for r in records)
+    manifest = json.loads((tmp_path / "o.manifest.json").read_text())
+    assert manifest["reconciled"] is True
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "s.jsonl",
+                              args=[*FAST, "-s", "FEED_EXPORT_FIELDS=url,title"])
+    assert proc.returncode == 0 and all(list(r) == ["url", "title"] for r in records)
+    bad = cli("crawl", server.url + "/", "-o", str(tmp_path / "b.jsonl"), "--fields", "url,colour")
+    assert bad.returncode == 2 and "unknown field(s) colour" in one_line(bad, "crawl")

@@ -64,6 +64,8 @@ def add_crawl_options(parser: argparse.ArgumentParser, resume: bool = True) -> N
                         help="write only new, changed and removed pages (BOILERSTRIP_RECRAWL_CHANGES_ONLY)")
     parser.add_argument("--allow-private", dest="allow_private", action="append", default=[], metavar="HOST:PORT",
                         help="also allow this private/loopback host:port (start URLs' own origins always are)")
+    parser.add_argument("--fields", metavar="LIST", help="write only these record fields, e.g. url,title,text "
+                        "(FEED_EXPORT_FIELDS; url is always written; default: all, see docs/schema.md)")
     parser.add_argument("-s", "--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
                         help="set a Scrapy/boilerstrip setting (beats the profile and the project)")
     parser.add_argument("--log-level", default="WARNING", metavar="LEVEL", help="Scrapy log level (default WARNING)")
@@ -139,6 +141,19 @@ def check_state_dir(path: str) -> Path:
     return folder.resolve()
 
 
+def check_fields(value: Any) -> list[str]:
+    """``--fields`` / ``-s FEED_EXPORT_FIELDS``: record field names (url always included); UsageError names
+    an unknown one."""
+    from boilerstrip.finishing.steps import field_list
+
+    fields = field_list(value)
+    unknown = [name for name in fields if name not in EXPORT_FIELDS]
+    if not fields or unknown:
+        raise UsageError(f"--fields (FEED_EXPORT_FIELDS): unknown field(s) {', '.join(unknown) or repr(value)}; "
+                         f"a record has {', '.join(EXPORT_FIELDS)}")
+    return fields
+
+
 LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
 
 
@@ -199,6 +214,8 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
         overrides["BOILERSTRIP_STATE_DIR"] = str(check_state_dir(args.state))
     if getattr(args, "changes_only", False):
         overrides["BOILERSTRIP_RECRAWL_CHANGES_ONLY"] = "true"
+    if getattr(args, "fields", None):
+        overrides["FEED_EXPORT_FIELDS"] = args.fields
     if getattr(args, "allow_private", None):
         from boilerstrip.safety.addresses import parse_host_port
 
@@ -224,6 +241,8 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
     for name, value in overrides.items():
         settings.set(name, value, priority="cmdline")
     settings.set("LOG_LEVEL", _check_log_level(settings.get("LOG_LEVEL")), priority="cmdline")
+    if "FEED_EXPORT_FIELDS" in overrides:
+        settings.set("FEED_EXPORT_FIELDS", check_fields(overrides["FEED_EXPORT_FIELDS"]), priority="cmdline")
 
     spider_kwargs: dict[str, Any] = {"start_urls": start_urls}
     if max_pages is not None:

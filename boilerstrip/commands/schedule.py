@@ -78,6 +78,8 @@ def crawl_argv(args: argparse.Namespace) -> list[str]:
         argv.append("--no-sitemaps")
     if args.changes_only:
         argv.append("--changes-only")
+    if args.fields:
+        argv += ["--fields", args.fields]
     for entry in args.allow_private:
         argv += ["--allow-private", entry]
     for entry in args.settings:

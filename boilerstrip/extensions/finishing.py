@@ -25,7 +25,7 @@ from boilerstrip.boilerplate import BoilerplateParams, DuplicateParams
 from boilerstrip.boilerplate.duplicates import lsh_bands
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings
 from boilerstrip.finishing import FinishContext, finish_crawl
-from boilerstrip.finishing.steps import bands_key
+from boilerstrip.finishing.steps import bands_key, field_list
 from boilerstrip.state import StateParams, crawl_layout, feed_output, open_state
 
 __all__ = ["FinishingExtension", "STATUS"]
@@ -138,7 +138,8 @@ class FinishingExtension:
             try:
                 summary = finish_crawl(self.output, self.output, params, layout.report_dir, dup_params=dup_params,
                                        duplicates_enabled=component_enabled(self.settings, "duplicates"),
-                                       context=context, change=change, learned=self.learned)
+                                       context=context, change=change, learned=self.learned,
+                                       fields=selected_fields(self.settings))
             finally:
                 context.state.close()
         except (OSError, UnicodeError, ValueError) as exc:
@@ -179,6 +180,15 @@ class FinishingExtension:
             cut = next((r for r in CUT_REASONS if self.stats.get_value(f"boilerstrip/filtered/{r}")), None)
         facts = self.recrawl.facts_for if self.recrawl is not None else None
         return ChangeStep(params, digest_of_settings(self.settings), facts=facts, settled=settled, cut_reason=cut)
+
+
+def selected_fields(settings: Any) -> list[str] | None:
+    """``FEED_EXPORT_FIELDS`` when it selects fewer fields than a record has (``crawl --fields``), else None.
+    The crawl's feed writes whole records (the pass needs their blocks and hashes); the pass writes these."""
+    from boilerstrip.items import EXPORT_FIELDS
+
+    fields = field_list(settings.get("FEED_EXPORT_FIELDS"))
+    return fields if fields and fields != list(EXPORT_FIELDS) else None
 
 
 def _ledger_outcomes(path: Path) -> dict[str, str] | None:

@@ -14,7 +14,7 @@ import json
 import pickle
 import tempfile
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,8 @@ from .base import FinishContext, Record, Spill, Step, dump_record, is_page
 _AHEAD = 64
 _BATCH = 16
 
-__all__ = ["TemplateStep", "MarkDuplicates", "SortByUrl", "TemplateReport", "WriteJsonl", "crawl_steps"]
+__all__ = ["TemplateStep", "MarkDuplicates", "SortByUrl", "TemplateReport", "WriteJsonl", "crawl_steps", "select_fields",
+           "field_list", "TOMBSTONE_FIELDS"]
 
 
 def _sorts_after(old: Record, new: Record) -> bool:
@@ -356,19 +357,42 @@ class TemplateReport(Step):
             context.report["template_report_path"] = str(self.folder / REPORT_JSON)
 
 
+#: what a tombstone line always keeps, whatever fields are selected: without them it reads as a page
+TOMBSTONE_FIELDS = ("url", "change", "reason", "last_seen")
+
+
+def select_fields(record: Record, fields: Sequence[str] | None) -> Record:
+    """The record with only ``fields`` (``FEED_EXPORT_FIELDS``, ``crawl --fields``), in that order; a
+    tombstone keeps ``TOMBSTONE_FIELDS`` too. None: the whole record."""
+    if not fields:
+        return record
+    keep = [*fields, *TOMBSTONE_FIELDS] if record.get("change") in ("removed", "unseen") else fields
+    return {name: record[name] for name in dict.fromkeys(keep) if name in record}
+
+
+def field_list(value: Any) -> list[str]:
+    """``FEED_EXPORT_FIELDS`` as a list of names (a comma-separated string, a list, or Scrapy's dict form,
+    whose keys are the names), ``url`` always first: the ledger and the next run read records by it."""
+    if isinstance(value, str):
+        value = value.split(",")
+    names = [str(f).strip() for f in (value or []) if str(f).strip()]
+    return ["url", *(n for n in dict.fromkeys(names) if n != "url")] if names else []
+
+
 class WriteJsonl(Step):
     """Writes every record as one JSON line to ``path``, atomically: the file appears, whole, only once
     the last record is written (so ``path`` may be the pass's own input). Yields the records on."""
 
     name = "write"
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, fields: Sequence[str] | None = None) -> None:
         self.path = Path(path)
+        self.fields = list(fields) if fields else None
 
     def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
         with atomic_open(self.path, "w") as out:
             for record in records:
-                out.write(dump_record(record) + "\n")
+                out.write(dump_record(select_fields(record, self.fields)) + "\n")
                 self.count(context, "records")
                 yield record
 
@@ -381,6 +405,7 @@ def crawl_steps(
     duplicates_enabled: bool = True,
     change: Step | None = None,
     learned: bool = False,
+    fields: Sequence[str] | None = None,
 ) -> list[Step]:
     """The finishing pass of a crawl, as ordered steps; ``out`` None: nothing written (records yielded).
     ``change`` (a :class:`boilerstrip.finishing.change.ChangeStep`) goes after the final clean and
@@ -394,5 +419,5 @@ def crawl_steps(
         steps.append(change)
     steps += [SortByUrl(), TemplateReport(report_dir)]
     if out is not None:
-        steps.append(WriteJsonl(out))
+        steps.append(WriteJsonl(out, fields))
     return steps
