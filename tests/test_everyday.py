@@ -545,3 +545,62 @@ def test_crawl_writes_only_the_fields_asked_for(serve, tmp_path) -> None:
     assert proc.returncode == 0 and all(list(r) == ["url", "title"] for r in records)
     bad = cli("crawl", server.url + "/", "-o", str(tmp_path / "b.jsonl"), "--fields", "url,colour")
     assert bad.returncode == 2 and "unknown field(s) colour" in one_line(bad, "crawl")
+
+
+# -- progress in the finishing pass -------------------------------------------------------------------------------
+def test_the_finishing_pass_counts_its_phases(tmp_path) -> None:
+    from boilerstrip.finishing import finish_crawl
+    from boilerstrip.finishing.steps import PassProgress
+
+    path = tmp_path / "o.jsonl"
+    path.write_text("".join(json.dumps({"url": f"http://a.example/{i}", "text": words(30, f"p{i}"),
+                                        "blocks": [["p", words(30, f"p{i}")]]}) + "\n" for i in range(12)))
+    seen: list[tuple[str, int]] = []
+
+    class Watch(PassProgress):  # what a ticker reading it at any moment could print
+        def __setattr__(self, name, value) -> None:
+            super().__setattr__(name, value)
+            if name == "done":
+                seen.append((self.phase, value))
+
+    progress = Watch(total=12)
+    finish_crawl(path, path, progress=progress)
+    phases = [phase for phase, _ in seen]
+    assert phases.index("reading pages") < phases.index("building the template model") < phases.index("cleaning pages") \
+        < phases.index("writing records")
+    assert ("reading pages", 12) in seen and ("cleaning pages", 12) in seen and ("writing records", 12) in seen
+    assert progress.line().startswith("finishing pass: writing records 12/12 (")
+
+
+def test_the_ticker_prints_while_the_pass_runs(capsys) -> None:
+    import time
+
+    from boilerstrip.extensions.finishing import _Ticker
+    from boilerstrip.finishing.steps import PassProgress
+
+    progress = PassProgress(total=527, phase="cleaning pages", done=120)
+    ticker = _Ticker(progress, every_s=0.05)
+    deadline = time.monotonic() + 30
+    while "cleaning pages 120/527" not in capsys.readouterr().err and time.monotonic() < deadline:
+        time.sleep(0.05)
+    ticker.stop()
+    assert time.monotonic() < deadline
+
+
+def test_the_progress_line_says_pages_wait_for_robots_txt() -> None:
+    from boilerstrip.extensions.progress import ProgressExtension, ProgressParams
+
+    class Stats:
+        def __init__(self, values) -> None:
+            self.values = values
+
+        def get_stats(self) -> dict:
+            return self.values
+
+    waiting = ProgressExtension(ProgressParams(), Stats({"boilerstrip/robots/pending": 1}), [])
+    assert "waiting for robots.txt of 1 host(s)" in waiting.line()
+    retrying = ProgressExtension(ProgressParams(), Stats({"boilerstrip/robots/pending": 1,
+                                                          "boilerstrip/robots/fetch/robots_unreachable": 2}), [])
+    assert "2 unreachable so far: retrying" in retrying.line()
+    done = ProgressExtension(ProgressParams(), Stats({"boilerstrip/robots/pending": 0, "item_scraped_count": 3}), [])
+    assert "robots.txt" not in done.line()

@@ -42,6 +42,25 @@ def _by_prefix(stats: dict[str, Any], prefix: str) -> dict[str, int]:
     return dict(sorted(found.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+#: the robots middleware's gauge of robots.txt fetches under way, and its count of unreachable verdicts
+#: (boilerstrip.downloadermiddlewares.robots; not imported: a component does not import another)
+ROBOTS_PENDING = "boilerstrip/robots/pending"
+ROBOTS_UNREACHABLE = "boilerstrip/robots/fetch/robots_unreachable"
+
+
+def robots_wait(stats: dict[str, Any]) -> str:
+    """The progress line's note while pages wait for a robots.txt: a host that does not answer looks like a
+    stalled crawl (fetched 0) for as long as its robots.txt is retried."""
+    pending = int(stats.get(ROBOTS_PENDING, 0) or 0)
+    unreachable = int(stats.get(ROBOTS_UNREACHABLE, 0) or 0)
+    if pending > 0:
+        retry = f", {unreachable} unreachable so far: retrying" if unreachable else ""
+        return f"  [waiting for robots.txt of {pending} host(s){retry}]"
+    if unreachable and not stats.get("item_scraped_count"):
+        return f"  [robots.txt unreachable {unreachable} time(s): its pages wait for a retry]"
+    return ""
+
+
 def format_counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{reason}={n}" for reason, n in counts.items()) or "none"
 
@@ -89,7 +108,7 @@ class ProgressExtension:
         detail = f" ({format_counts(top)}{', ...' if len(s['filtered']) > len(top) else ''})" if top else ""
         return (
             f"[boilerstrip] {s['elapsed_s']:6.1f}s  fetched {s['fetched']}  extracted {s['written']}  "
-            f"skipped {skipped}{detail}  failed {failed}  ({rate:.1f} pages/s)"
+            f"skipped {skipped}{detail}  failed {failed}  ({rate:.1f} pages/s){robots_wait(self.stats.get_stats())}"
         )
 
     def tick(self) -> None:

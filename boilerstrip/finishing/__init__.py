@@ -54,10 +54,11 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
                  report_dir: str | Path | None = None, dup_params: DuplicateParams | None = None,
                  state: Any = None, duplicates_enabled: bool = True,
                  context: FinishContext | None = None, change: Step | None = None,
-                 learned: bool = False, fields: Any = None) -> dict[str, Any]:
+                 learned: bool = False, fields: Any = None, progress: Any = None) -> dict[str, Any]:
     """The crawl's finishing pass file to file (``out_path`` may be ``in_path``), streaming: memory holds
     the model, offsets and duplicate signatures, not the records. ``fields``: write only these fields
-    (``FEED_EXPORT_FIELDS``; every step still sees whole records). Returns a summary."""
+    (``FEED_EXPORT_FIELDS``; every step still sees whole records); ``progress``: a
+    :class:`~boilerstrip.finishing.steps.PassProgress` the steps count into. Returns a summary."""
     context = context if context is not None else FinishContext(state=state)
     records_in = 0
 
@@ -69,7 +70,7 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
 
     written = tombstones = 0
     for record in run_steps(counted(), crawl_steps(out_path, params, dup_params, report_dir, duplicates_enabled,
-                                                   change, learned, fields), context):
+                                                   change, learned, fields, progress), context):
         written += 1
         tombstones += record.get("change") in TOMBSTONES
 

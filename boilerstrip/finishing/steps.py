@@ -13,6 +13,7 @@ import dataclasses
 import json
 import pickle
 import tempfile
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -36,7 +37,7 @@ _AHEAD = 64
 _BATCH = 16
 
 __all__ = ["TemplateStep", "MarkDuplicates", "SortByUrl", "TemplateReport", "WriteJsonl", "crawl_steps", "select_fields",
-           "field_list", "TOMBSTONE_FIELDS"]
+           "field_list", "TOMBSTONE_FIELDS", "PassProgress", "CountProgress", "PROGRESS_EVERY_S"]
 
 
 def _sorts_after(old: Record, new: Record) -> bool:
@@ -397,6 +398,48 @@ class WriteJsonl(Step):
                 yield record
 
 
+#: how often a long finishing pass says how far it got (FinishingExtension; a pass under this says nothing)
+PROGRESS_EVERY_S = 5.0
+
+
+@dataclasses.dataclass
+class PassProgress:
+    """How far a finishing pass got, for a line every ``PROGRESS_EVERY_S`` (the extension's ticker reads
+    it from another thread: plain ints and strings, written by :class:`CountProgress` steps)."""
+
+    total: int = 0  # the records of the crawl's output (0: unknown)
+    phase: str = "reading"
+    done: int = 0
+    started: float = dataclasses.field(default_factory=time.monotonic)
+
+    def line(self) -> str:
+        of = f"/{self.total}" if self.total and self.phase != "building the template model" else ""
+        count = f" {self.done}{of}" if self.phase != "building the template model" else ""
+        return f"finishing pass: {self.phase}{count} ({time.monotonic() - self.started:.0f} s)"
+
+
+class CountProgress(Step):
+    """Passes records on, counting them into ``progress`` under ``phase``; when its input is exhausted the
+    phase becomes ``then`` (the work that follows before the next counter moves)."""
+
+    name = "progress"
+
+    def __init__(self, progress: PassProgress, phase: str, then: str | None = None) -> None:
+        self.progress = progress
+        self.phase = phase
+        self.then = then
+
+    def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
+        progress = self.progress
+        count = 0
+        for record in records:
+            count += 1
+            progress.phase, progress.done = self.phase, count
+            yield record
+        if self.then:
+            progress.phase, progress.done = self.then, 0
+
+
 def crawl_steps(
     out: str | Path | None,
     params: BoilerplateParams | None = None,
@@ -406,6 +449,7 @@ def crawl_steps(
     change: Step | None = None,
     learned: bool = False,
     fields: Sequence[str] | None = None,
+    progress: PassProgress | None = None,
 ) -> list[Step]:
     """The finishing pass of a crawl, as ordered steps; ``out`` None: nothing written (records yielded).
     ``change`` (a :class:`boilerstrip.finishing.change.ChangeStep`) goes after the final clean and
@@ -413,6 +457,9 @@ def crawl_steps(
     :class:`TemplateStep`."""
     dup_params = dup_params or DuplicateParams()
     steps: list[Step] = [TemplateStep(params, learned=learned, sign=dup_params if duplicates_enabled else None)]
+    if progress is not None:
+        steps = [CountProgress(progress, "reading pages", then="building the template model"), *steps,
+                 CountProgress(progress, "cleaning pages", then="sorting")]
     if duplicates_enabled:
         steps.append(MarkDuplicates(dup_params))
     if change is not None:
@@ -420,4 +467,6 @@ def crawl_steps(
     steps += [SortByUrl(), TemplateReport(report_dir)]
     if out is not None:
         steps.append(WriteJsonl(out, fields))
+    if progress is not None:
+        steps.append(CountProgress(progress, "writing records"))
     return steps
