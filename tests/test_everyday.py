@@ -604,3 +604,27 @@ def test_the_progress_line_says_pages_wait_for_robots_txt() -> None:
     assert "2 unreachable so far: retrying" in retrying.line()
     done = ProgressExtension(ProgressParams(), Stats({"boilerstrip/robots/pending": 0, "item_scraped_count": 3}), [])
     assert "robots.txt" not in done.line()
+
+
+# -- a distributed crawl says what its workers did ---------------------------------------------------------------
+def test_the_coordinators_line_sums_the_workers() -> None:
+    from boilerstrip.distributed.coordinator import progress_line
+    from boilerstrip.distributed.store import Snapshot
+
+    line = progress_line(12.3, 40, 38, Snapshot(queued=5, inflight=2, live=2, starting=0, dead=1))
+    assert "(all workers) settled 40  extracted 38  queued 5  in flight 2  workers 2 (1 presumed dead)" in line
+
+
+@pytest.mark.timeout(300)
+def test_a_distributed_crawl_prints_its_summary_and_finishing_lines(tmp_path) -> None:
+    from _crawlsite import FAST, small_site
+    from _redis import LocalRedis, need_redis_server
+    from boilerstrip.demo.server import SiteServer
+
+    need_redis_server()
+    with LocalRedis() as server, SiteServer(routes=small_site(4)) as site:
+        proc = cli("crawl", site.url + "/", "-o", str(tmp_path / "d.jsonl"), "--redis", server.url, "--workers", "1",
+                   *FAST, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "pages extracted by 1 local worker(s)" in proc.stderr and "settled again" in proc.stderr
+    assert "boilerstrip crawl: finishing pass: 5 pages" in proc.stderr, proc.stderr[-3000:]
