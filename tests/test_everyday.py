@@ -628,3 +628,35 @@ def test_a_distributed_crawl_prints_its_summary_and_finishing_lines(tmp_path) ->
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "pages extracted by 1 local worker(s)" in proc.stderr and "settled again" in proc.stderr
     assert "boilerstrip crawl: finishing pass: 5 pages" in proc.stderr, proc.stderr[-3000:]
+
+
+# -- export memory -----------------------------------------------------------------------------------------------
+_PEAK = """
+import resource, sys
+from boilerstrip.export import ExportParams, run_export
+stats = run_export([sys.argv[1]], sys.argv[2], ExportParams(format="jsonl"))
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, stats["documents"], stats["excluded"])
+"""
+
+
+def _export_peak(path: Path, out: Path) -> tuple[int, int, int]:
+    import os
+
+    proc = subprocess.run([sys.executable, "-c", _PEAK, str(path), str(out)], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    peak, documents, left_out = map(int, proc.stdout.split())
+    return peak, documents, left_out
+
+
+@pytest.mark.timeout(900)
+def test_a_huge_record_costs_the_export_at_most_four_times_its_line(tmp_path) -> None:
+    small = [json.dumps({"url": f"http://a.example/{i}", "text": words(300, f"w{i}")}) for i in range(20)]
+    (tmp_path / "small.jsonl").write_text("\n".join(small) + "\n")
+    line = json.dumps({"url": "http://a.example/huge", "text": words(1_500_000, "x")})  # ~40 MB
+    (tmp_path / "huge.jsonl").write_text(line + "\n" + "\n".join(small) + "\n")
+    baseline, documents, left_out_small = _export_peak(tmp_path / "small.jsonl", tmp_path / "a")
+    peak, with_huge, left_out = _export_peak(tmp_path / "huge.jsonl", tmp_path / "b")
+    assert documents == with_huge and left_out == left_out_small + 1
+    assert excluded(tmp_path / "b")[0]["reason"] == "too_long"
+    assert peak - baseline <= 4 * len(line), (peak, baseline, len(line))

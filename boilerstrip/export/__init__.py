@@ -1,6 +1,6 @@
 """``boilerstrip export``: crawls' JSONL to a dataset for AI training, as steps of the finishing runner.
 
-``ReadInputs -> NewestVersion -> Normalise -> OptOutPolicy -> Language -> Quality -> Filters -> Pii -> ExactDedup ->
+``ReadInputs -> TooLong -> NewestVersion -> Normalise -> OptOutPolicy -> Language -> Quality -> Filters -> Pii -> ExactDedup ->
 NearDedup -> ShardWriter``; every document left out is dropped by one step with a reason and lands in
 ``excluded.jsonl``. Then ``stats.json`` and the dataset card (``README.md``). Pure Python (no Scrapy):
 py3langid, datasketch and pyarrow do the heavy lifting. See docs/export.md.
@@ -25,8 +25,8 @@ from .params import ExportParams, FilterParams, GopherParams, NearDedupParams
 from .pii import replace_pii
 from .signals import QUALITY_FIELDS, gopher_failures, quality_signals
 from .steps import (ROW_FIELDS, ExactDedup, ExcludedLog, ExportContext, Filters, Language, NearDedup, NewestVersion,
-                    Normalise, OptOutPolicy, Pii, Quality, ReadInputs, ShardWriter, document_id, normalise_text,
-                    parquet_schema)
+                    Normalise, OptOutPolicy, Pii, Quality, ReadInputs, ShardWriter, TooLong, document_id,
+                    normalise_text, parquet_schema)
 
 __all__ = [
     "ExportParams", "FilterParams", "GopherParams", "NearDedupParams", "DedupIndex", "MemoryDedupIndex",
@@ -46,6 +46,7 @@ def export_steps(inputs: Iterable[str | Path], out_dir: str | Path, params: Expo
                  run_id: str) -> list[Step]:
     return [
         ReadInputs(inputs),
+        TooLong(params.max_text_chars),
         NewestVersion(),
         Normalise(),
         OptOutPolicy(include=params.include_opted_out),

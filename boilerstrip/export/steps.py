@@ -1,6 +1,6 @@
 """The export's steps, run by the finishing runner (:func:`boilerstrip.finishing.run_steps`).
 
-``ReadInputs -> NewestVersion -> Normalise -> OptOutPolicy -> Language -> Quality -> Filters -> Pii -> ExactDedup ->
+``ReadInputs -> TooLong -> NewestVersion -> Normalise -> OptOutPolicy -> Language -> Quality -> Filters -> Pii -> ExactDedup ->
 NearDedup -> ShardWriter -> WriteSummary``. Every step that leaves a document out calls ``Step.drop`` with a
 short reason; the export's context writes each drop to ``excluded.jsonl`` as it happens, so that file is
 exactly the drops and memory does not grow with them.
@@ -36,7 +36,7 @@ from .params import ExportParams, FilterParams, NearDedupParams
 from .pii import code_literals, replace_pii
 from .signals import QUALITY_FIELDS, gopher_failures, quality_signals
 
-__all__ = ["ExcludedLog", "ExportContext", "ReadInputs", "NewestVersion", "Normalise", "OptOutPolicy", "Language", "Quality",
+__all__ = ["ExcludedLog", "ExportContext", "ReadInputs", "TooLong", "NewestVersion", "Normalise", "OptOutPolicy", "Language", "Quality",
            "Filters", "Pii", "ExactDedup", "NearDedup", "ShardWriter", "ROW_FIELDS", "document_id",
            "normalise_text", "crawl_name", "record_problem"]
 
@@ -190,6 +190,25 @@ def _moment(value: Any) -> float | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.timestamp()
+
+
+class TooLong(Step):
+    """Leaves out a document whose text is longer than ``max_chars`` (``too_long``, with its length) as soon
+    as it is read: every later step costs memory in proportion to the text, and the record is let go here."""
+
+    name = "size"
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+
+    def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
+        for record in records:
+            text = record.get("text")
+            if isinstance(text, str) and len(text) > self.max_chars:
+                self.drop(record, "too_long", context, crawl=record.get("_crawl"), chars=len(text),
+                          max_chars=self.max_chars)
+                continue
+            yield record
 
 
 class NewestVersion(Step):
