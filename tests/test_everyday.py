@@ -575,11 +575,10 @@ def test_the_finishing_pass_counts_its_phases(tmp_path) -> None:
 def test_the_ticker_prints_while_the_pass_runs(capsys) -> None:
     import time
 
-    from boilerstrip.extensions.finishing import _Ticker
-    from boilerstrip.finishing.steps import PassProgress
+    from boilerstrip.finishing.steps import PassProgress, ProgressTicker
 
     progress = PassProgress(total=527, phase="cleaning pages", done=120)
-    ticker = _Ticker(progress, every_s=0.05)
+    ticker = ProgressTicker(progress, every_s=0.05)
     deadline = time.monotonic() + 30
     while "cleaning pages 120/527" not in capsys.readouterr().err and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -660,3 +659,25 @@ def test_a_huge_record_costs_the_export_at_most_four_times_its_line(tmp_path) ->
     assert documents == with_huge and left_out == left_out_small + 1
     assert excluded(tmp_path / "b")[0]["reason"] == "too_long"
     assert peak - baseline <= 4 * len(line), (peak, baseline, len(line))
+
+
+def test_the_export_counts_its_phases(tmp_path) -> None:
+    from boilerstrip.export import ExportParams, run_export
+    from boilerstrip.finishing.steps import PassProgress
+
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps({"url": f"http://a.example/{i}", "text": words(40, f"d{i}q")}) + "\n"
+                            for i in range(6)))
+    seen: list[tuple[str, int]] = []
+
+    class Watch(PassProgress):
+        def __setattr__(self, name, value) -> None:
+            super().__setattr__(name, value)
+            if name == "done":
+                seen.append((self.phase, value))
+
+    progress = Watch(total=6, label="export")
+    stats = run_export([path], tmp_path / "ds", ExportParams(format="jsonl"), progress=progress)
+    assert ("reading records", 6) in seen and ("deduplicating", 0) in seen
+    assert ("writing rows", stats["documents"]) in seen
+    assert progress.line().startswith(f"export: writing rows {stats['documents']}/6 (")

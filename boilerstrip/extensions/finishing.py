@@ -15,8 +15,6 @@ Only a crawl that *finished* is finished this way; one stopped early keeps its o
 from __future__ import annotations
 
 import logging
-import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +25,7 @@ from boilerstrip.boilerplate import BoilerplateParams, DuplicateParams
 from boilerstrip.boilerplate.duplicates import lsh_bands
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings
 from boilerstrip.finishing import FinishContext, finish_crawl
-from boilerstrip.finishing.steps import PROGRESS_EVERY_S, PassProgress, bands_key, field_list
+from boilerstrip.finishing.steps import PassProgress, ProgressTicker, bands_key, field_list
 from boilerstrip.state import StateParams, crawl_layout, feed_output, open_state
 
 __all__ = ["FinishingExtension", "STATUS"]
@@ -136,7 +134,7 @@ class FinishingExtension:
         layout = crawl_layout(self.output)
         context = FinishContext(executor=self._executor(), ahead=dict(self.ahead))
         progress = PassProgress(total=_lines(self.output))
-        ticker = _Ticker(progress) if component_enabled(self.settings, "progress") else None
+        ticker = ProgressTicker(progress) if component_enabled(self.settings, "progress") else None
         try:
             context.state = open_state(state_params, self.output)
             try:
@@ -186,26 +184,6 @@ class FinishingExtension:
             cut = next((r for r in CUT_REASONS if self.stats.get_value(f"boilerstrip/filtered/{r}")), None)
         facts = self.recrawl.facts_for if self.recrawl is not None else None
         return ChangeStep(params, digest_of_settings(self.settings), facts=facts, settled=settled, cut_reason=cut)
-
-
-class _Ticker:
-    """Prints the pass's progress line on stderr every ``PROGRESS_EVERY_S`` while it runs (a thread: the
-    pass runs on the reactor thread, which nothing else wakes meanwhile)."""
-
-    def __init__(self, progress: PassProgress, every_s: float = PROGRESS_EVERY_S) -> None:
-        self.progress = progress
-        self.every_s = every_s
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="boilerstrip-finishing-progress", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stopped.wait(self.every_s):
-            print(f"[boilerstrip] {self.progress.line()}", file=sys.stderr, flush=True)
-
-    def stop(self) -> None:
-        self._stopped.set()
-        self._thread.join(timeout=self.every_s)
 
 
 def _lines(path: Path) -> int:

@@ -12,7 +12,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import pickle
+import sys
 import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -37,7 +39,8 @@ _AHEAD = 64
 _BATCH = 16
 
 __all__ = ["TemplateStep", "MarkDuplicates", "SortByUrl", "TemplateReport", "WriteJsonl", "crawl_steps", "select_fields",
-           "field_list", "TOMBSTONE_FIELDS", "PassProgress", "CountProgress", "PROGRESS_EVERY_S"]
+           "field_list", "TOMBSTONE_FIELDS", "PassProgress", "CountProgress", "PROGRESS_EVERY_S",
+           "ProgressTicker"]
 
 
 def _sorts_after(old: Record, new: Record) -> bool:
@@ -411,11 +414,35 @@ class PassProgress:
     phase: str = "reading"
     done: int = 0
     started: float = dataclasses.field(default_factory=time.monotonic)
+    label: str = "finishing pass"
+    #: phases with no count to show (work between two counters)
+    uncounted: tuple[str, ...] = ("building the template model", "deduplicating", "sorting")
 
     def line(self) -> str:
-        of = f"/{self.total}" if self.total and self.phase != "building the template model" else ""
-        count = f" {self.done}{of}" if self.phase != "building the template model" else ""
-        return f"finishing pass: {self.phase}{count} ({time.monotonic() - self.started:.0f} s)"
+        counted = self.phase not in self.uncounted
+        of = f"/{self.total}" if self.total and counted else ""
+        count = f" {self.done}{of}" if counted else ""
+        return f"{self.label}: {self.phase}{count} ({time.monotonic() - self.started:.0f} s)"
+
+
+class ProgressTicker:
+    """Prints a pass's progress line on stderr every ``PROGRESS_EVERY_S`` while it runs (a thread: a crawl's
+    pass runs on the reactor thread, which nothing else wakes meanwhile; export and dedup run it too)."""
+
+    def __init__(self, progress: PassProgress, every_s: float = PROGRESS_EVERY_S) -> None:
+        self.progress = progress
+        self.every_s = every_s
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="boilerstrip-finishing-progress", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self.every_s):
+            print(f"[boilerstrip] {self.progress.line()}", file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join(timeout=self.every_s)
 
 
 class CountProgress(Step):
