@@ -406,6 +406,9 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "redis", None):
         from boilerstrip.distributed.command import crawl_distributed
 
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # the coordinator's own handling, as before
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
         return crawl_distributed(args, settings, out, 1 if workers is None else workers)
     return crawl_and_finish(settings, spider_kwargs, out)
 
