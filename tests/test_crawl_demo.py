@@ -98,5 +98,5 @@ def test_user_agent_is_honest(demo_crawl) -> None:
 
 def test_progress_summary_printed(demo_crawl) -> None:
     _, proc, records, _ = demo_crawl
-    match = re.search(r"(\d+) pages fetched, (\d+) items written", proc.stderr)
+    match = re.search(r"(\d+) pages fetched, (\d+) pages extracted", proc.stderr)
     assert match and int(match.group(2)) == len(records)

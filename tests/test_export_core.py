@@ -54,9 +54,26 @@ def test_document_id_is_stable_and_depends_on_url_and_text() -> None:
     ("on 127.0.0.1 and 192.168.1.10 and 10.0.0.1", "on 127.0.0.1 and 192.168.1.10 and 10.0.0.1", {"email": 0, "ip": 0}),
     ("version 1.2.3.4.5 and 999.1.1.1", "version 1.2.3.4.5 and 999.1.1.1", {"email": 0, "ip": 0}),
     ("a@b", "a@b", {"email": 0, "ip": 0}),
+    # issue 26 item 10: a dotted quad inside a longer dotted name is not an address
+    ("'1.0.0.127.in-addr.arpa' and 34.216.184.93.in-addr.arpa", "'1.0.0.127.in-addr.arpa' and 34.216.184.93.in-addr.arpa",
+     {"email": 0, "ip": 0}),
+    ("host-93.184.216.34 or a.93.184.216.34", "host-93.184.216.34 or a.93.184.216.34", {"email": 0, "ip": 0}),
+    # ... nor one inside the text's code
+    ("run `ping 93.184.216.34` then 8.8.8.8", "run `ping 93.184.216.34` then 192.0.2.1", {"email": 0, "ip": 1}),
+    ("```\nnameserver 8.8.4.4\n```\nask 8.8.4.4", "```\nnameserver 8.8.4.4\n```\nask 192.0.2.1", {"email": 0, "ip": 1}),
 ])
 def test_pii(text, expected, counts) -> None:
     assert replace_pii(text) == (expected, counts)
+
+
+def test_pii_keeps_addresses_the_markdown_shows_as_code() -> None:
+    from boilerstrip.export.pii import code_literals
+
+    markdown = "Set:\n\n```ini\nserver = 93.184.216.34\n```\n\nor `1.1.1.1`; mail 8.8.8.8"
+    keep = code_literals(markdown)
+    assert keep == {"93.184.216.34", "1.1.1.1"}
+    text = "Set: server = 93.184.216.34 or 1.1.1.1; mail 8.8.8.8"
+    assert replace_pii(text, keep=keep) == ("Set: server = 93.184.216.34 or 1.1.1.1; mail 192.0.2.1", {"email": 0, "ip": 1})
 
 
 # -- quality signals -----------------------------------------------------------------------------------------

@@ -148,7 +148,7 @@ def test_progress_summary_counts_reasons() -> None:
     ext = ProgressExtension(ProgressParams(), crawler.stats, ["out.jsonl"], stream=stream)
     ext.spider_closed(reason="finished")
     text = stream.getvalue()
-    assert "7 pages fetched, 5 items written" in text
+    assert "7 pages fetched, 5 pages extracted" in text
     assert "skipped by reason: offsite=3, robots_disallowed=1" in text
     assert "failed by reason: http_404=2" in text and "output: out.jsonl" in text
 

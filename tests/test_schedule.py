@@ -54,32 +54,32 @@ def test_a_missed_run_is_due_once_at_start() -> None:
 
 def test_jobs_are_kept_in_the_state_folder(tmp_path) -> None:
     add = _cli("add", "blog", "http://127.0.0.1:9/", "--every", "6h", "-o", "runs", "--max-pages", "50",
-               "-s", "DOWNLOAD_DELAY=2", "--state", "st", cwd=tmp_path)
+               "-s", "DOWNLOAD_DELAY=2", "--store", "st", cwd=tmp_path)
     assert add.returncode == 0, add.stderr
     job = JobStore(tmp_path / "st").get("blog")
     assert job.every_s == 21600 and job.out_dir == str(tmp_path / "runs") and job.urls == ["http://127.0.0.1:9/"]
     assert job.crawl_args[:4] == ["--max-pages", "50", "-s", "DOWNLOAD_DELAY=2"]
-    again = _cli("add", "blog", "http://127.0.0.1:9/", "--every", "1h", "-o", "runs", "--state", "st", cwd=tmp_path)
+    again = _cli("add", "blog", "http://127.0.0.1:9/", "--every", "1h", "-o", "runs", "--store", "st", cwd=tmp_path)
     assert again.returncode == 2 and "exists already" in again.stderr
-    bad = _cli("add", "x", "http://a/", "--cron", "0 3 * *", "-o", "runs", "--state", "st", cwd=tmp_path)
+    bad = _cli("add", "x", "http://a/", "--cron", "0 3 * *", "-o", "runs", "--store", "st", cwd=tmp_path)
     assert bad.returncode == 2 and "--cron" in bad.stderr
-    bad_setting = _cli("add", "y", "http://a/", "--every", "1h", "-o", "runs", "--max-pages", "many", "--state", "st",
+    bad_setting = _cli("add", "y", "http://a/", "--every", "1h", "-o", "runs", "--max-pages", "many", "--store", "st",
                        cwd=tmp_path)
     assert bad_setting.returncode == 2 and "--max-pages" in bad_setting.stderr
-    listed = _cli("list", "--state", "st", cwd=tmp_path)
+    listed = _cli("list", "--store", "st", cwd=tmp_path)
     assert "blog: http://127.0.0.1:9/ every 21600s" in listed.stdout and "never run" in listed.stdout
-    assert _cli("remove", "blog", "--state", "st", cwd=tmp_path).returncode == 0
+    assert _cli("remove", "blog", "--store", "st", cwd=tmp_path).returncode == 0
     assert JobStore(tmp_path / "st").jobs() == []
-    assert _cli("remove", "blog", "--state", "st", cwd=tmp_path).returncode == 2
+    assert _cli("remove", "blog", "--store", "st", cwd=tmp_path).returncode == 2
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_schedule_run_runs_a_ten_second_job_at_least_twice_in_35_seconds_without_overlap(tmp_path) -> None:
     with SiteServer(routes=small_site(6)) as server:
-        add = _cli("add", "site", server.url + "/", "--every", "10s", "-o", "runs", "--state", "st", *FAST, cwd=tmp_path)
+        add = _cli("add", "site", server.url + "/", "--every", "10s", "-o", "runs", "--store", "st", *FAST, cwd=tmp_path)
         assert add.returncode == 0, add.stderr
-        runner = subprocess.Popen([sys.executable, "-m", "boilerstrip", "schedule", "run", "--state", "st"],
+        runner = subprocess.Popen([sys.executable, "-m", "boilerstrip", "schedule", "run", "--store", "st"],
                                   cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             time.sleep(35)

@@ -2,7 +2,8 @@
 
 Reads any JSONL with ``url`` and ``text`` (ours or another tool's), prints a short summary per site and
 writes the reports asked for. Exit status: 0; 1 when a ``--fail-on`` rule has a finding (warn or fail) on
-some site, or the input cannot be read; 2 on bad arguments.
+some site, or the input cannot be read; 2 on bad arguments (an input that is not JSONL records: a
+manifest, a ledger, an HTML page, a folder, binary data, an empty file).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from boilerstrip.atomicfile import atomic_open
 from boilerstrip.check import RULES, CheckParams, check_records, failed_rules, render_html
 from boilerstrip.config import ConfigError, params_from_settings
+from boilerstrip.finishing.base import EMPTY, FinishContext, read_jsonl, records_file_problem
 
 HELP = "judge a crawl's JSONL per site: repeated lines, navigation words, first paragraphs, empty pages"
 
@@ -31,19 +33,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a BOILERSTRIP_CHECK_* setting (repeatable)")
 
 
-def _records(path: Path):
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError:
-                yield None
-                continue
-            yield value if isinstance(value, dict) else None
-
-
 def run(args: argparse.Namespace) -> int:
     settings: dict[str, str] = {}
     for pair in args.settings:
@@ -58,8 +47,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"boilerstrip check: {exc}", file=sys.stderr)
         return 2
     path = Path(args.input)
+    problem = records_file_problem(path)
+    if problem is not None:
+        what = "empty: there are no records to check" if problem == EMPTY else problem
+        print(f"boilerstrip check: {path} is {what}", file=sys.stderr)
+        return 2
+    context = FinishContext()
     try:
-        report = check_records((r for r in _records(path) if r is not None), params)
+        report = check_records(read_jsonl(path, context), params)
         if args.json:
             with atomic_open(Path(args.json), "w") as handle:
                 handle.write(json.dumps(report, ensure_ascii=False, indent=1) + "\n")
@@ -69,6 +64,12 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, UnicodeError) as exc:
         print(f"boilerstrip check: {exc}", file=sys.stderr)
         return 1
+    if context.invalid_lines:
+        print(f"boilerstrip check: skipped {len(context.invalid_lines)} line(s) that were not JSON objects "
+              f"(line {', '.join(map(str, context.invalid_lines[:5]))}{', ...' if len(context.invalid_lines) > 5 else ''})",
+              file=sys.stderr)
+    if not report["sites"]:
+        print(f"boilerstrip check: no page with a url and a text in {path}", file=sys.stderr)
     for site in report["sites"]:
         print(f"{site['site']}: {site['verdict']} ({site['pages']} pages, navigation lines on "
               f"{site['nav_word_share']:.1%}, first paragraph = title on {site['first_paragraph_match_share']:.1%})")

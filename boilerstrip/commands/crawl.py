@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import re
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -25,7 +28,8 @@ CHANGE_KINDS = ("new", "changed", "unchanged", "removed", "unseen")
 #: the stat the FinishingExtension sets (boilerstrip.extensions.finishing.STATUS; not imported: no Scrapy here)
 FINISHING_STATUS = "boilerstrip/finishing/status"
 
-__all__ = ["HELP", "add_arguments", "run", "feed_settings", "UsageError", "build_settings", "run_spider"]
+__all__ = ["HELP", "add_arguments", "run", "feed_settings", "UsageError", "build_settings", "run_spider",
+           "complete_bare_hosts", "check_state_dir"]
 
 HELP = "Crawl one or more sites politely and write one JSON line per page."
 
@@ -45,8 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", metavar="N", help="with --redis: run N local worker processes (default 1)")
 
 
-def add_crawl_options(parser: argparse.ArgumentParser) -> None:
-    """Options shared with ``boilerstrip demo`` and ``boilerstrip schedule add``."""
+def add_crawl_options(parser: argparse.ArgumentParser, resume: bool = True) -> None:
+    """Options shared with ``boilerstrip demo`` and ``boilerstrip schedule add`` (which has no ``--resume``:
+    each run of a job is a new crawl)."""
     parser.add_argument("--profile", metavar="NAME", help="settings profile (settings_profiles/NAME.py); default polite")
     parser.add_argument("--max-pages", metavar="N", help="admit at most N page requests")
     parser.add_argument("--max-depth", metavar="N", help="follow links at most N hops from a start URL")
@@ -54,7 +59,8 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-sitemaps", action="store_true", help="do not read robots.txt Sitemap: lines and /sitemap.xml")
     parser.add_argument("--drop-duplicates", action="store_true",
                         help="drop near-duplicate pages (default: kept, marked with duplicate_of and duplicate_similarity)")
-    parser.add_argument("--resume", action="store_true", help="continue an interrupted run into the same output")
+    if resume:
+        parser.add_argument("--resume", action="store_true", help="continue an interrupted run into the same output")
     parser.add_argument("--trail", action="store_true",
                         help="keep each record's block-by-block trail (blocks, page_blocks, page_block_hashes: what "
                              "`boilerstrip dedup` needs to redo template removal); default: lean records")
@@ -62,12 +68,33 @@ def add_crawl_options(parser: argparse.ArgumentParser) -> None:
                         help="write only new, changed and removed pages (BOILERSTRIP_RECRAWL_CHANGES_ONLY)")
     parser.add_argument("--allow-private", dest="allow_private", action="append", default=[], metavar="HOST:PORT",
                         help="also allow this private/loopback host:port (start URLs' own origins always are)")
+    parser.add_argument("--fields", metavar="LIST", help="write only these record fields, e.g. url,title,text "
+                        "(FEED_EXPORT_FIELDS; url is always written; default: all, see docs/schema.md)")
     parser.add_argument("-s", "--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
                         help="set a Scrapy/boilerstrip setting (beats the profile and the project)")
     parser.add_argument("--log-level", default="WARNING", metavar="LEVEL", help="Scrapy log level (default WARNING)")
 
 
 # -- checks ----------------------------------------------------------------------------------------------
+#: a host name or address with an optional port and path, and no scheme: ``example.org``, ``docs.example.org/guide``
+_BARE_HOST = re.compile(r"^(?:localhost|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?(?:[/?#]\S*)?$")
+
+
+def complete_bare_hosts(urls: list[str]) -> tuple[list[str], list[str]]:
+    """(the start URLs with ``https://`` put before a bare host, as trafilatura does; one note per URL so
+    completed). ``example.org`` -> ``https://example.org``; anything with a scheme is left as it is."""
+    done: list[str] = []
+    notes: list[str] = []
+    for url in urls:
+        text = str(url).strip()
+        if "://" not in text and _BARE_HOST.match(text):
+            done.append(f"https://{text}")
+            notes.append(f"note: {text!r} has no scheme: crawling https://{text}")
+        else:
+            done.append(url)
+    return done, notes
+
+
 def _count(value: str | None, name: str, minimum: int) -> int | None:
     if value is None:
         return None
@@ -84,6 +111,11 @@ def check_output(path: str | None) -> Path:
     """The output path, resolved, after proving its folder is writable (created if missing)."""
     if not path:
         raise UsageError("no output file: pass -o OUT.jsonl")
+    if path == "-":
+        # a crawl writes a file and its ledger, manifest and report beside it, and rewrites the file in its
+        # finishing pass: there is no stdout form of that
+        raise UsageError("-o - (stdout) is not supported: a crawl's output is a file with its ledger, manifest "
+                         "and report beside it; pass -o OUT.jsonl (then cat it), or use boilerstrip extract - for one page")
     out = Path(path).expanduser()
     if out.exists() and out.is_dir():
         raise UsageError(f"output {str(out)!r} is a directory, expected a file path")
@@ -98,6 +130,32 @@ def check_output(path: str | None) -> Path:
     if out.exists() and not os.access(out, os.W_OK):
         raise UsageError(f"cannot overwrite {str(out)!r}: permission denied")
     return out.resolve()
+
+
+def check_state_dir(path: str) -> Path:
+    """The ``--state`` folder, resolved: refused when it is a file, or cannot be made (nothing is written)."""
+    folder = Path(path).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--state {str(folder)!r} is a file; it expects a folder (the recurring crawl's history)")
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise UsageError(f"--state {str(folder)!r}: {str(existing)!r} is a file, not a folder")
+    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"--state {str(folder)!r}: cannot write to {str(existing)!r}: permission denied")
+    return folder.resolve()
+
+
+def check_fields(value: Any) -> list[str]:
+    """``--fields`` / ``-s FEED_EXPORT_FIELDS``: record field names (url always included); UsageError names
+    an unknown one."""
+    from boilerstrip.finishing.steps import field_list
+
+    fields = field_list(value)
+    unknown = [name for name in fields if name not in EXPORT_FIELDS]
+    if not fields or unknown:
+        raise UsageError(f"--fields (FEED_EXPORT_FIELDS): unknown field(s) {', '.join(unknown) or repr(value)}; "
+                         f"a record has {', '.join(EXPORT_FIELDS)}")
+    return fields
 
 
 LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
@@ -157,11 +215,13 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
     if getattr(args, "drop_duplicates", False):
         overrides["BOILERSTRIP_DUPLICATES_DROP_NEAR"] = "true"
     if getattr(args, "state", None):
-        overrides["BOILERSTRIP_STATE_DIR"] = str(Path(args.state).expanduser().resolve())
+        overrides["BOILERSTRIP_STATE_DIR"] = str(check_state_dir(args.state))
     if getattr(args, "trail", False):
         overrides["BOILERSTRIP_FEEDS_TRAIL"] = "true"
     if getattr(args, "changes_only", False):
         overrides["BOILERSTRIP_RECRAWL_CHANGES_ONLY"] = "true"
+    if getattr(args, "fields", None):
+        overrides["FEED_EXPORT_FIELDS"] = args.fields
     if getattr(args, "allow_private", None):
         from boilerstrip.safety.addresses import parse_host_port
 
@@ -187,6 +247,8 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
     for name, value in overrides.items():
         settings.set(name, value, priority="cmdline")
     settings.set("LOG_LEVEL", _check_log_level(settings.get("LOG_LEVEL")), priority="cmdline")
+    if "FEED_EXPORT_FIELDS" in overrides:
+        settings.set("FEED_EXPORT_FIELDS", check_fields(overrides["FEED_EXPORT_FIELDS"]), priority="cmdline")
 
     spider_kwargs: dict[str, Any] = {"start_urls": start_urls}
     if max_pages is not None:
@@ -207,6 +269,75 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     return settings, spider_kwargs
+
+
+#: SIGINT/SIGTERM received while the crawl is being built (see :func:`note_early_signals`)
+_EARLY_SIGNALS: list[int] = []
+
+
+def note_early_signals() -> None:
+    """From here until the crawl's own handler (:class:`ShutdownOnSignal`) is in place, a SIGINT or SIGTERM
+    is noted as well as raised (KeyboardInterrupt, SystemExit): a library that swallows exceptions around an
+    import (the crawl imports numpy, scipy, lxml...) must not make a Ctrl-C in the first seconds vanish."""
+
+    def early(signum: int, frame: Any = None) -> None:
+        _EARLY_SIGNALS.append(signum)
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + signum)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, early)
+
+
+class ShutdownOnSignal:
+    """SIGINT (Ctrl-C) and SIGTERM stop the crawl gracefully, however early they come: the spider closes as
+    ``shutdown`` (the manifest written, the output renamed, exit 1); a second one stops at once.
+
+    Scrapy's own handlers are installed only once the reactor runs, and a signal that comes before the
+    engine runs is lost there (the crawl then goes on to the end, or stops with no manifest); a terminal's
+    Ctrl-C in the first seconds of a crawl is exactly that. Here the handler is installed before the reactor
+    starts, and a stop asked for early waits until the engine runs."""
+
+    #: how often a stop asked for before the engine runs looks again
+    retry_s = 0.2
+
+    def __init__(self, crawler: Any) -> None:
+        self.crawler = crawler
+        self.received = 0
+
+    def install(self) -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self.handle)
+        if _EARLY_SIGNALS:  # one came while the crawl was being built and its KeyboardInterrupt was swallowed
+            self.handle(_EARLY_SIGNALS[-1])
+
+    def handle(self, signum: int, frame: Any = None) -> None:
+        from twisted.internet import reactor
+
+        self.received += 1
+        reactor.callFromThread(self.stop if self.received == 1 else self.kill, signal.Signals(signum).name)
+
+    def stop(self, name: str) -> None:
+        from twisted.internet import reactor
+
+        engine = self.crawler.engine
+        if engine is None or not engine.running:
+            if self.crawler.crawling or engine is None:
+                reactor.callLater(self.retry_s, self.stop, name)  # not started yet: stop it once it runs
+            return
+        logging.getLogger(__name__).warning("received %s: stopping the crawl (send it again to stop at once)", name)
+        from scrapy.utils.defer import deferred_from_coro
+
+        deferred_from_coro(self.crawler.stop_async())
+
+    def kill(self, name: str) -> None:
+        from twisted.internet import reactor
+
+        logging.getLogger(__name__).warning("received %s twice: stopping at once", name)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if reactor.running:
+            reactor.stop()
 
 
 def run_spider(settings: Any, spider_kwargs: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -232,8 +363,12 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any]) -> tuple[int, dict[
         outcome["error"] = failure.value
 
     deferred.addErrback(failed)
-    process.start()
+    ShutdownOnSignal(crawler).install()
+    process.start(install_signal_handlers=False)
     error = outcome.get("error")
+    if isinstance(error, (KeyboardInterrupt, SystemExit)):
+        print("boilerstrip crawl: interrupted before the crawl started; nothing written", file=sys.stderr)
+        return 1, {}
     if error is not None:
         kind = "bad setting" if isinstance(error, ConfigError) else type(error).__name__
         print(f"boilerstrip crawl: {kind}: {error}", file=sys.stderr)
@@ -251,15 +386,21 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any]) -> tuple[int, dict[
 
 
 def run(args: argparse.Namespace) -> int:
+    note_early_signals()
     try:
         if not args.urls:
             raise UsageError("no start URL: boilerstrip crawl URL [URL ...] -o OUT.jsonl")
         from boilerstrip.spiders.site import parse_start_urls
 
+        args.urls, notes = complete_bare_hosts(list(args.urls))
+        for note in notes:
+            print(f"boilerstrip crawl: {note}", file=sys.stderr)
         try:
             parse_start_urls(args.urls)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        if getattr(args, "state", None):
+            check_state_dir(args.state)  # before the output's folder is made
         out = check_output(args.output)
         settings, spider_kwargs = build_settings(args, out)
         workers = _count(getattr(args, "workers", None), "--workers", 0)
@@ -280,6 +421,9 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "redis", None):
         from boilerstrip.distributed.command import crawl_distributed
 
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # the coordinator's own handling, as before
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
         return crawl_distributed(args, settings, out, 1 if workers is None else workers)
     return crawl_and_finish(settings, spider_kwargs, out)
 
@@ -295,6 +439,7 @@ def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path) ->
     if status in ("done", "mismatch") and isinstance(summary, dict):
         print(f"boilerstrip crawl: finishing pass: {summary['pages']} pages, {summary['dropped']} duplicates dropped, "
               f"template report in {summary['report']}", file=sys.stderr)
+        print(f"boilerstrip crawl: {written_line(summary)} to {out}", file=sys.stderr)
         changes = summary.get("changes")
         if isinstance(changes, dict):
             print("boilerstrip crawl: changes: " + ", ".join(f"{changes.get(k, 0)} {k}" for k in CHANGE_KINDS)
@@ -339,6 +484,39 @@ def browser_misses(stats: dict[str, Any]) -> dict[str, int]:
         elif key.startswith("boilerstrip/render/placeholder/"):
             missed[f"render_placeholder:{key.rsplit('/', 1)[1]}"] = value
     return missed
+def written_line(summary: dict[str, Any]) -> str:
+    """What the output holds, in the words the progress and summary lines use: ``6 records written (4 pages,
+    2 tombstones; 121 unchanged pages left out by --changes-only)``."""
+    records = int(summary.get("records") or 0)
+    tombstones = int(summary.get("tombstones") or 0)
+    left_out = int(summary.get("unchanged_left_out") or 0)
+    detail = f"{records - tombstones} pages, {tombstones} tombstones" if tombstones else f"{records} pages"
+    if left_out:
+        detail += f"; {left_out} unchanged pages left out by --changes-only"
+    return f"{records} records written ({detail})"
+
+
+#: a tombstone line is a URL, a change, a reason and a time: a longer line is a page
+_TOMBSTONE_MAX_BYTES = 16384
+
+
+def _wrote_a_page(out: Path) -> bool:
+    """Whether ``out`` holds a page's record (not only a recurring crawl's tombstones); stops at the first."""
+    if not out.is_file():
+        return False
+    with open(out, "rb") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            if len(line) > _TOMBSTONE_MAX_BYTES:
+                return True
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and record.get("change") not in CHANGE_KINDS[3:]:
+                return True
+    return False
 
 
 #: ledger outcomes of a start URL that mean "the site could not be reached at all"
@@ -353,8 +531,8 @@ def unreachable_start_urls(out: Path, start_urls: list[str]) -> list[tuple[str, 
     layout = crawl_layout(out)
     if not start_urls or not layout.ledger.exists():
         return []
-    if out.exists() and out.stat().st_size > 0:
-        return []
+    if _wrote_a_page(out):
+        return []  # tombstones alone (a recurring crawl's removed/unseen lines) are not a crawl that did something
     outcomes: dict[str, str] = {}
     with open(layout.ledger, encoding="utf-8") as handle:
         for line in handle:

@@ -1,7 +1,8 @@
 """``boilerstrip export CRAWL.jsonl [MORE.jsonl ...] -o DIR``: a dataset for AI training from crawls.
 
 Argument parsing around :func:`boilerstrip.export.run_export` (the finishing runner with the dataset steps).
-Exit status: 0 done, 1 an input or the output could not be read or written, 2 bad arguments.
+Exit status: 0 done, 1 an input or the output could not be read or written, 2 bad arguments (an input that is
+not a crawl's records, such as its ledger or manifest, a folder or an HTML page, is one).
 """
 
 from __future__ import annotations
@@ -45,6 +46,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--license", default=defaults.license, help="the dataset card's license field (default: other)")
 
 
+def _lines(path: Path) -> int:
+    """The lines of an input (the progress line's total), counted in chunks."""
+    count = 0
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            count += chunk.count(b"\n")
+    return count
+
+
 def run(args: argparse.Namespace) -> int:
     from boilerstrip.export import ExportParams, FilterParams, NearDedupParams, run_export
 
@@ -61,21 +71,33 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"boilerstrip export: {exc}", file=sys.stderr)
         return 2
-    missing = [p for p in args.inputs if not Path(p).is_file()]
-    if missing:
-        print(f"boilerstrip export: no such file: {', '.join(missing)}", file=sys.stderr)
-        return 1
+    from boilerstrip.finishing.base import EMPTY, records_file_problem
+
+    for path in args.inputs:
+        problem = records_file_problem(path)
+        if problem == EMPTY:
+            print(f"boilerstrip export: note: {path} is empty (a crawl that wrote nothing)", file=sys.stderr)
+        elif problem is not None:
+            print(f"boilerstrip export: {path} is {problem}", file=sys.stderr)
+            return 2
     if params.include_opted_out:
         print("boilerstrip export: WARNING: --include-opted-out: pages whose sites said no to AI training are "
               "included; their ai_opt_out column names the signals", file=sys.stderr)
+    from boilerstrip.finishing.steps import PassProgress, ProgressTicker
+
+    progress = PassProgress(total=sum(_lines(Path(p)) for p in args.inputs), phase="reading records", label="export")
+    ticker = ProgressTicker(progress)
     try:
-        stats = run_export(args.inputs, args.output, params, index_dir=args.index, index_backend=args.index_backend)
+        stats = run_export(args.inputs, args.output, params, index_dir=args.index, index_backend=args.index_backend,
+                           progress=progress)
     except ValueError as exc:  # an index made with another recipe, a bad backend
         print(f"boilerstrip export: {exc}", file=sys.stderr)
         return 2
     except (OSError, UnicodeError) as exc:
         print(f"boilerstrip export: cannot export to {args.output}: {exc}", file=sys.stderr)
         return 1
+    finally:
+        ticker.stop()
     if stats["invalid_lines"]:
         print(f"boilerstrip export: skipped {stats['invalid_lines']} line(s) that were not JSON objects", file=sys.stderr)
     reasons = ", ".join(f"{r} {n}" for r, n in stats["excluded_by_reason"].items()) or "none"

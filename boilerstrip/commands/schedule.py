@@ -1,13 +1,16 @@
 """``boilerstrip schedule add|list|remove|run``: recurring crawls on a schedule.
 
-    boilerstrip schedule add NAME URL... (--every 6h | --cron "0 3 * * *") -o DIR [crawl options]
+    boilerstrip schedule add NAME URL... (--every 6h | --cron "0 3 * * *") -o DIR [--keep N] [--keep-days N]
+                             [--state DIR] [crawl options]
     boilerstrip schedule list
     boilerstrip schedule remove NAME
     boilerstrip schedule run [--only NAME]      # foreground: systemd, a container, a terminal
 
-Jobs are kept in the scheduler's state folder (``--state DIR``, default ``./.boilerstrip-state``;
-``<state>/schedule.json``). Each run writes ``DIR/NAME/<UTC time>.jsonl`` and its summary and updates
-``DIR/NAME/latest.jsonl`` (see :mod:`boilerstrip.schedule.runner`). Bad arguments exit 2.
+Jobs are kept in the scheduler's store, one folder whatever the working folder: ``--store DIR``, default
+``$XDG_STATE_HOME/boilerstrip`` or ``~/.local/state/boilerstrip`` (``<store>/schedule.json``). ``--state``
+means what it means for ``crawl``: the job's recurring-crawl history (default ``DIR/NAME/.boilerstrip-state``).
+Each run writes ``DIR/NAME/<UTC time>.jsonl`` and its summary and updates ``DIR/NAME/latest.jsonl`` (see
+:mod:`boilerstrip.schedule.runner`). Bad arguments exit 2.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from boilerstrip.commands.crawl import UsageError, add_crawl_options, build_settings
-from boilerstrip.schedule.jobs import JobError, JobStore, ScheduledJob, check_name, parse_every
+from boilerstrip.commands.crawl import UsageError, _count, add_crawl_options, build_settings, check_state_dir
+from boilerstrip.schedule.jobs import JobError, JobStore, ScheduledJob, check_name, default_store, parse_every
 from boilerstrip.state.layout import STATE_FOLDER
 
 __all__ = ["HELP", "add_arguments", "run", "crawl_argv"]
@@ -28,9 +31,10 @@ __all__ = ["HELP", "add_arguments", "run", "crawl_argv"]
 HELP = "Schedule recurring crawls (add, list, remove) and run the scheduler in the foreground (run)."
 
 
-def _state_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--state", default=STATE_FOLDER, metavar="DIR",
-                        help=f"the scheduler's state folder, where jobs are kept (default ./{STATE_FOLDER})")
+def _store_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", default=None, metavar="DIR",
+                        help=f"the scheduler's store, where jobs are kept (default {default_store()}: "
+                             "$XDG_STATE_HOME/boilerstrip or ~/.local/state/boilerstrip)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,16 +48,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     when.add_argument("--cron", metavar="EXPR", help='run at the times of a five-field cron expression, UTC ("0 3 * * *")')
     add.add_argument("-o", "--output", required=True, metavar="DIR", help="the folder the job's runs go to (DIR/NAME/)")
     add.add_argument("--replace", action="store_true", help="replace a job of the same name")
-    _state_option(add)
-    add_crawl_options(add)
+    add.add_argument("--keep", dest="keep_runs", metavar="N",
+                     help="keep the newest N runs, delete older ones after each run (latest.jsonl always stays)")
+    add.add_argument("--keep-days", dest="keep_days", metavar="N",
+                     help="delete runs older than N days after each run (latest.jsonl always stays)")
+    add.add_argument("--state", metavar="DIR", help="the job's recurring-crawl history, as for crawl "
+                     f"(default DIR/NAME/{STATE_FOLDER})")
+    _store_option(add)
+    add_crawl_options(add, resume=False)
     listing = sub.add_parser("list", help="list the jobs and their last runs")
-    _state_option(listing)
+    _store_option(listing)
     remove = sub.add_parser("remove", help="remove a job (its runs stay on disk)")
     remove.add_argument("name", metavar="NAME")
-    _state_option(remove)
+    _store_option(remove)
     runner = sub.add_parser("run", help="run the scheduler in the foreground until stopped (SIGTERM, Ctrl-C)")
     runner.add_argument("--only", action="append", default=[], metavar="NAME", help="run only this job (repeatable)")
-    _state_option(runner)
+    _store_option(runner)
 
 
 def crawl_argv(args: argparse.Namespace) -> list[str]:
@@ -68,10 +78,14 @@ def crawl_argv(args: argparse.Namespace) -> list[str]:
         argv.append("--no-sitemaps")
     if args.changes_only:
         argv.append("--changes-only")
+    if args.fields:
+        argv += ["--fields", args.fields]
     for entry in args.allow_private:
         argv += ["--allow-private", entry]
     for entry in args.settings:
         argv += ["-s", entry]
+    if getattr(args, "state", None):
+        argv += ["--state", str(Path(args.state).expanduser().resolve())]
     argv += ["--log-level", args.log_level]
     return argv
 
@@ -81,21 +95,24 @@ def _add(args: argparse.Namespace, store: JobStore) -> int:
     every = parse_every(args.every) if args.every else None
     cron = None
     if args.cron:
-        from apscheduler.triggers.cron import CronTrigger
+        from boilerstrip.schedule.runner import cron_trigger
 
-        try:
-            CronTrigger.from_crontab(args.cron, timezone=timezone.utc)
-        except ValueError as exc:
-            raise JobError(f"--cron: {exc}") from None
+        cron_trigger(args.cron)  # a bad expression, or one that never fires (0 0 31 2 *), is refused now
         cron = args.cron
-    if args.resume:
-        raise JobError("--resume is not a schedule option: each run is a new crawl")
-    args.urls = list(args.urls)
+    keep_runs = _count(args.keep_runs, "--keep", 1)
+    keep_days = _count(args.keep_days, "--keep-days", 1)
+    if args.state:
+        check_state_dir(args.state)
+    from boilerstrip.commands.crawl import complete_bare_hosts
+
+    args.urls, notes = complete_bare_hosts(list(args.urls))
+    for note in notes:
+        print(f"boilerstrip schedule: {note}", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix=".boilerstrip-check-") as tmp:
         build_settings(args, Path(tmp) / "check.jsonl")  # the crawl options are checked now, not at 3 a.m.
     out_dir = Path(args.output).expanduser().resolve()
     job = ScheduledJob(name=name, urls=args.urls, out_dir=str(out_dir), every_s=every, cron=cron,
-                       crawl_args=crawl_argv(args),
+                       crawl_args=crawl_argv(args), keep_runs=keep_runs, keep_days=keep_days,
                        created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     store.add(job, replace=args.replace)
     print(f"boilerstrip schedule: added {job.describe()}")
@@ -104,17 +121,19 @@ def _add(args: argparse.Namespace, store: JobStore) -> int:
 
 def _list(store: JobStore) -> int:
     jobs = store.jobs()
-    if not jobs:
+    if not jobs and not store.problems:
         print(f"no jobs in {store.path}")
     for job in jobs:
         last = store.last_run(job.name)
-        run = f"; last run {last['started_at']} exit {last['exit_code']}" if last else "; never run"
+        run = f"; last run {last.get('started_at')} exit {last.get('exit_code')}" if last else "; never run"
         print(job.describe() + run)
-    return 0
+    for problem in store.problems.values():
+        print(f"boilerstrip schedule: {store.path}: {problem}: skipped", file=sys.stderr)
+    return 2 if store.problems else 0
 
 
 def run(args: argparse.Namespace) -> int:
-    store = JobStore(args.state)
+    store = JobStore(args.store)
     try:
         if args.action == "add":
             return _add(args, store)
@@ -126,6 +145,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"boilerstrip schedule: removed {args.name} (its runs stay on disk)")
             return 0
     except (JobError, UsageError) as exc:
+        print(f"boilerstrip schedule: {exc}", file=sys.stderr)
+        return 2
+    try:
+        store.jobs()  # a jobs file that is not the jobs object stops here, in one line
+    except JobError as exc:
         print(f"boilerstrip schedule: {exc}", file=sys.stderr)
         return 2
     from boilerstrip.schedule.runner import Scheduler

@@ -39,7 +39,7 @@ from boilerstrip.distributed.connection import OUTAGE, redis_client
 from boilerstrip.distributed.store import KEY_ROOT, CrawlStore
 from boilerstrip.lifetime import parent_death_hook
 
-__all__ = ["CoordinatorParams", "coordinate", "CURRENT_KEY", "merge_outputs", "read_config"]
+__all__ = ["CoordinatorParams", "coordinate", "CURRENT_KEY", "merge_outputs", "read_config", "progress_line"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +57,15 @@ class CoordinatorParams:
     start_timeout_s: float = 120.0
     # After "done", how long workers get to close their spiders before they are terminated.
     worker_exit_timeout_s: float = 60.0
+    # How often a line sums up the workers' progress on stderr (the workers' own lines go to their logs).
+    progress_every_s: float = 10.0
+
+
+def progress_line(elapsed_s: float, settled: int, items: int, snap: Any) -> str:
+    """The coordinator's line: what every worker did together, from Redis."""
+    return (f"[boilerstrip] {elapsed_s:6.1f}s  (all workers) settled {settled}  extracted {items}  "
+            f"queued {snap.queued}  in flight {snap.inflight}  workers {snap.live}"
+            + (f" ({snap.dead} presumed dead)" if snap.dead else ""))
 
 
 def read_config(client: Any, crawl_id: str) -> dict[str, Any] | None:
@@ -119,6 +128,7 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
     finish_reason = "finished"
     looks = 0
     ever_started = False
+    began = last_line = time.monotonic()
     try:
         while True:
             if not client.exists(store.keys.config):  # Redis restarted empty (or flushed): the crawl is lost
@@ -127,6 +137,10 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
                                        params)
             store.requeue_dead()
             snap = store.snapshot()
+            if time.monotonic() - last_line >= params.progress_every_s:
+                last_line = time.monotonic()
+                print(progress_line(last_line - began, client.hlen(store.keys.outcomes), client.hlen(store.keys.records),
+                                    snap), file=sys.stderr, flush=True)
             ever_started = ever_started or (snap.live > 0 and snap.starting < snap.live) or bool(client.scard(store.keys.started))
             if ever_started and snap.done:
                 looks += 1
@@ -149,9 +163,15 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
             proc.terminate()
             proc.wait(timeout=10)
     counters = store.counters()
+    print(f"[boilerstrip] finished ({finish_reason}) in {time.monotonic() - began:.1f} s: "
+          f"{client.hlen(store.keys.records)} pages extracted by {workers} local worker(s); "
+          f"{counters.get('requeued', 0)} requests requeued, {counters.get('presumed_dead', 0)} worker(s) presumed dead, "
+          f"{counters.get('settled_again', 0)} settled again (see docs/distributed.md)", file=sys.stderr, flush=True)
     counters["workers_local"] = workers
     counters["worker_exit_codes"] = [p.returncode for p in procs]  # type: ignore[assignment]
     ok = merge_outputs(store, out, settings, finish_reason, started_at, counters)
+    if finish_reason == "finished":
+        print("[boilerstrip] finishing pass over the merged output...", file=sys.stderr, flush=True)
     status = finish(out, settings) if finish_reason == "finished" else "skipped"
     if client.get(CURRENT_KEY) == crawl_id.encode():
         client.delete(CURRENT_KEY)
@@ -275,6 +295,26 @@ def finish(out: Path, settings: Any) -> str:
     """The single-process crawl's finishing pass (FinishingExtension), once, over the merged output."""
     from boilerstrip.extensions.finishing import FinishingExtension
 
-    extension = FinishingExtension(out, settings)
+    stats = _Stats()
+    extension = FinishingExtension(out, settings, stats=stats)
     extension.reason = "finished"
-    return extension.finish()
+    status = extension.finish()
+    summary = stats.get("boilerstrip/finishing/summary")
+    if isinstance(summary, dict):  # the lines a single-process crawl prints (boilerstrip.commands.crawl)
+        print(f"boilerstrip crawl: finishing pass: {summary['pages']} pages, {summary['dropped']} duplicates dropped, "
+              f"{summary['records']} records written to {out}", file=sys.stderr, flush=True)
+        changes = summary.get("changes")
+        if isinstance(changes, dict):
+            print("boilerstrip crawl: changes: " + ", ".join(f"{n} {k}" for k, n in changes.items() if k != "cut_reason"),
+                  file=sys.stderr, flush=True)
+    return status
+
+
+class _Stats(dict):
+    """The few stats calls the finishing extension makes, kept in a dict (no crawler here)."""
+
+    def set_value(self, key: str, value: Any) -> None:
+        self[key] = value
+
+    def get_value(self, key: str, default: Any = None) -> Any:
+        return self.get(key, default)

@@ -40,6 +40,8 @@ from boilerstrip.urls import origin
 __all__ = ["Rfc9309RobotsMiddleware", "HostRobots", "robots_ready", "KIND_META"]
 
 logger = logging.getLogger(__name__)
+#: robots.txt fetches under way (a gauge: the progress line says pages wait for them)
+PENDING_STAT = "boilerstrip/robots/pending"
 
 #: signal: robots_ready(origin: str, robots: HostRobots) -- sent every time an origin's robots.txt resolves
 robots_ready = object()
@@ -133,11 +135,17 @@ class Rfc9309RobotsMiddleware:
     # -- fetching ------------------------------------------------------------------------------------
     async def _fetch(self, host: HostRobots) -> None:
         host.fetches += 1
+        stats = self.crawler.stats if self.crawler is not None else None
+        if stats is not None:  # a gauge the progress line shows: pages of this host wait for the file
+            stats.inc_value(PENDING_STAT)
         try:
             await self._fetch_and_apply(host)
         except Exception as exc:  # noqa: BLE001 - a bug here must not loop or allow everything
             logger.exception("robots.txt handling failed for %s", host.origin)
             self._apply(host, RobotsVerdict("disallow_all", "robots_unreachable", detail=type(exc).__name__), b"")
+        finally:
+            if stats is not None:
+                stats.inc_value(PENDING_STAT, -1)
 
     async def _fetch_and_apply(self, host: HostRobots) -> None:
         url = f"{host.origin}/robots.txt"

@@ -1,6 +1,6 @@
 """``boilerstrip export``: crawls' JSONL to a dataset for AI training, as steps of the finishing runner.
 
-``ReadInputs -> Normalise -> OptOutPolicy -> Language -> Quality -> Filters -> Pii -> ExactDedup ->
+``ReadInputs -> TooLong -> NewestVersion -> Normalise -> OptOutPolicy -> Language -> Quality -> Filters -> Pii -> ExactDedup ->
 NearDedup -> ShardWriter``; every document left out is dropped by one step with a reason and lands in
 ``excluded.jsonl``. Then ``stats.json`` and the dataset card (``README.md``). Pure Python (no Scrapy):
 py3langid, datasketch and pyarrow do the heavy lifting. See docs/export.md.
@@ -18,15 +18,16 @@ from typing import Any
 
 from boilerstrip.atomicfile import atomic_open
 from boilerstrip.finishing.base import Step, run_steps
+from boilerstrip.finishing.steps import CountProgress, PassProgress
 
 from .card import dataset_card, export_stats, size_category
 from .index import INDEX_FILE, DedupIndex, MemoryDedupIndex, MinHasher, SqliteDedupIndex
 from .params import ExportParams, FilterParams, GopherParams, NearDedupParams
 from .pii import replace_pii
 from .signals import QUALITY_FIELDS, gopher_failures, quality_signals
-from .steps import (ROW_FIELDS, ExactDedup, ExcludedLog, ExportContext, Filters, Language, NearDedup, Normalise,
-                    OptOutPolicy, Pii, Quality, ReadInputs, ShardWriter, document_id, normalise_text,
-                    parquet_schema)
+from .steps import (ROW_FIELDS, ExactDedup, ExcludedLog, ExportContext, Filters, Language, NearDedup, NewestVersion,
+                    Normalise, OptOutPolicy, Pii, Quality, ReadInputs, ShardWriter, TooLong, document_id,
+                    normalise_text, parquet_schema)
 
 __all__ = [
     "ExportParams", "FilterParams", "GopherParams", "NearDedupParams", "DedupIndex", "MemoryDedupIndex",
@@ -43,9 +44,11 @@ DEFAULT_INDEX_BACKEND = "boilerstrip.export.SqliteDedupIndex"
 
 
 def export_steps(inputs: Iterable[str | Path], out_dir: str | Path, params: ExportParams, index: DedupIndex,
-                 run_id: str) -> list[Step]:
-    return [
+                 run_id: str, progress: PassProgress | None = None) -> list[Step]:
+    steps: list[Step] = [
         ReadInputs(inputs),
+        TooLong(params.max_text_chars),
+        NewestVersion(),
         Normalise(),
         OptOutPolicy(include=params.include_opted_out),
         Language(max_chars=params.language_max_chars),
@@ -56,6 +59,10 @@ def export_steps(inputs: Iterable[str | Path], out_dir: str | Path, params: Expo
         NearDedup(index, run_id, params.near),
         ShardWriter(out_dir, params),
     ]
+    if progress is not None:  # reading counts every record; ExactDedup then sees them all before one is written
+        steps = [steps[0], CountProgress(progress, "reading records", then="deduplicating"), *steps[1:],
+                 CountProgress(progress, "writing rows")]
+    return steps
 
 
 def open_index(folder: str | Path, params: NearDedupParams, backend: str = DEFAULT_INDEX_BACKEND) -> DedupIndex:
@@ -70,7 +77,8 @@ def open_index(folder: str | Path, params: NearDedupParams, backend: str = DEFAU
 
 
 def run_export(inputs: Iterable[str | Path], out_dir: str | Path, params: ExportParams | None = None,
-               index_dir: str | Path | None = None, index_backend: str = DEFAULT_INDEX_BACKEND) -> dict[str, Any]:
+               index_dir: str | Path | None = None, index_backend: str = DEFAULT_INDEX_BACKEND,
+               progress: PassProgress | None = None) -> dict[str, Any]:
     """Export ``inputs`` (crawl JSONL files) to ``out_dir``; returns the stats written to ``stats.json``.
 
     With ``index_dir`` the dedup index is kept there and committed once every file is written, so a later
@@ -85,7 +93,7 @@ def run_export(inputs: Iterable[str | Path], out_dir: str | Path, params: Export
         excluded = ExcludedLog(out / EXCLUDED_FILE)
         context = ExportContext(excluded)
         try:
-            for _ in run_steps([], export_steps(inputs, out, params, index, run_id), context):
+            for _ in run_steps([], export_steps(inputs, out, params, index, run_id, progress), context):
                 pass
             excluded.finish()
         except BaseException:

@@ -99,6 +99,9 @@ def dataset_card(stats: Mapping[str, Any], params: ExportParams, name: str = "bo
          "train-ai=n`, `noai` in meta robots or `X-Robots-Tag`, TDMRep reservations) were left out: "
          f"{reasons.get('ai_opt_out', 0)} pages."), "",
         "## Processing", "",
+        "- Versions: of a URL in several crawls the newest version is kept (by fetch time; the others are "
+        f"`older_version`: {reasons.get('older_version', 0)}); a page a later crawl found removed is left out "
+        f"(`removed_later`: {reasons.get('removed_later', 0)}).",
         "- Deduplication across every input: exact (normalised text) and near (MinHash LSH, word "
         f"{params.near.shingle_words}-grams, {params.near.bands} bands of {params.near.rows_per_band} rows); "
         "of a duplicate group the document with the shortest, then smallest URL is kept.",

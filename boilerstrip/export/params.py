@@ -122,6 +122,12 @@ class ExportParams:
     language_max_chars: int = 2_000
     # The dataset card's license field (the crawled text stays under the source sites' terms).
     license: str = "other"
+    # A document whose text is longer is left out (too_long) as soon as it is read, before any step that
+    # costs memory in proportion to the text (word lists, n-grams, MinHash shingles: about 40 bytes per
+    # character). 2,000,000 characters is over 300,000 words, three times Gopher's own 100,000-word maximum:
+    # no web page's main text. It bounds an export's memory: a 128 MiB record cost 4 GB before
+    # (issue 30, item 11); now a record costs its line about three times while it is read, then nothing.
+    max_text_chars: int = 2_000_000
     filters: FilterParams = field(default_factory=FilterParams)
     near: NearDedupParams = field(default_factory=NearDedupParams)
 
@@ -132,3 +138,5 @@ class ExportParams:
             raise ValueError("shard_size and row_group_rows must be >= 1")
         if self.language_max_chars < 100:
             raise ValueError("language_max_chars must be >= 100")
+        if self.max_text_chars < 1:
+            raise ValueError("max_text_chars must be >= 1")

@@ -1,6 +1,6 @@
 """The export's steps, run by the finishing runner (:func:`boilerstrip.finishing.run_steps`).
 
-``ReadInputs -> Normalise -> OptOutPolicy -> Language -> Quality -> Filters -> Pii -> ExactDedup ->
+``ReadInputs -> TooLong -> NewestVersion -> Normalise -> OptOutPolicy -> Language -> Quality -> Filters -> Pii -> ExactDedup ->
 NearDedup -> ShardWriter -> WriteSummary``. Every step that leaves a document out calls ``Step.drop`` with a
 short reason; the export's context writes each drop to ``excluded.jsonl`` as it happens, so that file is
 exactly the drops and memory does not grow with them.
@@ -20,6 +20,7 @@ import os
 import re
 import unicodedata
 from collections import Counter
+from datetime import datetime, timezone
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,12 +33,12 @@ from boilerstrip.finishing.base import Dropped, FinishContext, Record, Spill, St
 from .index import DedupIndex, MinHasher
 from .language import LanguageIdentifier
 from .params import ExportParams, FilterParams, NearDedupParams
-from .pii import replace_pii
+from .pii import code_literals, replace_pii
 from .signals import QUALITY_FIELDS, gopher_failures, quality_signals
 
-__all__ = ["ExcludedLog", "ExportContext", "ReadInputs", "Normalise", "OptOutPolicy", "Language", "Quality",
+__all__ = ["ExcludedLog", "ExportContext", "ReadInputs", "TooLong", "NewestVersion", "Normalise", "OptOutPolicy", "Language", "Quality",
            "Filters", "Pii", "ExactDedup", "NearDedup", "ShardWriter", "ROW_FIELDS", "document_id",
-           "normalise_text", "crawl_name"]
+           "normalise_text", "crawl_name", "record_problem"]
 
 #: the columns of an exported row, in order (FineWeb's text/id/url/date first)
 ROW_FIELDS = ("text", "id", "url", "date", "title", "site", "crawl", "language", "language_score", "word_count",
@@ -66,6 +67,37 @@ def crawl_name(path: str | Path) -> str:
     return name
 
 
+#: the record fields the export reads, and the types each may have (None: the field may be missing or null)
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "url": (str,), "text": (str, type(None)), "markdown": (str, type(None)), "title": (str, type(None)),
+    "fetched_at": (str, type(None)), "date": (str, type(None)), "method": (str, type(None)),
+    "crawl": (str, type(None)), "change": (str, type(None)), "outcome": (str, type(None)),
+    "ai_opt_out": (list, type(None)), "flags": (list, type(None)),
+    "boilerplate_removed_chars": (int, type(None)),
+}
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def record_problem(record: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(field, what is wrong) when a record cannot be exported as it is (a field of the wrong type, a lone
+    surrogate that no UTF-8 file can hold); None when it can. Pure: the export leaves such a record out
+    with reason ``bad_record`` rather than fail on it."""
+    for name, types in _FIELD_TYPES.items():
+        value = record.get(name)
+        if not isinstance(value, types) or isinstance(value, bool):
+            return name, f"expected {' or '.join('null' if t is type(None) else t.__name__ for t in types)}, " \
+                          f"got {type(value).__name__}"
+        if isinstance(value, str) and _SURROGATE_RE.search(value):
+            return name, "a lone surrogate (not valid Unicode)"
+        if isinstance(value, list) and not all(isinstance(v, str) and not _SURROGATE_RE.search(v) for v in value):
+            return name, "expected a list of strings"
+    if not record["url"]:
+        return "url", "empty"
+    if (record.get("boilerplate_removed_chars") or 0) < 0:
+        return "boilerplate_removed_chars", "negative"
+    return None
+
+
 class ExcludedLog:
     """``context.dropped`` of an export: each drop is written to ``excluded.jsonl`` at once and counted by
     reason and site; nothing is kept in memory but the counts."""
@@ -81,7 +113,10 @@ class ExcludedLog:
 
     def append(self, dropped: Dropped) -> None:
         line = {"url": dropped.url, "reason": dropped.reason, "step": dropped.step, **dict(dropped.detail)}
-        self._handle.write(json.dumps(line, ensure_ascii=False, sort_keys=False) + "\n")
+        text = json.dumps(line, ensure_ascii=False, sort_keys=False)
+        if _SURROGATE_RE.search(text):
+            text = json.dumps(line, ensure_ascii=True, sort_keys=False)  # a bad record's URL: escaped, still JSON
+        self._handle.write(text + "\n")
         self.reasons[dropped.reason] += 1
         self.sites[site_of_url(dropped.url)] += 1
         self.total += 1
@@ -144,6 +179,86 @@ class ReadInputs(Step):
             self.count(context, "records", count)
 
 
+def _moment(value: Any) -> float | None:
+    """An ISO 8601 time (``2026-01-02T03:04:05Z``) as a POSIX timestamp; None when it is not one."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+class TooLong(Step):
+    """Leaves out a document whose text is longer than ``max_chars`` (``too_long``, with its length) as soon
+    as it is read: every later step costs memory in proportion to the text, and the record is let go here."""
+
+    name = "size"
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+
+    def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
+        for record in records:
+            text = record.get("text")
+            if isinstance(text, str) and len(text) > self.max_chars:
+                self.drop(record, "too_long", context, crawl=record.get("_crawl"), chars=len(text),
+                          max_chars=self.max_chars)
+                continue
+            yield record
+
+
+class NewestVersion(Step):
+    """A series of crawls of one site (a recurring job's runs) holds several versions of a URL: the newest
+    is kept (by ``fetched_at``, then the later input, then the later line); the others are left out as
+    ``older_version``. A tombstone (``change: removed``) removes its URL: every version fetched no later
+    than the tombstone's ``last_seen`` (a tombstone without it: every version) is left out as
+    ``removed_later``, whatever the order of the inputs; a version fetched after it (the page came back)
+    stays. ``unseen`` proves nothing and removes nothing. Sees every record first (spilled to a temporary
+    file, memory holds one small entry per URL)."""
+
+    name = "versions"
+
+    def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
+        newest: dict[str, tuple[tuple[float, int], str]] = {}  # url -> ((fetched, order), spill key)
+        removed: dict[str, float] = {}  # url -> the latest time a tombstone says it was gone by
+        with Spill() as spill:
+            for order, record in enumerate(records):
+                url = record.get("url")
+                if not isinstance(url, str) or record.get("outcome") in ("failed", "filtered"):
+                    yield record  # Normalise says what is wrong with it
+                    continue
+                if record.get("change") in TOMBSTONES:
+                    if record.get("change") == "removed":
+                        gone = _moment(record.get("last_seen"))
+                        removed[url] = max(removed.get(url, float("-inf")), float("inf") if gone is None else gone)
+                    yield record  # dropped as a tombstone by Normalise
+                    continue
+                fetched = _moment(record.get("fetched_at"))
+                rank = (float("-inf") if fetched is None else fetched, order)
+                key = str(order)
+                spill.put(key, record)
+                kept = newest.get(url)
+                if kept is None or rank > kept[0]:
+                    if kept is not None:
+                        self._older(spill.get(kept[1]), context)
+                    newest[url] = (rank, key)
+                else:
+                    self._older(record, context)
+            for url, ((fetched, _), key) in newest.items():
+                record = spill.get(key)
+                if url in removed and fetched <= removed[url]:
+                    self.drop(record, "removed_later", context, crawl=record.get("_crawl"), fetched_at=record.get("fetched_at"))
+                    continue
+                yield record
+
+    def _older(self, record: Record, context: FinishContext) -> None:
+        self.drop(record, "older_version", context, crawl=record.get("_crawl"), fetched_at=record.get("fetched_at"))
+
+
 class Normalise(Step):
     """A crawl record becomes an export row: normalised text, stable id, FineWeb's fields."""
 
@@ -154,6 +269,10 @@ class Normalise(Step):
             crawl = record.get("_crawl") or record.get("crawl") or ""
             if record.get("change") in TOMBSTONES:  # a recurring crawl's page that is gone (or unseen)
                 self.drop(record, f"tombstone_{record['change']}", context, crawl=crawl)
+                continue
+            problem = record_problem(record)
+            if problem is not None:
+                self.drop(record, "bad_record", context, crawl=crawl, field=problem[0], problem=problem[1])
                 continue
             if not is_page(record):
                 self.drop(record, "not_a_page", context, crawl=crawl, outcome=record.get("outcome"))
@@ -175,6 +294,7 @@ class Normalise(Step):
                 "crawl": crawl,
                 "ai_opt_out": sorted(str(s) for s in (record.get("ai_opt_out") or [])),
                 "_digest": digest,  # the exact-duplicate key (of the text before PII replacement)
+                "_code_addresses": code_literals(record.get("markdown") if isinstance(record.get("markdown"), str) else None),
                 "_crawl_quality": {
                     "template_removed_fraction": round(removed / (removed + len(text)), 4) if removed else 0.0,
                     "extraction_method": record.get("method") or None,
@@ -272,8 +392,9 @@ class Pii(Step):
 
     def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
         for record in records:
+            in_code = record.pop("_code_addresses", frozenset())
             if not self.keep:
-                record["text"], counts = replace_pii(record["text"])
+                record["text"], counts = replace_pii(record["text"], keep=in_code)
                 for kind, n in counts.items():
                     self.count(context, f"replaced/{kind}", n)
             yield record

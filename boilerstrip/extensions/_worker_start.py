@@ -13,7 +13,7 @@ import signal
 
 from boilerstrip.lifetime import die_with_parent
 
-__all__ = ["WORKER_MODULES", "start_worker", "warm_up"]
+__all__ = ["WORKER_MODULES", "start_worker", "warm_up", "ignore_interrupts"]
 
 #: the modules of the jobs the crawl sends its workers: the render decision, the page's reading, and the
 #: finishing pass's clean and MinHash (datasketch, which imports scipy: 0.8 s on the 2-core machine, once in
@@ -37,7 +37,8 @@ def warm_up() -> None:
 
 
 def start_worker() -> None:
-    """Each worker process's first act (the pool's ``initializer``): die with the crawl.
+    """Each worker process's first act (the pool's ``initializer``): ignore a terminal's Ctrl-C
+    (:func:`ignore_interrupts`) and die with the crawl.
 
     A worker is forked from the forkserver, which exits when the crawl's end of its "alive" pipe closes,
     that is when the crawl exits, however it dies. Two things stood in the way after a ``kill -9``: every
@@ -48,6 +49,7 @@ def start_worker() -> None:
     """
     from multiprocessing import forkserver
 
+    ignore_interrupts()
     server_pid = os.getppid()
     server = getattr(forkserver, "_forkserver", None)
     alive_fd = getattr(server, "_forkserver_alive_fd", None)
@@ -74,3 +76,8 @@ def _alive(pid: int | None) -> bool:
     except PermissionError:
         return True
     return True
+def ignore_interrupts() -> None:
+    """Each worker process's initializer: a Ctrl-C at the terminal sends SIGINT to the whole process group,
+    workers included; the crawl's own process drives the shutdown (it stops the crawl, writes the manifest,
+    then closes the pool), so a worker must not die of it mid-page."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

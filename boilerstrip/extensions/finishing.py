@@ -29,7 +29,7 @@ from boilerstrip.boilerplate.duplicates import lsh_bands
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings
 from boilerstrip.feeds import FeedParams
 from boilerstrip.finishing import FinishContext, finish_crawl
-from boilerstrip.finishing.steps import bands_key
+from boilerstrip.finishing.steps import PassProgress, ProgressTicker, bands_key, field_list
 from boilerstrip.state import StateParams, crawl_layout, feed_output, open_state
 
 __all__ = ["FinishingExtension", "STATUS", "mark_finishing_failed"]
@@ -153,15 +153,20 @@ class FinishingExtension:
         layout = crawl_layout(self.output)
         context = FinishContext(executor=self._executor(), ahead=dict(self.ahead))
         step = "state"
+        progress = PassProgress(total=_lines(self.output))
+        ticker = ProgressTicker(progress) if component_enabled(self.settings, "progress") else None
         try:
             context.state = open_state(state_params, self.output)
             try:
                 step = "pass"
                 summary = finish_crawl(self.output, self.output, params, layout.report_dir, dup_params=dup_params,
                                        duplicates_enabled=component_enabled(self.settings, "duplicates"),
-                                       context=context, change=change, learned=self.learned, trail=trail)
+                                       context=context, change=change, learned=self.learned, trail=trail,
+                                       fields=selected_fields(self.settings), progress=progress)
                 step = "state"
             finally:
+                if ticker is not None:
+                    ticker.stop()
                 context.state.close()  # saves what the pass learned: a full disk fails it here
         except Exception as exc:  # any step's error fails the run (sqlite3's too), never a log line
             failed = context.failed_step or step
@@ -174,6 +179,8 @@ class FinishingExtension:
             for key, count in sorted(context.counts.items()):
                 self.stats.set_value(f"{STATS}/{key}", count)
             self.stats.set_value(f"{STATS}/summary", {"pages": summary["pages"], "records": summary["records_out"],
+                                                     "tombstones": summary["tombstones_out"],
+                                                     "unchanged_left_out": context.counts.get("change/dropped/unchanged", 0),
                                                      "dropped": summary["dropped_duplicates"],
                                                      "report": summary.get("report"),
                                                      "changes": summary.get("changes")})
@@ -226,6 +233,25 @@ def mark_finishing_failed(manifest: Path, failure: dict[str, str]) -> None:
         atomic_write_json(manifest, data)
     except (OSError, ValueError) as exc:
         logger.error("cannot record the failed finishing pass in %s: %s", manifest, exc)
+def _lines(path: Path) -> int:
+    """The lines of ``path`` (the pass's total), counted in chunks."""
+    count = 0
+    try:
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                count += chunk.count(b"\n")
+    except OSError:
+        return 0
+    return count
+
+
+def selected_fields(settings: Any) -> list[str] | None:
+    """``FEED_EXPORT_FIELDS`` when it selects fewer fields than a record has (``crawl --fields``), else None.
+    The crawl's feed writes whole records (the pass needs their blocks and hashes); the pass writes these."""
+    from boilerstrip.items import EXPORT_FIELDS
+
+    fields = field_list(settings.get("FEED_EXPORT_FIELDS"))
+    return fields if fields and fields != list(EXPORT_FIELDS) else None
 
 
 def _ledger_outcomes(path: Path) -> dict[str, str] | None:

@@ -2,7 +2,8 @@
 
 On a terminal the progress line is redrawn every ``BOILERSTRIP_PROGRESS_INTERVAL_S`` seconds; otherwise a
 plain line is printed every ``BOILERSTRIP_PROGRESS_PLAIN_INTERVAL_S`` seconds (0 = only the summary).
-Counts come from Scrapy's stats: pages fetched (responses received), items written, and skipped /
+Counts come from Scrapy's stats: pages fetched (responses received), pages extracted (items; the finishing
+pass then says how many records the output holds, which ``--changes-only`` and tombstones change), and skipped /
 failed URLs by reason (``boilerstrip/filtered/<reason>``, ``boilerstrip/failed/<reason>``).
 """
 
@@ -39,6 +40,25 @@ class ProgressParams:
 def _by_prefix(stats: dict[str, Any], prefix: str) -> dict[str, int]:
     found = {key[len(prefix) :]: int(value) for key, value in stats.items() if key.startswith(prefix)}
     return dict(sorted(found.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+#: the robots middleware's gauge of robots.txt fetches under way, and its count of unreachable verdicts
+#: (boilerstrip.downloadermiddlewares.robots; not imported: a component does not import another)
+ROBOTS_PENDING = "boilerstrip/robots/pending"
+ROBOTS_UNREACHABLE = "boilerstrip/robots/fetch/robots_unreachable"
+
+
+def robots_wait(stats: dict[str, Any]) -> str:
+    """The progress line's note while pages wait for a robots.txt: a host that does not answer looks like a
+    stalled crawl (fetched 0) for as long as its robots.txt is retried."""
+    pending = int(stats.get(ROBOTS_PENDING, 0) or 0)
+    unreachable = int(stats.get(ROBOTS_UNREACHABLE, 0) or 0)
+    if pending > 0:
+        retry = f", {unreachable} unreachable so far: retrying" if unreachable else ""
+        return f"  [waiting for robots.txt of {pending} host(s){retry}]"
+    if unreachable and not stats.get("item_scraped_count"):
+        return f"  [robots.txt unreachable {unreachable} time(s): its pages wait for a retry]"
+    return ""
 
 
 def format_counts(counts: dict[str, int]) -> str:
@@ -87,8 +107,8 @@ class ProgressExtension:
         top = dict(list(s["filtered"].items())[: self.params.live_reasons])
         detail = f" ({format_counts(top)}{', ...' if len(s['filtered']) > len(top) else ''})" if top else ""
         return (
-            f"[boilerstrip] {s['elapsed_s']:6.1f}s  fetched {s['fetched']}  written {s['written']}  "
-            f"skipped {skipped}{detail}  failed {failed}  ({rate:.1f} pages/s)"
+            f"[boilerstrip] {s['elapsed_s']:6.1f}s  fetched {s['fetched']}  extracted {s['written']}  "
+            f"skipped {skipped}{detail}  failed {failed}  ({rate:.1f} pages/s){robots_wait(self.stats.get_stats())}"
         )
 
     def tick(self) -> None:
@@ -117,7 +137,7 @@ class ProgressExtension:
         rate = s["fetched"] / s["elapsed_s"] if s["elapsed_s"] > 0 else 0.0
         lines = [
             f"[boilerstrip] finished ({reason or 'unknown'}) in {s['elapsed_s']:.1f} s: "
-            f"{s['fetched']} pages fetched, {s['written']} items written ({rate:.1f} pages/s)",
+            f"{s['fetched']} pages fetched, {s['written']} pages extracted ({rate:.1f} pages/s)",
             f"[boilerstrip]   skipped by reason: {format_counts(s['filtered'])}",
             f"[boilerstrip]   failed by reason: {format_counts(s['failed'])}",
         ]

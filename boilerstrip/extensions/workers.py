@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import signal
 import threading
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -128,7 +129,9 @@ class WorkerPool:
         workers = self.params.workers
         if self.params.pool == "thread":
             return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="boilerstrip-worker")
-        executor = ProcessPoolExecutor(max_workers=workers, mp_context=_process_context(), initializer=start_worker)
+        context = _process_context()
+        _start_server_deaf_to_interrupts(context)
+        executor = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=start_worker)
         launched: Future = Future()
 
         def launch() -> None:
@@ -179,6 +182,24 @@ class WorkerPool:
             if attempt == _RETRIES:
                 raise WorkerDied(f"the worker process reading this page died {attempt + 1} times") from None
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _start_server_deaf_to_interrupts(context: Any) -> None:
+    """Start the forkserver now, with SIGINT blocked: it inherits the mask (through its exec too), so a
+    Ctrl-C sent to the whole process group by a terminal neither kills it while it loads WORKER_MODULES nor
+    reaches the workers it forks; the crawl's own process gets the Ctrl-C as soon as the mask is lifted and
+    drives the shutdown. Only from the main thread (the reactor's), where the pool is started; the resource
+    tracker is started first because starting it lifts the mask of the thread that starts it."""
+    if context.get_start_method() != "forkserver" or threading.current_thread() is not threading.main_thread():
+        return
+    from multiprocessing import forkserver, resource_tracker
+
+    resource_tracker.ensure_running()
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def _process_context() -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 
 from boilerstrip.boilerplate.params import BoilerplateParams, DuplicateParams
 
-from .base import Dropped, FinishContext, Record, Spill, Step, dump_record, is_page, read_jsonl, run_steps
+from .base import TOMBSTONES, Dropped, FinishContext, Record, Spill, Step, dump_record, is_page, read_jsonl, run_steps
 from .change import ChangeStep
 from .steps import MarkDuplicates, SortByUrl, TemplateReport, TemplateStep, WriteJsonl, crawl_steps
 
@@ -54,10 +54,13 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
                  report_dir: str | Path | None = None, dup_params: DuplicateParams | None = None,
                  state: Any = None, duplicates_enabled: bool = True,
                  context: FinishContext | None = None, change: Step | None = None,
-                 learned: bool = False, trail: bool = False) -> dict[str, Any]:
+                 learned: bool = False, trail: bool = False, fields: Any = None,
+                 progress: Any = None) -> dict[str, Any]:
     """The crawl's finishing pass file to file (``out_path`` may be ``in_path``), streaming: memory holds
     the model, offsets and duplicate signatures, not the records. ``trail``: the output keeps the records'
-    block-by-block trail (default: lean records). Returns a summary."""
+    block-by-block trail (default: lean records); ``fields``: write only these fields
+    (``FEED_EXPORT_FIELDS``; every step still sees whole records); ``progress``: a
+    :class:`~boilerstrip.finishing.steps.PassProgress` the steps count into. Returns a summary."""
     context = context if context is not None else FinishContext(state=state)
     records_in = 0
 
@@ -67,14 +70,18 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
             records_in += 1
             yield record
 
-    written = sum(1 for _ in run_steps(counted(), crawl_steps(out_path, params, dup_params, report_dir,
-                                                              duplicates_enabled, change, learned, trail),
-                                               context))
+    written = tombstones = 0
+    for record in run_steps(counted(), crawl_steps(out_path, params, dup_params, report_dir, duplicates_enabled,
+                                                   change, learned, trail, fields, progress), context):
+        written += 1
+        tombstones += record.get("change") in TOMBSTONES
+
     dropped = sorted((context.report.get("duplicates") or {}).get("dropped", []), key=lambda d: d["url"])
     report = context.report.get("template_report", {})
     summary: dict[str, Any] = {
         "records_in": records_in,
-        "records_out": written,
+        "records_out": written,  # the lines written: pages and tombstones
+        "tombstones_out": tombstones,
         "pages": report.get("pages", 0),
         "dropped_duplicates": len(dropped),
         "dropped": dropped,

@@ -22,7 +22,7 @@ from typing import Any
 from boilerstrip.boilerplate.finish import dump_record
 
 __all__ = ["Record", "Dropped", "FinishContext", "Step", "run_steps", "Spill", "is_page", "dump_record",
-           "read_jsonl"]
+           "read_jsonl", "records_file_problem", "EMPTY"]
 
 Record = dict[str, Any]
 
@@ -109,10 +109,16 @@ def _named(stream: Iterable[Record], name: str, context: FinishContext) -> Itera
         raise
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def read_jsonl(path: str | Path, context: FinishContext | None = None) -> Iterator[Record]:
-    """The JSON objects of a JSONL file, in order; other lines are skipped and their numbers noted."""
+    """The JSON objects of a JSONL file, in order; other lines are skipped and their numbers noted. A
+    leading UTF-8 byte order mark is not part of the first record."""
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, 1):
+            if number == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM):]
             if not raw.strip():
                 continue
             try:
@@ -123,6 +129,81 @@ def read_jsonl(path: str | Path, context: FinishContext | None = None) -> Iterat
                 yield value
             elif context is not None:
                 context.invalid_lines.append(number)
+
+
+#: how much of a file :func:`records_file_problem` reads to tell what it is
+SNIFF_BYTES = 1 << 16
+#: ... and how many of its first complete lines it looks at
+SNIFF_LINES = 20
+#: the keys of a crawl's ledger line (``OUT.ledger.jsonl``): URL outcomes, not records
+_LEDGER_KEYS = frozenset({"url", "outcome", "reason", "detail"})
+EMPTY = "empty"
+
+
+def records_file_problem(path: str | Path) -> str | None:
+    """None when ``path`` looks like records (JSONL, one object a line, with a ``url``), else what it looks
+    like instead, for a one-line refusal: ``"a crawl's ledger (OUT.ledger.jsonl: ...)"``, ``"an HTML
+    page"``, :data:`EMPTY` (the caller decides whether an empty file is fine). Reads at most
+    ``SNIFF_BYTES``: a record longer than that is taken on trust."""
+    path = Path(path)
+    if not path.exists():
+        return "not there (no such file)"
+    if path.is_dir():
+        inside = sorted(p.name for p in path.glob("*.jsonl") if not p.name.endswith((".ledger.jsonl", ".deadletter.jsonl")))
+        hint = f"; its records: {', '.join(inside[:5])}" if inside else ""
+        return f"a folder, not a file{hint}"
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+            whole = not handle.read(1)
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    if head.startswith(_BOM):
+        head = head[len(_BOM):]
+    if not head.strip():
+        return EMPTY
+    if b"\x00" in head:
+        return "binary data, not JSON lines"
+    text = head.decode("utf-8", errors="replace")
+    first = text.lstrip()[:1]
+    if first == "<":
+        return "an HTML or XML page, not JSON lines"
+    if first == "[":
+        return "a JSON array, not JSON lines (one record a line)"
+    if first != "{":
+        return "text that is not JSON lines"
+    lines = text.splitlines()
+    if not whole and not text.endswith("\n"):
+        lines = lines[:-1]  # cut off at SNIFF_BYTES
+    if not lines:
+        return None  # one record longer than SNIFF_BYTES: taken on trust
+    objects = []
+    for line in lines[:SNIFF_LINES]:
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            value = None
+        objects.append(value)
+    if not any(isinstance(v, dict) for v in objects):
+        document = None
+        if whole:
+            try:
+                document = json.loads(text)
+            except ValueError:
+                pass
+        if isinstance(document, dict) and "finish_reason" in document and "run_id" in document:
+            return "a crawl's manifest (OUT.manifest.json), not its records: give OUT.jsonl beside it"
+        if isinstance(document, dict):
+            return "one JSON document, not JSON lines (one record a line)"
+        return "text that is not JSON lines"
+    records = [v for v in objects if isinstance(v, dict)]
+    if all("outcome" in v and set(v) <= _LEDGER_KEYS for v in records):
+        return "a crawl's ledger (OUT.ledger.jsonl: URL outcomes), not its records: give OUT.jsonl beside it"
+    if not any(isinstance(v.get("url"), str) for v in records):
+        return "JSON lines without a url field, not a crawl's records"
+    return None
 
 
 class Spill:

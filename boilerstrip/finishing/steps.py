@@ -12,9 +12,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import pickle
+import sys
 import tempfile
+import threading
+import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +39,9 @@ from .base import FinishContext, Record, Spill, Step, dump_record, is_page
 _AHEAD = 64
 _BATCH = 16
 
-__all__ = ["TemplateStep", "MarkDuplicates", "SortByUrl", "TemplateReport", "WriteJsonl", "crawl_steps"]
+__all__ = ["TemplateStep", "MarkDuplicates", "SortByUrl", "TemplateReport", "WriteJsonl", "crawl_steps", "select_fields",
+           "field_list", "TOMBSTONE_FIELDS", "PassProgress", "CountProgress", "PROGRESS_EVERY_S",
+           "ProgressTicker"]
 
 
 def _sorts_after(old: Record, new: Record) -> bool:
@@ -360,6 +365,28 @@ class TemplateReport(Step):
             context.report["template_report_path"] = str(self.folder / REPORT_JSON)
 
 
+#: what a tombstone line always keeps, whatever fields are selected: without them it reads as a page
+TOMBSTONE_FIELDS = ("url", "change", "reason", "last_seen")
+
+
+def select_fields(record: Record, fields: Sequence[str] | None) -> Record:
+    """The record with only ``fields`` (``FEED_EXPORT_FIELDS``, ``crawl --fields``), in that order; a
+    tombstone keeps ``TOMBSTONE_FIELDS`` too. None: the whole record."""
+    if not fields:
+        return record
+    keep = [*fields, *TOMBSTONE_FIELDS] if record.get("change") in ("removed", "unseen") else fields
+    return {name: record[name] for name in dict.fromkeys(keep) if name in record}
+
+
+def field_list(value: Any) -> list[str]:
+    """``FEED_EXPORT_FIELDS`` as a list of names (a comma-separated string, a list, or Scrapy's dict form,
+    whose keys are the names), ``url`` always first: the ledger and the next run read records by it."""
+    if isinstance(value, str):
+        value = value.split(",")
+    names = [str(f).strip() for f in (value or []) if str(f).strip()]
+    return ["url", *(n for n in dict.fromkeys(names) if n != "url")] if names else []
+
+
 class WriteJsonl(Step):
     """Writes every record as one JSON line to ``path``, atomically: the file appears, whole, only once
     the last record is written (so ``path`` may be the pass's own input). Yields the records on.
@@ -369,16 +396,84 @@ class WriteJsonl(Step):
 
     name = "write"
 
-    def __init__(self, path: str | Path, trail: bool = False) -> None:
+    def __init__(self, path: str | Path, fields: Sequence[str] | None = None, trail: bool = False) -> None:
         self.path = Path(path)
+        self.fields = list(fields) if fields else None
         self.trail = trail
 
     def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
         with atomic_open(self.path, "w") as out:
             for record in records:
-                out.write(dump_record(record if self.trail else without_trail(record)) + "\n")
+                out.write(dump_record(select_fields(record if self.trail else without_trail(record), self.fields))
+                          + "\n")
                 self.count(context, "records")
                 yield record
+
+
+#: how often a long finishing pass says how far it got (FinishingExtension; a pass under this says nothing)
+PROGRESS_EVERY_S = 5.0
+
+
+@dataclasses.dataclass
+class PassProgress:
+    """How far a finishing pass got, for a line every ``PROGRESS_EVERY_S`` (the extension's ticker reads
+    it from another thread: plain ints and strings, written by :class:`CountProgress` steps)."""
+
+    total: int = 0  # the records of the crawl's output (0: unknown)
+    phase: str = "reading"
+    done: int = 0
+    started: float = dataclasses.field(default_factory=time.monotonic)
+    label: str = "finishing pass"
+    #: phases with no count to show (work between two counters)
+    uncounted: tuple[str, ...] = ("building the template model", "deduplicating", "sorting")
+
+    def line(self) -> str:
+        counted = self.phase not in self.uncounted
+        of = f"/{self.total}" if self.total and counted else ""
+        count = f" {self.done}{of}" if counted else ""
+        return f"{self.label}: {self.phase}{count} ({time.monotonic() - self.started:.0f} s)"
+
+
+class ProgressTicker:
+    """Prints a pass's progress line on stderr every ``PROGRESS_EVERY_S`` while it runs (a thread: a crawl's
+    pass runs on the reactor thread, which nothing else wakes meanwhile; export and dedup run it too)."""
+
+    def __init__(self, progress: PassProgress, every_s: float = PROGRESS_EVERY_S) -> None:
+        self.progress = progress
+        self.every_s = every_s
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="boilerstrip-finishing-progress", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self.every_s):
+            print(f"[boilerstrip] {self.progress.line()}", file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join(timeout=self.every_s)
+
+
+class CountProgress(Step):
+    """Passes records on, counting them into ``progress`` under ``phase``; when its input is exhausted the
+    phase becomes ``then`` (the work that follows before the next counter moves)."""
+
+    name = "progress"
+
+    def __init__(self, progress: PassProgress, phase: str, then: str | None = None) -> None:
+        self.progress = progress
+        self.phase = phase
+        self.then = then
+
+    def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
+        progress = self.progress
+        count = 0
+        for record in records:
+            count += 1
+            progress.phase, progress.done = self.phase, count
+            yield record
+        if self.then:
+            progress.phase, progress.done = self.then, 0
 
 
 def crawl_steps(
@@ -390,6 +485,8 @@ def crawl_steps(
     change: Step | None = None,
     learned: bool = False,
     trail: bool = False,
+    fields: Sequence[str] | None = None,
+    progress: PassProgress | None = None,
 ) -> list[Step]:
     """The finishing pass of a crawl, as ordered steps; ``out`` None: nothing written (records yielded).
     ``change`` (a :class:`boilerstrip.finishing.change.ChangeStep`) goes after the final clean and
@@ -397,11 +494,16 @@ def crawl_steps(
     :class:`TemplateStep`. ``trail``: the output keeps the block-by-block trail (see :class:`WriteJsonl`)."""
     dup_params = dup_params or DuplicateParams()
     steps: list[Step] = [TemplateStep(params, learned=learned, sign=dup_params if duplicates_enabled else None)]
+    if progress is not None:
+        steps = [CountProgress(progress, "reading pages", then="building the template model"), *steps,
+                 CountProgress(progress, "cleaning pages", then="sorting")]
     if duplicates_enabled:
         steps.append(MarkDuplicates(dup_params))
     if change is not None:
         steps.append(change)
     steps += [SortByUrl(), TemplateReport(report_dir)]
     if out is not None:
-        steps.append(WriteJsonl(out, trail=trail))
+        steps.append(WriteJsonl(out, fields, trail=trail))
+    if progress is not None:
+        steps.append(CountProgress(progress, "writing records"))
     return steps

@@ -5,7 +5,10 @@
   ``<UTC time>.log`` and ``<UTC time>.summary.json`` (exit status, times, change counts), and on success
   points ``DIR/NAME/latest.jsonl`` at the new output (a hard link swapped in atomically). Runs of one job
   share the job's recurring-crawl state (``DIR/NAME/.boilerstrip-state``): each run fetches only what
-  changed and reports new / changed / removed against the last one.
+  changed and reports new / changed / removed against the last one. A run that failed (exit status not
+  0) never moves ``latest.jsonl``: its summary says so (``latest_kept``).
+- Retention: a job with ``keep_runs`` / ``keep_days`` deletes its older runs' files after each run
+  (:func:`prune_runs`); the run ``latest.jsonl`` is, and ``latest.jsonl`` itself, always stay.
 - One job never runs twice at once: APScheduler's ``max_instances=1`` inside the scheduler, and an
   exclusive ``DIR/NAME/.lock`` across processes (a second ``schedule run``, a manual run), held by the
   scheduler and by the crawl it started, so a crawl that outlives a killed scheduler still holds it.
@@ -22,6 +25,8 @@ import fcntl
 import json
 import logging
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -36,9 +41,9 @@ from boilerstrip.atomicfile import atomic_open
 from boilerstrip.lifetime import parent_death_hook
 from boilerstrip.state.layout import schedule_layout
 
-from .jobs import JobStore, ScheduledJob
+from .jobs import JobError, JobStore, ScheduledJob
 
-__all__ = ["run_job", "Scheduler", "trigger_of", "missed_run", "utc_stamp"]
+__all__ = ["run_job", "Scheduler", "trigger_of", "missed_run", "utc_stamp", "prune_runs", "cron_trigger"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,11 +61,16 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _change_counts(path: Path) -> tuple[int, dict[str, int]]:
+#: a recurring crawl's lines that are not pages (boilerstrip.finishing.base.TOMBSTONES; not imported: no Scrapy here)
+TOMBSTONES = ("removed", "unseen")
+
+
+def _change_counts(path: Path) -> tuple[int, int, dict[str, int]]:
+    """(lines of the output, of them pages (not tombstones), change counts of every line)."""
     counts: Counter = Counter()
-    records = 0
+    records = pages = 0
     if not path.is_file():
-        return 0, {}
+        return 0, 0, {}
     with open(path, encoding="utf-8", errors="replace") as handle:
         for line in handle:
             try:
@@ -69,9 +79,73 @@ def _change_counts(path: Path) -> tuple[int, dict[str, int]]:
                 continue
             if isinstance(record, dict):
                 records += 1
-                if record.get("change"):
+                if record.get("change") not in TOMBSTONES:
+                    pages += 1
+                if isinstance(record.get("change"), str):
                     counts[record["change"]] += 1
-    return records, dict(sorted(counts.items()))
+    return records, pages, dict(sorted(counts.items()))
+
+
+def cron_trigger(expression: str, now: datetime | None = None) -> Any:
+    """The CronTrigger of a five-field UTC expression; JobError when it is not one or never fires
+    (``0 0 31 2 *``: no February has a 31st)."""
+    from apscheduler.triggers.cron import CronTrigger
+
+    from .jobs import JobError
+
+    try:
+        trigger = CronTrigger.from_crontab(expression, timezone=timezone.utc)
+    except (ValueError, TypeError) as exc:
+        raise JobError(f"--cron {expression!r}: {exc}") from None
+    if trigger.get_next_fire_time(None, now or datetime.now(timezone.utc)) is None:
+        raise JobError(f"--cron {expression!r} never fires (no such date)")
+    return trigger
+
+
+def _run_stamps(layout: Any) -> list[str]:
+    """The UTC stamps of a job's runs on disk, oldest first (a run is its ``<stamp>.summary.json``)."""
+    suffix = ".summary.json"
+    return sorted(p.name[: -len(suffix)] for p in layout.folder.glob(f"*{suffix}") if _STAMP.match(p.name[: -len(suffix)]))
+
+
+_STAMP = re.compile(r"^\d{8}T\d{6}Z$")
+
+
+def prune_runs(job: ScheduledJob, now: datetime | None = None) -> list[str]:
+    """Delete the files of ``job``'s runs beyond its ``keep_runs`` newest and older than ``keep_days``; the
+    run ``latest.jsonl`` is and ``latest.jsonl`` itself always stay. Returns the stamps deleted."""
+    if not job.keep_runs and not job.keep_days:
+        return []
+    layout = schedule_layout(job.out_dir, job.name)
+    stamps = _run_stamps(layout)
+    now = now or datetime.now(timezone.utc)
+    doomed: set[str] = set()
+    if job.keep_runs:
+        doomed.update(stamps[: max(0, len(stamps) - job.keep_runs)])
+    if job.keep_days:
+        oldest = utc_stamp(now - timedelta(days=job.keep_days))
+        doomed.update(stamp for stamp in stamps if stamp < oldest)
+    latest = _inode(layout.latest)
+    for stamp in sorted(doomed):
+        if latest is not None and _inode(layout.run_output(stamp)) == latest:
+            doomed.discard(stamp)
+            continue
+        for path in layout.folder.glob(f"{stamp}.*"):
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+    if doomed:
+        logger.info("schedule: %s: deleted %d old run(s) (%s)", job.name, len(doomed), ", ".join(sorted(doomed)))
+    return sorted(doomed)
+
+
+def _inode(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 def _point_latest(latest: Path, target: Path) -> None:
@@ -123,40 +197,50 @@ def run_job(job: ScheduledJob, store: JobStore | None = None, python: str = sys.
                 if running is not None:
                     running.discard(child)
         finished = datetime.now(timezone.utc)
-        records, changes = _change_counts(out)
+        records, pages, changes = _change_counts(out)
         summary = {
             "job": job.name, "started_at": _iso(started), "finished_at": _iso(finished),
             "seconds": round((finished - started).total_seconds(), 3), "exit_code": code, "output": str(out),
-            "log": str(layout.run_log(stamp)), "records": records, "changes": changes,
+            "log": str(layout.run_log(stamp)),
+            # records: the output's lines; pages: those that are pages (not removed/unseen tombstones)
+            "records": records, "pages": pages, "tombstones": records - pages, "changes": changes,
             "latest_updated": False,
         }
         if code == 0 and out.is_file():
             _point_latest(layout.latest, out)
             summary["latest_updated"] = True
+        else:
+            previous = layout.latest.resolve() if layout.latest.exists() else None
+            summary["latest_kept"] = (f"the run failed (exit {code}): latest.jsonl still holds the last good run"
+                                      if previous is not None else f"the run failed (exit {code}): no latest.jsonl yet")
+            logger.warning("schedule: %s: %s (see %s)", job.name, summary["latest_kept"], layout.run_log(stamp))
         with atomic_open(layout.run_summary(stamp), "w") as handle:
             handle.write(json.dumps(summary, indent=1) + "\n")
         if store is not None:
             store.record_run(job.name, {"started_at": summary["started_at"], "finished_at": summary["finished_at"],
                                         "exit_code": code, "output": str(out)})
-        logger.info("schedule: %s finished (exit %s) in %.1f s: %s", job.name, code, summary["seconds"], changes)
+        logger.info("schedule: %s finished (exit %s) in %.1f s: %d records (%d pages, %d tombstones) %s", job.name,
+                    code, summary["seconds"], records, pages, records - pages, changes)
+        summary["pruned"] = prune_runs(job, finished)
         return summary
 
 
 def trigger_of(job: ScheduledJob) -> Any:
-    from apscheduler.triggers.cron import CronTrigger
+    """The job's APScheduler trigger; JobError when its cron expression is bad or never fires."""
     from apscheduler.triggers.interval import IntervalTrigger
 
     if job.every_s:
         return IntervalTrigger(seconds=job.every_s, timezone=timezone.utc)
-    return CronTrigger.from_crontab(job.cron, timezone=timezone.utc)
+    return cron_trigger(str(job.cron))
 
 
 def missed_run(job: ScheduledJob, last_run: dict[str, Any] | None, now: datetime) -> bool:
     """Whether ``job`` was due while no scheduler ran it. An interval job never run yet is due at once;
     a cron job never run waits for its first time."""
-    if last_run is None or not last_run.get("started_at"):
+    try:
+        last = datetime.strptime(str(last_run["started_at"]), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except (TypeError, KeyError, ValueError):  # never run, or a record someone edited: as if never run
         return bool(job.every_s)
-    last = datetime.strptime(last_run["started_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
     if job.every_s:
         return last + timedelta(seconds=job.every_s) <= now
     due = trigger_of(job).get_next_fire_time(None, last + timedelta(seconds=1))
@@ -176,9 +260,20 @@ class Scheduler:
         self._defs: dict[str, dict[str, Any]] = {}
         self._scheduler: Any = None
         self._lock = threading.Lock()
+        self._reported: dict[str, str] = {}  # job name -> the problem with its entry already logged
+        self._bad_triggers: dict[str, str] = {}  # job name -> why its trigger could not be made (logged once)
 
     def _wanted(self) -> dict[str, ScheduledJob]:
-        return {j.name: j for j in self.store.jobs() if not self.only or j.name in self.only}
+        try:
+            jobs = self.store.jobs()
+        except JobError as exc:  # the whole file is broken: say so, keep running what was read before
+            logger.error("schedule: %s", exc)
+            return {name: ScheduledJob(**definition) for name, definition in self._defs.items()}
+        for name, problem in sorted(self.store.problems.items()):
+            if problem != self._reported.get(name):
+                logger.error("schedule: %s: %s: skipped", self.store.path, problem)
+        self._reported = dict(self.store.problems)
+        return {j.name: j for j in jobs if not self.only or j.name in self.only}
 
     def sync(self) -> None:
         """Bring the scheduler's jobs in line with the jobs file (added, removed, changed)."""
@@ -192,11 +287,20 @@ class Scheduler:
             for name, job in sorted(wanted.items()):
                 if self._defs.get(name) == asdict(job):
                     continue
+                try:
+                    trigger = trigger_of(job)
+                except JobError as exc:
+                    if self._bad_triggers.get(name) != str(exc):
+                        logger.error("schedule: %s: %s: skipped", name, exc)
+                    self._bad_triggers[name] = str(exc)
+                    continue
+                self._bad_triggers.pop(name, None)
                 if name in self._defs:
                     self._scheduler.remove_job(name)
+                    del self._defs[name]
                 missed = missed_run(job, self.store.last_run(name), now)
                 options: dict[str, Any] = {"next_run_time": now} if missed else {}
-                self._scheduler.add_job(run_job, trigger_of(job), id=name, name=name,
+                self._scheduler.add_job(run_job, trigger, id=name, name=name,
                                         kwargs={"job": job, "store": self.store, "python": self.python,
                                                 "running": self.running},
                                         max_instances=1, coalesce=True, misfire_grace_time=None, **options)

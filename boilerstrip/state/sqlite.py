@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .base import STATE_SCHEMA_VERSION, PageCopy, SiteCounts, UrlState
 
-__all__ = ["SqliteState", "STATE_FILE", "open_sqlite"]
+__all__ = ["SqliteState", "STATE_FILE", "open_sqlite", "set_aside"]
 
 logger = logging.getLogger(__name__)
 
@@ -196,16 +196,70 @@ def open_sqlite(location: str | Path, file_name: str) -> tuple[Path, sqlite3.Con
     return path, db
 
 
+def _expected_columns() -> dict[str, list[str]]:
+    """Table -> its column names, as :data:`_SCHEMA` makes them (read from a scratch in-memory database)."""
+    scratch = sqlite3.connect(":memory:")
+    try:
+        scratch.executescript(_SCHEMA)
+        return {table: [row[1] for row in scratch.execute(f"PRAGMA table_info({table})")] for table in ("meta", *_TABLES)}
+    finally:
+        scratch.close()
+
+
+_COLUMNS = _expected_columns()
+
+
+def set_aside(path: Path, stamp: str | None = None) -> Path:
+    """Move an unreadable state file (and its ``-wal``/``-shm``) to ``<name>.broken-<UTC time>``; returns where."""
+    from datetime import datetime, timezone
+
+    stamp = stamp or datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    target = path.with_name(f"{path.name}.broken-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        source = path.with_name(path.name + suffix)
+        if source.exists():
+            source.replace(target.with_name(target.name + suffix))
+    return target
+
+
 class SqliteState:
+    """A state file that is not a readable state (random bytes, cut short, another program's tables) is set
+    aside (:func:`set_aside`, the path named in a warning) and the state starts empty: the next crawl
+    fetches every page whole and calls it ``new``, and the runs after it are recurring again."""
+
     def __init__(self, state_dir: str | Path) -> None:
-        self.path, db = open_sqlite(state_dir, STATE_FILE)
-        self._db: sqlite3.Connection | None = db
-        self._db.executescript(_SCHEMA)
-        self._check_version()
-        self._db.commit()
+        try:
+            self._open(state_dir)
+        except sqlite3.DatabaseError as exc:
+            broken = self.path
+            aside = set_aside(broken)
+            logger.warning("state %s is not a readable boilerstrip state (%s): moved to %s; starting from an empty "
+                           "state (this crawl fetches every page and calls it new)", broken, exc, aside)
+            self._open(state_dir)
         self.templates = _Templates(self._db)
         self.history = _History(self._db)
         self.pages = _PageCopies(self._db)
+
+    def _open(self, state_dir: str | Path) -> None:
+        self._db = None
+        self.path = Path(state_dir) if Path(state_dir).suffix == ".sqlite3" else Path(state_dir) / STATE_FILE
+        self.path, db = open_sqlite(state_dir, STATE_FILE)
+        self._db = db
+        try:
+            check = db.execute("PRAGMA quick_check").fetchone()
+            if check is None or check[0] != "ok":
+                raise sqlite3.DatabaseError(f"integrity check: {check[0] if check else 'no answer'}")
+            db.executescript(_SCHEMA)
+            for table, columns in _COLUMNS.items():
+                found = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+                if found != columns:
+                    raise sqlite3.DatabaseError(f"table {table} has columns {found}, expected {columns}")
+            self._check_version()
+            db.commit()
+        except sqlite3.DatabaseError:
+            db.close()
+            self._db = None
+            raise
 
     def _check_version(self) -> None:
         assert self._db is not None

@@ -1,0 +1,683 @@
+"""Everyday use (issue 26 and issue 30's validation items): what a user typing commands hits next.
+
+Argument checks (``-o -``, ``--state`` on a file, a bare host), wrong files given to export and check, a
+series of recurring crawls exported, the scheduler's store and retention. Pure or in-process where the
+process boundary is not the point; CLI subprocesses where exit codes and stderr lines are.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from boilerstrip.commands.crawl import complete_bare_hosts
+from conftest import ROOT
+
+
+def cli(*args: str, cwd=ROOT, env=None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "boilerstrip", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def one_line(proc: subprocess.CompletedProcess, command: str) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"boilerstrip {command}: "), lines[0]
+    return lines[0]
+
+
+# -- crawl: arguments -----------------------------------------------------------------------------------------
+def test_output_dash_is_refused_before_anything_is_written(tmp_path) -> None:
+    proc = cli("crawl", "http://127.0.0.1:9/", "-o", "-", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "-o - (stdout) is not supported" in one_line(proc, "crawl")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_state_on_a_file_is_refused_before_anything_is_written(tmp_path) -> None:
+    (tmp_path / "state").write_text("not a folder")
+    proc = cli("crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "out" / "o.jsonl"), "--state",
+               str(tmp_path / "state"))
+    assert proc.returncode == 2
+    assert "is a file; it expects a folder" in one_line(proc, "crawl")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state"]
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    ("example.org", "https://example.org"),
+    ("docs.example.org/guide/?a=1", "https://docs.example.org/guide/?a=1"),
+    ("localhost:8080", "https://localhost:8080"),
+    ("http://example.org/", "http://example.org/"),
+    ("ftp://example.org/", "ftp://example.org/"),
+    ("not a host", "not a host"),
+])
+def test_a_bare_host_is_taken_as_https(given, expected) -> None:
+    urls, notes = complete_bare_hosts([given])
+    assert urls == [expected]
+    assert bool(notes) == (given != expected)
+    if notes:
+        assert expected in notes[0]
+
+
+# -- export and check: the wrong file --------------------------------------------------------------------------
+RECORD = {"url": "http://a.example/p", "title": "P", "text": "Some words of a page " * 20, "fetched_at": "2026-01-01T00:00:00Z"}
+
+
+@pytest.fixture
+def wrong_files(tmp_path) -> dict[str, Path]:
+    """A crawl's records and every file beside them that is not records, plus garbage."""
+    out = tmp_path / "crawl"
+    out.mkdir()
+    (out / "o.jsonl").write_text(json.dumps(RECORD) + "\n")
+    (out / "o.ledger.jsonl").write_text(json.dumps({"url": RECORD["url"], "outcome": "item", "reason": ""}) + "\n")
+    (out / "o.manifest.json").write_text(json.dumps({"run_id": "x", "finish_reason": "finished", "output": {}}, indent=1))
+    (tmp_path / "page.html").write_text("<!doctype html><html><body><p>hi</p></body></html>")
+    (tmp_path / "array.json").write_text(json.dumps([RECORD]))
+    (tmp_path / "random.bin").write_bytes(bytes(range(256)) * 8)
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "nourl.jsonl").write_text(json.dumps({"a": 1}) + "\n")
+    return {"records": out / "o.jsonl", "ledger": out / "o.ledger.jsonl", "manifest": out / "o.manifest.json",
+            "html": tmp_path / "page.html", "array": tmp_path / "array.json", "binary": tmp_path / "random.bin",
+            "empty": tmp_path / "empty.jsonl", "nourl": tmp_path / "nourl.jsonl", "folder": out,
+            "missing": tmp_path / "nosuch.jsonl"}
+
+
+WRONG = {"ledger": "ledger", "manifest": "manifest", "html": "HTML", "array": "JSON array", "binary": "binary",
+         "nourl": "without a url", "folder": "o.jsonl", "missing": "no such file"}
+
+
+@pytest.mark.parametrize("kind", sorted(WRONG))
+def test_records_file_problem_says_what_a_wrong_file_is(wrong_files, kind) -> None:
+    from boilerstrip.finishing.base import EMPTY, records_file_problem
+
+    assert records_file_problem(wrong_files["records"]) is None
+    assert records_file_problem(wrong_files["empty"]) == EMPTY
+    assert WRONG[kind] in records_file_problem(wrong_files[kind])
+
+
+@pytest.mark.parametrize("kind", ["ledger", "manifest", "html", "folder", "missing"])
+def test_export_refuses_a_wrong_file_with_exit_2(wrong_files, tmp_path, kind) -> None:
+    proc = cli("export", str(wrong_files[kind]), "-o", str(tmp_path / "ds"), "--format", "jsonl")
+    assert proc.returncode == 2, proc.stderr
+    assert WRONG[kind] in one_line(proc, "export")
+    assert not (tmp_path / "ds").exists()
+
+
+@pytest.mark.parametrize("kind", ["html", "manifest", "ledger", "missing", "binary", "empty", "array"])
+def test_check_refuses_a_wrong_file_with_exit_2(wrong_files, kind) -> None:
+    proc = cli("check", str(wrong_files[kind]))
+    assert proc.returncode == 2, proc.stderr
+    line = one_line(proc, "check")
+    assert WRONG.get(kind, "empty") in line and "Errno" not in line
+    assert proc.stdout == ""
+
+
+def test_check_reads_a_record_after_a_byte_order_mark(tmp_path) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(RECORD).encode() + b"\n")
+    proc = cli("check", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert "a.example" in proc.stdout and "(1 pages" in proc.stdout
+
+
+# -- export: one bad record never sinks the export ------------------------------------------------------------
+def rows(folder: Path) -> list[dict]:
+    return [json.loads(line) for shard in sorted((folder / "data").glob("*.jsonl"))
+            for line in shard.read_text(encoding="utf-8").splitlines()]
+
+
+def excluded(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "excluded.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def words(n: int, seed: str) -> str:
+    return " ".join(f"{seed}{i} word{i % 7} thing{i % 11}" for i in range(n))
+
+
+def test_export_leaves_out_a_bad_record_with_its_reason(tmp_path) -> None:
+    from boilerstrip.export import ExportParams, run_export
+
+    good = {"url": "http://a.example/good", "text": words(40, "g"), "fetched_at": "2026-01-01T00:00:00Z"}
+    lines = [
+        json.dumps({"url": "http://a.example/", "text": 5}),
+        json.dumps({"url": "http://a.example/t", "text": words(40, "t"), "fetched_at": 1767225600}),
+        '{"url": "http://a.example/s", "text": "bad \\ud800 ' + words(40, "s") + '"}',
+        json.dumps({"url": "http://a.example/o", "text": words(40, "o"), "ai_opt_out": "robots"}),
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + (json.dumps(good) + "\n" + "\n".join(lines) + "\n").encode())
+    stats = run_export([path], tmp_path / "ds", ExportParams(format="jsonl"))
+    assert [r["url"] for r in rows(tmp_path / "ds")] == ["http://a.example/good"]  # the one after the BOM too
+    bad = {e["url"]: (e["reason"], e["field"]) for e in excluded(tmp_path / "ds")}
+    assert bad == {"http://a.example/": ("bad_record", "text"), "http://a.example/t": ("bad_record", "fetched_at"),
+                   "http://a.example/s": ("bad_record", "text"), "http://a.example/o": ("bad_record", "ai_opt_out")}
+    assert stats["documents"] == 1
+
+
+# -- export: a series of recurring crawls ---------------------------------------------------------------------
+def series(tmp_path: Path) -> tuple[Path, Path]:
+    """Monday's crawl: /a, /b, /c; Tuesday's: /a edited, /b unchanged, /c gone (a tombstone)."""
+    monday = tmp_path / "2026-01-05.jsonl"
+    tuesday = tmp_path / "2026-01-06.jsonl"
+    mon, tue = "2026-01-05T03:00:00Z", "2026-01-06T03:00:00Z"
+    monday.write_text("\n".join(json.dumps(r) for r in [
+        {"url": "http://s.example/a", "text": words(60, "monday"), "fetched_at": mon, "change": "new"},
+        {"url": "http://s.example/b", "text": words(60, "bee"), "fetched_at": mon, "change": "new"},
+        {"url": "http://s.example/c", "text": words(60, "sea"), "fetched_at": mon, "change": "new"},
+    ]) + "\n")
+    tuesday.write_text("\n".join(json.dumps(r) for r in [
+        {"url": "http://s.example/a", "text": words(60, "tuesday"), "fetched_at": tue, "change": "changed"},
+        {"url": "http://s.example/b", "text": words(60, "bee"), "fetched_at": tue, "change": "unchanged"},
+        {"url": "http://s.example/c", "change": "removed", "reason": "404", "last_seen": "2026-01-05T03:05:00Z"},
+    ]) + "\n")
+    return monday, tuesday
+
+
+@pytest.mark.parametrize("order", ["in_order", "reversed"])
+def test_export_of_a_series_keeps_the_newest_version_and_honours_tombstones(tmp_path, order) -> None:
+    from boilerstrip.export import ExportParams, run_export
+
+    monday, tuesday = series(tmp_path)
+    inputs = [monday, tuesday] if order == "in_order" else [tuesday, monday]
+    stats = run_export(inputs, tmp_path / "ds", ExportParams(format="jsonl"))
+    kept = {r["url"].rsplit("/", 1)[1]: r for r in rows(tmp_path / "ds")}
+    assert sorted(kept) == ["a", "b"]
+    assert "tuesday0" in kept["a"]["text"] and kept["a"]["crawl"] == "2026-01-06"
+    assert kept["b"]["crawl"] == "2026-01-06"
+    reasons = sorted((e["url"].rsplit("/", 1)[1], e["reason"]) for e in excluded(tmp_path / "ds"))
+    assert reasons == [("a", "older_version"), ("b", "older_version"), ("c", "removed_later"),
+                       ("c", "tombstone_removed")]
+    # the card's counts agree with the rows and excluded.jsonl
+    assert stats["documents"] == 2 and stats["excluded"] == 4
+    card = (tmp_path / "ds" / "README.md").read_text()
+    assert "2 documents" in card and "4 left out" in card
+    assert "| `removed_later` | 1 |" in card and "| `older_version` | 2 |" in card
+
+
+def test_a_page_that_came_back_after_its_tombstone_stays(tmp_path) -> None:
+    from boilerstrip.export import ExportParams, run_export
+
+    monday, tuesday = series(tmp_path)
+    wednesday = tmp_path / "2026-01-07.jsonl"
+    wednesday.write_text(json.dumps({"url": "http://s.example/c", "text": words(60, "back"),
+                                     "fetched_at": "2026-01-07T03:00:00Z", "change": "new"}) + "\n")
+    run_export([wednesday, tuesday, monday], tmp_path / "ds", ExportParams(format="jsonl"))
+    kept = {r["url"].rsplit("/", 1)[1]: r for r in rows(tmp_path / "ds")}
+    assert sorted(kept) == ["a", "b", "c"] and "back0" in kept["c"]["text"]
+
+
+# -- the scheduler: one store, validation, retention ----------------------------------------------------------
+def schedule_env(tmp_path: Path) -> dict:
+    import os
+
+    return {**os.environ, "PYTHONPATH": str(ROOT), "XDG_STATE_HOME": str(tmp_path / "xdg")}
+
+
+def test_the_job_store_is_one_folder_whatever_the_working_folder(tmp_path) -> None:
+    env = schedule_env(tmp_path)
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir(), there.mkdir()
+    add = cli("schedule", "add", "docs", "example.org", "--every", "6h", "-o", str(tmp_path / "runs"), "--keep", "3",
+              cwd=here, env=env)
+    assert add.returncode == 0, add.stderr
+    listed = cli("schedule", "list", cwd=there, env=env)
+    assert listed.returncode == 0 and "docs: https://example.org every 21600s" in listed.stdout, listed
+    assert "(keeps 3 runs)" in listed.stdout
+    assert (tmp_path / "xdg" / "boilerstrip" / "schedule.json").is_file()
+    assert list(here.iterdir()) == [] and list(there.iterdir()) == []  # no .lock, no .boilerstrip-state
+    other = cli("schedule", "list", "--store", str(tmp_path / "elsewhere"), cwd=there, env=env)
+    assert "no jobs in" in other.stdout and not (tmp_path / "elsewhere").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--every", "99999999999999999999w"], "at most 520w"),
+    (["--cron", "0 0 31 2 *"], "never fires"),
+    (["--every", "1h", "--resume"], "unrecognized arguments: --resume"),
+    (["--every", "1h", "--keep", "0"], "--keep must be >= 1"),
+])
+def test_schedule_add_refuses_what_could_never_run(tmp_path, args, message) -> None:
+    proc = cli("schedule", "add", "x", "http://127.0.0.1:9/", "-o", str(tmp_path / "runs"), *args,
+               cwd=tmp_path, env=schedule_env(tmp_path))
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert not (tmp_path / "xdg" / "boilerstrip" / "schedule.json").exists()
+
+
+GOOD_JOB = {"name": "good", "urls": ["http://127.0.0.1:9/"], "out_dir": "/tmp/runs", "every_s": 3600}
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("[]", "holds a JSON list"),
+    ("{not json", "not readable JSON"),
+    (json.dumps({"jobs": []}), "'jobs' must be an object"),
+])
+def test_a_broken_jobs_file_is_one_line_not_a_traceback(tmp_path, content, message) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "schedule.json").write_text(content)
+    for action in ("list", "run"):
+        proc = cli("schedule", action, "--store", str(store), cwd=tmp_path, timeout=60)
+        assert proc.returncode == 2, proc.stderr
+        assert message in one_line(proc, "schedule") and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ({**GOOD_JOB, "name": "bad", "colour": "red"}, "unknown field(s) colour"),
+    ({"name": "bad", "urls": ["http://a/"]}, "missing field(s) out_dir"),
+    ({**GOOD_JOB, "name": "bad", "every_s": 10 ** 30}, "every_s must be"),
+    ({**GOOD_JOB, "name": "bad", "every_s": None, "cron": "0 0 31 2 *"}, "never fires"),
+])
+def test_a_broken_job_is_named_and_skipped_the_others_run(tmp_path, entry, message) -> None:
+    from boilerstrip.schedule import JobStore
+    from boilerstrip.schedule.runner import Scheduler
+
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "schedule.json").write_text(json.dumps({"jobs": {"good": GOOD_JOB, "bad": entry}}))
+    listed = cli("schedule", "list", "--store", str(store), cwd=tmp_path, timeout=60)
+    assert "good: http://127.0.0.1:9/" in listed.stdout and "Traceback" not in listed.stderr
+    if "never fires" not in message:
+        assert listed.returncode == 2 and message in listed.stderr and "bad" in listed.stderr
+
+    class Recorder:  # stands in for APScheduler's scheduler: what sync() asks of it
+        def __init__(self) -> None:
+            self.jobs: list[str] = []
+
+        def add_job(self, func, trigger, id, **kwargs) -> None:  # noqa: A002 - APScheduler's name
+            self.jobs.append(id)
+
+        def remove_job(self, name) -> None:
+            self.jobs.remove(name)
+
+    scheduler = Scheduler(JobStore(store))
+    scheduler._scheduler = Recorder()
+    scheduler.sync()
+    assert scheduler._scheduler.jobs == ["good"]
+
+
+def test_retention_keeps_the_newest_runs_and_never_latest(tmp_path) -> None:
+    import os
+    from datetime import datetime, timezone
+
+    from boilerstrip.schedule import ScheduledJob
+    from boilerstrip.schedule.runner import prune_runs
+    from boilerstrip.state import schedule_layout
+
+    layout = schedule_layout(tmp_path, "docs")
+    layout.folder.mkdir(parents=True)
+    stamps = [f"202612{day:02d}T030000Z" for day in range(1, 7)]
+    for stamp in stamps:
+        for suffix in (".jsonl", ".summary.json", ".log", ".ledger.jsonl", ".manifest.json"):
+            (layout.folder / f"{stamp}{suffix}").write_text(stamp)
+        (layout.folder / f"{stamp}.report").mkdir()
+        (layout.folder / f"{stamp}.report" / "template-report.json").write_text("{}")
+    os.link(layout.run_output(stamps[1]), layout.latest)  # the last good run is an old one (later ones failed)
+    job = ScheduledJob("docs", ["http://a/"], str(tmp_path), every_s=86400, keep_runs=2)
+    deleted = prune_runs(job, now=datetime(2026, 12, 7, tzinfo=timezone.utc))
+    assert deleted == [stamps[0], stamps[2], stamps[3]]
+    left = sorted({p.name.split(".")[0] for p in layout.folder.iterdir()})
+    assert left == [stamps[1], stamps[4], stamps[5], "latest"]
+    assert layout.latest.read_text() == stamps[1]
+    by_days = ScheduledJob("docs", ["http://a/"], str(tmp_path), every_s=86400, keep_days=2)
+    assert prune_runs(by_days, now=datetime(2026, 12, 7, 12, tzinfo=timezone.utc)) == [stamps[4]]
+
+
+# -- a recurring crawl of a site that is down -----------------------------------------------------------------
+@pytest.mark.timeout(300)
+def test_a_failed_run_exits_non_zero_and_never_replaces_latest(tmp_path) -> None:
+    from _crawlsite import FAST, small_site
+    from boilerstrip.demo.server import Reply, SiteServer
+    from boilerstrip.schedule import ScheduledJob, run_job
+    from boilerstrip.state import schedule_layout
+
+    with SiteServer(routes=small_site(3)) as server:
+        job = ScheduledJob("docs", [server.url + "/"], str(tmp_path / "runs"), every_s=3600, crawl_args=list(FAST))
+        first = run_job(job)
+        assert first["exit_code"] == 0 and first["latest_updated"], first
+        assert first["records"] == first["pages"] == 4 and first["tombstones"] == 0
+        good = schedule_layout(job.out_dir, job.name).latest.read_bytes()
+        gone = Reply(404, b"<html><body>Not here</body></html>", (("Content-Type", "text/html"),))
+        for path in list(server.routes):
+            server.routes[path] = gone
+        second = run_job(job)
+    assert second["exit_code"] == 1, Path(second["log"]).read_text()[-2000:]
+    assert "no start URL could be reached" in Path(second["log"]).read_text()
+    assert second["latest_updated"] is False and "latest.jsonl still holds the last good run" in second["latest_kept"]
+    assert schedule_layout(job.out_dir, job.name).latest.read_bytes() == good
+    assert second["pages"] == 0 and second["records"] == second["tombstones"]
+
+
+# -- the counts a crawl prints agree with its output ----------------------------------------------------------
+def test_written_line_says_what_it_counts() -> None:
+    from boilerstrip.commands.crawl import written_line
+
+    assert written_line({"records": 6, "tombstones": 2, "unchanged_left_out": 121}) == \
+        "6 records written (4 pages, 2 tombstones; 121 unchanged pages left out by --changes-only)"
+    assert written_line({"records": 5, "tombstones": 0}) == "5 records written (5 pages)"
+
+
+@pytest.mark.timeout(300)
+def test_changes_only_counts_agree_with_the_file(serve, tmp_path) -> None:
+    import re
+
+    from _crawlsite import FAST, page, small_site
+    from conftest import read_jsonl, run_crawl
+
+    routes = small_site(5)
+    server = serve(routes=routes)
+    state = ["--state", str(tmp_path / "state")]
+    first, _ = run_crawl(server.url + "/", out=tmp_path / "one.jsonl", args=[*FAST, *state])
+    assert first.returncode == 0, first.stderr[-2000:]
+    server.routes["/p1"] = page("p1", ["/"], body="An edited page with other words in it than before, now.")
+    del server.routes["/p5"]
+    server.routes["/"] = page("home", ["/p1", "/p2", "/p3", "/p4", "/p5"])
+    second, records = run_crawl(server.url + "/", out=tmp_path / "two.jsonl", args=[*FAST, *state, "--changes-only"])
+    assert second.returncode == 0, second.stderr[-2000:]
+    changes = [r["change"] for r in records]
+    assert "removed" in changes and "changed" in changes and "unchanged" not in changes
+    match = re.search(r"(\d+) records written \((\d+) pages, (\d+) tombstones(?:; (\d+) unchanged pages left out)?",
+                      second.stderr)
+    assert match, second.stderr
+    written, pages, tombstones, left_out = (int(g or 0) for g in match.groups())
+    assert written == len(records) and tombstones == changes.count("removed") and pages == written - tombstones
+    extracted = int(re.search(r"(\d+) pages extracted", second.stderr).group(1))
+    assert extracted == pages + left_out  # the pages the crawl extracted (or reused): written or left out
+    summary = re.search(r"changes: (\d+) new, (\d+) changed, (\d+) unchanged, (\d+) removed", second.stderr)
+    new, changed, unchanged, removed = map(int, summary.groups())
+    assert (new + changed, unchanged, removed) == (pages, left_out, tombstones)
+    assert "items written" not in second.stderr
+
+
+# -- a corrupt state file ---------------------------------------------------------------------------------------
+def _good_state(folder: Path) -> Path:
+    from boilerstrip.state import SqliteState, UrlState
+
+    state = SqliteState(folder)
+    for i in range(200):
+        state.history.put(UrlState(url=f"http://a.example/{i}", site="a.example", text_hash="x" * 64 + str(i)))
+    state.commit()
+    state.close()
+    return folder / "state.sqlite3"
+
+
+@pytest.mark.parametrize("damage", ["random_bytes", "cut_in_half", "foreign_tables"])
+def test_a_corrupt_state_file_is_named_set_aside_and_started_afresh(tmp_path, caplog, damage) -> None:
+    import logging
+    import os
+    import sqlite3
+
+    from boilerstrip.state import SqliteState, UrlState
+
+    path = _good_state(tmp_path / "state")
+    if damage == "random_bytes":
+        path.write_bytes(os.urandom(path.stat().st_size))
+    elif damage == "cut_in_half":
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 2])
+    else:
+        path.unlink()
+        db = sqlite3.connect(path)
+        db.execute("CREATE TABLE urls (id INTEGER PRIMARY KEY, address TEXT)")
+        db.commit()
+        db.close()
+    with caplog.at_level(logging.WARNING):
+        state = SqliteState(tmp_path / "state")
+    try:
+        state.history.put(UrlState(url="http://a.example/new", site="a.example"))
+        state.commit()
+        assert state.history.get("http://a.example/new") is not None
+    finally:
+        state.close()
+    warning = " ".join(r.getMessage() for r in caplog.records)
+    assert str(path) in warning and "starting from an empty state" in warning
+    assert list((tmp_path / "state").glob("state.sqlite3.broken-*"))
+    again = SqliteState(tmp_path / "state")  # the next run opens it without a word
+    again.close()
+
+
+# -- Ctrl-C in a terminal ----------------------------------------------------------------------------------------
+def crawl_in_a_terminal(url: str, out: Path, interrupt_when) -> tuple[int, str]:
+    """Run ``boilerstrip crawl`` in a new pty session (as a terminal runs it), send SIGINT to its whole
+    process group (what Ctrl-C does: workers, forkserver and all) once ``interrupt_when()`` holds; returns
+    (exit status, everything the terminal showed)."""
+    import os
+    import pty
+    import signal
+    import threading
+    import time
+
+    from _crawlsite import FAST
+
+    argv = [sys.executable, "-m", "boilerstrip", "crawl", url, "-o", str(out), *FAST, "-s", "DOWNLOAD_DELAY=0.05"]
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a session leader with the pty as its terminal
+        os.chdir(ROOT)
+        os.execv(sys.executable, argv)
+    shown: list[bytes] = []
+
+    def read() -> None:
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            shown.append(data)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 180
+    while not interrupt_when() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(pid, signal.SIGINT)
+    _, status = os.waitpid(pid, 0)
+    reader.join(timeout=10)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), b"".join(shown).decode("utf-8", "replace")
+
+
+@pytest.mark.timeout(300)
+def test_ctrl_c_in_a_terminal_ends_like_a_sigint_to_the_crawl(serve, tmp_path) -> None:
+    from _crawlsite import small_site
+
+    server = serve(routes=small_site(300))
+    out = tmp_path / "o.jsonl"
+    part = tmp_path / "o.jsonl.part"
+
+    def some_pages_written() -> bool:
+        return part.exists() and part.read_bytes().count(b"\n") >= 5
+
+    code, shown = crawl_in_a_terminal(server.url + "/", out, some_pages_written)
+    assert code == 1, shown[-3000:]
+    assert "finished (shutdown)" in shown and "stopped early (shutdown)" in shown
+    assert "Traceback" not in shown and "worker process died" not in shown, shown[-3000:]
+    manifest = json.loads((tmp_path / "o.manifest.json").read_text())
+    assert manifest["finish_reason"] == "shutdown" and manifest["reconciled"] is False
+    assert out.is_file() and not part.exists() and not (tmp_path / "o.ledger.jsonl.part").exists()
+
+
+@pytest.mark.timeout(300)
+def test_ctrl_c_in_the_first_moments_never_exits_0(serve, tmp_path) -> None:
+    import time
+
+    from _crawlsite import small_site
+
+    server = serve(routes=small_site(300))
+    out = tmp_path / "o.jsonl"
+    started = time.monotonic()
+    code, shown = crawl_in_a_terminal(server.url + "/", out, lambda: time.monotonic() - started > 1.5)
+    assert code != 0, shown[-3000:]
+    assert "Traceback" not in shown, shown[-3000:]
+    if out.exists():  # the crawl had started: it ended as a shutdown, with its manifest
+        assert json.loads((tmp_path / "o.manifest.json").read_text())["finish_reason"] == "shutdown"
+
+
+# -- choosing the fields ----------------------------------------------------------------------------------------
+def test_select_fields_keeps_the_chosen_fields_and_a_tombstone_whole() -> None:
+    from boilerstrip.finishing.steps import field_list, select_fields
+
+    assert field_list("title, text") == ["url", "title", "text"]
+    assert field_list({"text": "body", "url": "address"}) == ["url", "text"]
+    page = {"url": "http://a/", "title": "T", "text": "x", "blocks": [1]}
+    assert select_fields(page, ["url", "text"]) == {"url": "http://a/", "text": "x"}
+    gone = {"url": "http://a/b", "change": "removed", "reason": "http_404", "last_seen": "2026-01-01T00:00:00Z"}
+    assert select_fields(gone, ["url", "text"]) == gone
+    assert select_fields(page, None) is page
+
+
+@pytest.mark.timeout(300)
+def test_crawl_writes_only_the_fields_asked_for(serve, tmp_path) -> None:
+    from _crawlsite import FAST, small_site
+    from conftest import run_crawl
+
+    server = serve(routes=small_site(3))
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=[*FAST, "--fields", "title,text"])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(records) == 4 and all(list(r) == ["url", "title", "text"] for r in records)
+    manifest = json.loads((tmp_path / "o.manifest.json").read_text())
+    assert manifest["reconciled"] is True
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "s.jsonl",
+                              args=[*FAST, "-s", "FEED_EXPORT_FIELDS=url,title"])
+    assert proc.returncode == 0 and all(list(r) == ["url", "title"] for r in records)
+    bad = cli("crawl", server.url + "/", "-o", str(tmp_path / "b.jsonl"), "--fields", "url,colour")
+    assert bad.returncode == 2 and "unknown field(s) colour" in one_line(bad, "crawl")
+
+
+# -- progress in the finishing pass -------------------------------------------------------------------------------
+def test_the_finishing_pass_counts_its_phases(tmp_path) -> None:
+    from boilerstrip.finishing import finish_crawl
+    from boilerstrip.finishing.steps import PassProgress
+
+    path = tmp_path / "o.jsonl"
+    path.write_text("".join(json.dumps({"url": f"http://a.example/{i}", "text": words(30, f"p{i}"),
+                                        "blocks": [["p", words(30, f"p{i}")]]}) + "\n" for i in range(12)))
+    seen: list[tuple[str, int]] = []
+
+    class Watch(PassProgress):  # what a ticker reading it at any moment could print
+        def __setattr__(self, name, value) -> None:
+            super().__setattr__(name, value)
+            if name == "done":
+                seen.append((self.phase, value))
+
+    progress = Watch(total=12)
+    finish_crawl(path, path, progress=progress)
+    phases = [phase for phase, _ in seen]
+    assert phases.index("reading pages") < phases.index("building the template model") < phases.index("cleaning pages") \
+        < phases.index("writing records")
+    assert ("reading pages", 12) in seen and ("cleaning pages", 12) in seen and ("writing records", 12) in seen
+    assert progress.line().startswith("finishing pass: writing records 12/12 (")
+
+
+def test_the_ticker_prints_while_the_pass_runs(capsys) -> None:
+    import time
+
+    from boilerstrip.finishing.steps import PassProgress, ProgressTicker
+
+    progress = PassProgress(total=527, phase="cleaning pages", done=120)
+    ticker = ProgressTicker(progress, every_s=0.05)
+    deadline = time.monotonic() + 30
+    while "cleaning pages 120/527" not in capsys.readouterr().err and time.monotonic() < deadline:
+        time.sleep(0.05)
+    ticker.stop()
+    assert time.monotonic() < deadline
+
+
+def test_the_progress_line_says_pages_wait_for_robots_txt() -> None:
+    from boilerstrip.extensions.progress import ProgressExtension, ProgressParams
+
+    class Stats:
+        def __init__(self, values) -> None:
+            self.values = values
+
+        def get_stats(self) -> dict:
+            return self.values
+
+    waiting = ProgressExtension(ProgressParams(), Stats({"boilerstrip/robots/pending": 1}), [])
+    assert "waiting for robots.txt of 1 host(s)" in waiting.line()
+    retrying = ProgressExtension(ProgressParams(), Stats({"boilerstrip/robots/pending": 1,
+                                                          "boilerstrip/robots/fetch/robots_unreachable": 2}), [])
+    assert "2 unreachable so far: retrying" in retrying.line()
+    done = ProgressExtension(ProgressParams(), Stats({"boilerstrip/robots/pending": 0, "item_scraped_count": 3}), [])
+    assert "robots.txt" not in done.line()
+
+
+# -- a distributed crawl says what its workers did ---------------------------------------------------------------
+def test_the_coordinators_line_sums_the_workers() -> None:
+    from boilerstrip.distributed.coordinator import progress_line
+    from boilerstrip.distributed.store import Snapshot
+
+    line = progress_line(12.3, 40, 38, Snapshot(queued=5, inflight=2, live=2, starting=0, dead=1))
+    assert "(all workers) settled 40  extracted 38  queued 5  in flight 2  workers 2 (1 presumed dead)" in line
+
+
+@pytest.mark.timeout(300)
+def test_a_distributed_crawl_prints_its_summary_and_finishing_lines(tmp_path) -> None:
+    from _crawlsite import FAST, small_site
+    from _redis import LocalRedis, need_redis_server
+    from boilerstrip.demo.server import SiteServer
+
+    need_redis_server()
+    with LocalRedis() as server, SiteServer(routes=small_site(4)) as site:
+        proc = cli("crawl", site.url + "/", "-o", str(tmp_path / "d.jsonl"), "--redis", server.url, "--workers", "1",
+                   *FAST, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "pages extracted by 1 local worker(s)" in proc.stderr and "settled again" in proc.stderr
+    assert "boilerstrip crawl: finishing pass: 5 pages" in proc.stderr, proc.stderr[-3000:]
+
+
+# -- export memory -----------------------------------------------------------------------------------------------
+_PEAK = """
+import resource, sys
+from boilerstrip.export import ExportParams, run_export
+stats = run_export([sys.argv[1]], sys.argv[2], ExportParams(format="jsonl"))
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, stats["documents"], stats["excluded"])
+"""
+
+
+def _export_peak(path: Path, out: Path) -> tuple[int, int, int]:
+    import os
+
+    proc = subprocess.run([sys.executable, "-c", _PEAK, str(path), str(out)], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    peak, documents, left_out = map(int, proc.stdout.split())
+    return peak, documents, left_out
+
+
+@pytest.mark.timeout(900)
+def test_a_huge_record_costs_the_export_at_most_four_times_its_line(tmp_path) -> None:
+    small = [json.dumps({"url": f"http://a.example/{i}", "text": words(300, f"w{i}")}) for i in range(20)]
+    (tmp_path / "small.jsonl").write_text("\n".join(small) + "\n")
+    line = json.dumps({"url": "http://a.example/huge", "text": words(1_500_000, "x")})  # ~40 MB
+    (tmp_path / "huge.jsonl").write_text(line + "\n" + "\n".join(small) + "\n")
+    baseline, documents, left_out_small = _export_peak(tmp_path / "small.jsonl", tmp_path / "a")
+    peak, with_huge, left_out = _export_peak(tmp_path / "huge.jsonl", tmp_path / "b")
+    assert documents == with_huge and left_out == left_out_small + 1
+    assert excluded(tmp_path / "b")[0]["reason"] == "too_long"
+    assert peak - baseline <= 4 * len(line), (peak, baseline, len(line))
+
+
+def test_the_export_counts_its_phases(tmp_path) -> None:
+    from boilerstrip.export import ExportParams, run_export
+    from boilerstrip.finishing.steps import PassProgress
+
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps({"url": f"http://a.example/{i}", "text": words(40, f"d{i}q")}) + "\n"
+                            for i in range(6)))
+    seen: list[tuple[str, int]] = []
+
+    class Watch(PassProgress):
+        def __setattr__(self, name, value) -> None:
+            super().__setattr__(name, value)
+            if name == "done":
+                seen.append((self.phase, value))
+
+    progress = Watch(total=6, label="export")
+    stats = run_export([path], tmp_path / "ds", ExportParams(format="jsonl"), progress=progress)
+    assert ("reading records", 6) in seen and ("deduplicating", 0) in seen
+    assert ("writing rows", stats["documents"]) in seen
+    assert progress.line().startswith(f"export: writing rows {stats['documents']}/6 (")
