@@ -37,7 +37,8 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .parse import HEADER_ROW, HEADING, PARAGRAPH, scan_blocks
+from .parse import HEADER_ROW, HEADING, PARAGRAPH, heading_title, scan_blocks
+from .parse import _HEADING_RE as _PAGE_HEADING_RE
 from .tokens import word_counter
 
 __all__ = ["ChunkParams", "Chunk", "chunk_markdown", "chunk_id", "plain_text", "FLAG_OVERSIZE", "FLAG_SPLIT_PARAGRAPH"]
@@ -92,9 +93,11 @@ class Chunk:
         return len(self.markdown)
 
 
-# a unit while chunking: [start, end, tokens, begins with a heading, heading path (common to its blocks),
-# crc32 of its last block (what rule 2 reads), flag]; lists, not objects: one is built per block
-_START, _END, _TOKENS, _HEADING, _PATH, _CRC, _FLAG = range(7)
+# a unit while chunking: [start, end, size, begins with a heading, heading path (common to its blocks),
+# start of its last block (whose crc32 rule 2 reads), flag]; lists, not objects: one is built per block.
+# Sizes are in the counter's tokens, or in words with the default estimate (limits divided by the ratio:
+# one multiplication per chunk instead of one per block)
+_START, _END, _TOKENS, _HEADING, _PATH, _LAST, _FLAG = range(7)
 
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?:;])[ \t]+(?=\S)|\n")
 _LABEL_ENDS = (".", "!", "?", "|")
@@ -118,60 +121,59 @@ def _common(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
     return a[:n]
 
 
-def _units(md: str, blocks: list, params: ChunkParams, count: Callable[[str], int] | None) -> list[list]:
+def _units(md: str, blocks: list, limits: tuple[float, float, float, float],
+           count: Callable[[str], int] | None) -> list[list]:
     """Blocks with their heading paths, oversize paragraphs cut into sentences, glued into units.
-    ``count`` None is the word estimate, inlined (this loop runs once per block)."""
+    ``count`` None counts words (inlined: this loop runs once per block)."""
     units: list[list] = []
     append = units.append
     stack: list[tuple[int, str]] = []
     path: tuple[str, ...] = ()
     glue = False  # the previous unit holds on to the next block
-    max_tokens, label_max = params.max_tokens, params.label_max_tokens
-    ratio = params.words_to_tokens
-    crc32 = zlib.crc32
+    max_size, label_max = limits[2], limits[3]
     for kind, start, end, level, title in blocks:
         text = md[start:end]
-        if count is None:
-            # words: spaces + 1 on a line of single-spaced words (most paragraphs), else str.split
-            if "  " in text or "\n" in text or "\t" in text:
-                words = len(text.split())
-            else:
-                words = text.count(" ") + 1
-            tokens = int(words * ratio + 0.5)
-        else:
-            tokens = count(text)
+        if count is not None:
+            size = count(text)
+        elif "  " in text or "\n" in text or "\t" in text or not text.isascii():
+            size = len(text.split())
+        else:  # one line of single-spaced ASCII words (most paragraphs): C-speed, same count as split
+            size = text.count(" ") + 1 - (text[-1] == " ")
         if kind == HEADING:
             while stack and stack[-1][0] >= level:
                 stack.pop()
             stack.append((level, title))
             path = tuple(t for _, t in stack)
-        elif tokens > max_tokens and kind == PARAGRAPH:
-            for s, e, n, flag in _sentences(md, start, end, count or word_counter(ratio).count, max_tokens):
-                units.append([s, e, n, False, path, crc32(md[s:e].encode("utf-8", "surrogatepass")), flag])
+        elif size > max_size and kind == PARAGRAPH:
+            for s, e, n, flag in _sentences(md, start, end, count or _count_words, max_size):
+                append([s, e, n, False, path, s, flag])
             glue = False
             continue
-        flag = FLAG_OVERSIZE if tokens > max_tokens else ""
-        crc = crc32(text.encode("utf-8", "surrogatepass"))
+        flag = FLAG_OVERSIZE if size > max_size else ""
         if glue and (kind != HEADING or units[-1][_HEADING]):
             last = units[-1]
             last[_END] = end
-            last[_TOKENS] += tokens
-            last[_CRC] = crc
+            last[_TOKENS] += size
+            last[_LAST] = start
             if last[_PATH] != path:
                 last[_PATH] = _common(last[_PATH], path)
             if flag:
                 last[_FLAG] = flag
         else:
-            append([start, end, tokens, kind == HEADING, path, crc, flag])
+            append([start, end, size, kind == HEADING, path, start, flag])
         if kind == PARAGRAPH:
-            glue = tokens <= label_max and not flag and "\n" not in text and not text.rstrip().endswith(_LABEL_ENDS)
+            glue = size <= label_max and not flag and "\n" not in text and not text.rstrip().endswith(_LABEL_ENDS)
         else:
             glue = kind == HEADING or kind == HEADER_ROW
     return units
 
 
+def _count_words(text: str) -> int:
+    return len(text.split())
+
+
 def _sentences(md: str, start: int, end: int, count: Callable[[str], int],
-               max_tokens: int) -> list[tuple[int, int, int, str]]:
+               max_tokens: float) -> list[tuple[int, int, int, str]]:
     """An oversize paragraph cut at line breaks and sentence ends; a sentence still over the limit is
     one piece, flagged oversize."""
     pieces = []
@@ -189,12 +191,14 @@ def _sentences(md: str, start: int, end: int, count: Callable[[str], int],
     return out
 
 
-def _bounds(units: list[list], params: ChunkParams) -> list[tuple[int, int, int, tuple[str, ...], str]]:
-    """(first unit, end unit, tokens, heading path, flags) of each chunk, by the rules of the module's
+def _bounds(md: str, units: list[list], limits: tuple[float, float, float, float]
+            ) -> list[tuple[int, int, float, tuple[str, ...], str]]:
+    """(first unit, end unit, size, heading path, flags) of each chunk, by the rules of the module's
     docstring; the path is the one common to the chunk's units, flags are joined by ","."""
-    spans: list[tuple[int, int, int, tuple[str, ...], str]] = []
-    span = params.target_tokens - params.min_tokens
-    min_tokens, max_tokens = params.min_tokens, params.max_tokens
+    spans: list[tuple[int, int, float, tuple[str, ...], str]] = []
+    min_size, target, max_size = limits[0], limits[1], limits[2]
+    span = target - min_size
+    crc32 = zlib.crc32
     first, size = 0, 0
     path: tuple[str, ...] = ()
     flags = ""
@@ -202,7 +206,7 @@ def _bounds(units: list[list], params: ChunkParams) -> list[tuple[int, int, int,
     for i, unit in enumerate(units):
         tokens, flag = unit[_TOKENS], unit[_FLAG]
         oversize = flag == FLAG_OVERSIZE
-        if i > first and ((unit[_HEADING] and size >= min_tokens) or size + tokens > max_tokens
+        if i > first and ((unit[_HEADING] and size >= min_size) or size + tokens > max_size
                           or oversize or previous_oversize):
             spans.append((first, i, size, path, flags))
             first, size = i, 0
@@ -215,7 +219,8 @@ def _bounds(units: list[list], params: ChunkParams) -> list[tuple[int, int, int,
                 flags = ",".join(sorted(filter(None, (*flags.split(","), flag))))
         size += tokens
         previous_oversize = oversize
-        if size >= min_tokens and unit[_CRC] * span < tokens * _TWO32:
+        # rule 2, its crc32 read only once the chunk is large enough for it to matter
+        if size >= min_size and crc32(md[unit[_LAST]:unit[_END]].encode("utf-8", "surrogatepass")) * span < tokens * _TWO32:
             spans.append((first, i + 1, size, path, flags))
             first, size = i + 1, 0
             previous_oversize = False
@@ -296,6 +301,36 @@ def _plain_prose(text: str) -> str:
     return text[1:]
 
 
+_DEFAULT_PARAMS = ChunkParams()
+
+
+def _whole_page(markdown: str, url: str, words: int, ratio: float) -> Chunk:
+    """The one chunk of a page under ``min_tokens`` (the rules cut nowhere in it): the same chunk the
+    blocks would give, its heading path from the heading lines alone."""
+    body = markdown.lstrip()
+    start = markdown.rfind("\n", 0, len(markdown) - len(body)) + 1
+    end = len(markdown.rstrip())
+    md = markdown[start:end]
+    path: tuple[str, ...] | None = None
+    stack: list[tuple[int, str]] = []
+    if "#" in md:
+        for h in _PAGE_HEADING_RE.finditer(md):
+            if path is None and h.start() > 0:
+                path = ()  # a block before the first heading: no heading is common to the chunk
+            level = len(h.group(1))
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, heading_title(h.group(0))))
+            now = tuple(t for _, t in stack)
+            path = now if path is None else _common(path, now)
+    path = path or ()
+    normalised = md.strip()
+    text = plain_text(md)
+    if path and not md.startswith(("#", " #", "  #", "   #")):
+        text = " > ".join(path) + "\n\n" + text
+    return Chunk(chunk_id(url, path, normalised, 0), 0, path, md, text, int(words * ratio + 0.5), start, end, ())
+
+
 def chunk_markdown(markdown: str, url: str, params: ChunkParams | None = None,
                    count: Callable[[str], int] | None = None, exact_tokens: bool = False) -> tuple[Chunk, ...]:
     """The chunks of one page's Markdown, in page order (see the module's docstring).
@@ -304,17 +339,24 @@ def chunk_markdown(markdown: str, url: str, params: ChunkParams | None = None,
     ``tokens`` is counted again on its whole Markdown (a tokenizer's count of a concatenation can differ from
     the sum of its parts by a token per seam), else it is the sum of its units' counts.
     """
-    params = params or ChunkParams()
-    default = count is None
-    if count is None:
-        count = word_counter(params.words_to_tokens).count
+    params = params or _DEFAULT_PARAMS
     if not markdown or not markdown.strip():
         return ()
-    blocks = scan_blocks(markdown)
-    units = _units(markdown, blocks, params, None if default else count)
+    if count is None:  # sizes in words, limits in words
+        ratio = params.words_to_tokens
+        limits = (params.min_tokens / ratio, params.target_tokens / ratio, params.max_tokens / ratio,
+                  params.label_max_tokens / ratio)
+        if "```" not in markdown and "~~~" not in markdown:
+            words = len(markdown.split())
+            if words < limits[0]:  # under min_tokens: one chunk whatever the rules, no need for blocks
+                return (_whole_page(markdown, url, words, ratio),)
+    else:
+        ratio = 1.0
+        limits = (params.min_tokens, params.target_tokens, params.max_tokens, params.label_max_tokens)
+    units = _units(markdown, scan_blocks(markdown), limits, count)
     chunks: list[Chunk] = []
     seen: dict[tuple[tuple[str, ...], str], int] = {}
-    for index, (a, b, tokens, path, flags) in enumerate(_bounds(units, params)):
+    for index, (a, b, size, path, flags) in enumerate(_bounds(markdown, units, limits)):
         start, end = units[a][_START], units[b - 1][_END]
         md = markdown[start:end]
         normalised = md.strip()
@@ -324,8 +366,7 @@ def chunk_markdown(markdown: str, url: str, params: ChunkParams | None = None,
         text = plain_text(md)
         if path and not units[a][_HEADING]:
             text = " > ".join(path) + "\n\n" + text
-        if exact_tokens:
-            tokens = count(md)
+        tokens = count(md) if exact_tokens and count is not None else int(size * ratio + 0.5)
         chunks.append(Chunk(chunk_id(url, path, normalised, occurrence), index, path, md, text, tokens, start, end,
                             tuple(flags.split(",")) if flags else ()))
     return tuple(chunks)
