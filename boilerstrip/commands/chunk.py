@@ -103,7 +103,7 @@ def run_chunks(in_path: Path, out_path: Path, params: Any, counter: Any, state: 
             store = SqliteChunkStore(Path(state).expanduser())
         summary = chunk_file(in_path, out_path, run_params, counter, store)
     except NotCrawlRecord as exc:
-        print(f"boilerstrip chunk: {in_path} is not a crawl's records ({exc}); nothing written", file=sys.stderr)
+        print(f"{prog}: {in_path} is not a crawl's records ({exc}); nothing written", file=sys.stderr)
         return 2
     except (OSError, UnicodeError, __import__("sqlite3").Error) as exc:
         print(f"{prog}: cannot chunk {in_path} -> {out_path}: {exc}", file=sys.stderr)
