@@ -191,3 +191,32 @@ def test_an_input_that_is_not_a_crawls_records_is_refused(tmp_path: Path, capsys
 def test_a_missing_input_exits_1(tmp_path: Path) -> None:
     assert main(["chunk", str(tmp_path / "nope.jsonl"), "-o", str(tmp_path / "k.jsonl")]) == 1
     assert not (tmp_path / "k.jsonl").exists()
+
+
+def test_crawl_chunks_reports_only_the_edited_pages_chunks(tmp_path: Path) -> None:
+    """``crawl --chunks`` after the finishing pass, twice: a text edit on one page and a new footer date
+    on every page (template churn) change the chunks of the edited page only."""
+    from benchmarks.recrawl_benchmark import EditableSite, crawl
+
+    site = EditableSite(12)
+    server = site.serve()
+    try:
+        start = server.url + "/"
+        code, err = crawl(start, tmp_path / "c1.jsonl", tmp_path / "state", "--chunks", str(tmp_path / "k1.jsonl"))
+        assert code == 0, err[-2000:]
+        first = read_jsonl(tmp_path / "k1.jsonl")
+        assert first and {c["change"] for c in first} == {"new"}
+        assert (tmp_path / "state" / "chunks.sqlite3").is_file()
+        edited = site.paths[5]
+        site.edit_text(edited)
+        site.change_template("2 December 2026")
+        code, err = crawl(start, tmp_path / "c2.jsonl", tmp_path / "state", "--chunks", str(tmp_path / "k2.jsonl"))
+        assert code == 0, err[-2000:]
+        assert "chunk changes:" in err
+    finally:
+        server.stop()
+    second = read_jsonl(tmp_path / "k2.jsonl")
+    changed = {c["url"] for c in second if c["change"] != "unchanged"}
+    assert changed == {server.url + edited}
+    assert {c["change"] for c in second if c["url"] == server.url + edited} >= {"new", "removed"}
+    assert all("December" not in c.get("markdown", "") for c in first + second)  # no footer in a chunk
