@@ -37,7 +37,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .parse import HEADER_ROW, HEADING, PARAGRAPH, heading_title, scan_blocks
+from .parse import HEADER_ROW, HEADING, LIST, PARAGRAPH, heading_title, item_spans, scan_blocks
 from .parse import _HEADING_RE as _PAGE_HEADING_RE
 from .tokens import word_counter
 
@@ -149,6 +149,19 @@ def _units(md: str, blocks: list, limits: tuple[float, float, float, float],
         elif size > max_size and kind == PARAGRAPH:
             for s, e, n, flag in _sentences(md, start, end, count or _count_words, max_size):
                 append([s, e, n, False, path, s, flag])
+            glue = False
+            continue
+        elif kind == LIST and size > max_size:  # a list larger than a chunk: cut between its items
+            first_item = True
+            for s, e in item_spans(md, start, end):
+                n = (count or _count_words)(md[s:e])
+                flag = FLAG_OVERSIZE if n > max_size else ""
+                if first_item and glue and not flag and units:  # a heading or label holds on to the first item
+                    last = units[-1]
+                    last[_END], last[_TOKENS], last[_LAST] = e, last[_TOKENS] + n, s
+                else:
+                    append([s, e, n, False, path, s, flag])
+                first_item = False
             glue = False
             continue
         flag = FLAG_OVERSIZE if size > max_size else ""
@@ -348,14 +361,15 @@ def chunk_markdown(markdown: str, url: str, params: ChunkParams | None = None,
         ratio = params.words_to_tokens
         limits = (params.min_tokens / ratio, params.target_tokens / ratio, params.max_tokens / ratio,
                   params.label_max_tokens / ratio)
-        if "```" not in markdown and "~~~" not in markdown:
+        # (a page of more characters than 40 a word is not counted: it is not that short)
+        if len(markdown) < 40 * limits[0] and "```" not in markdown and "~~~" not in markdown:
             words = len(markdown.split())
             if words < limits[0]:  # under min_tokens: one chunk whatever the rules, no need for blocks
                 return (_whole_page(markdown, url, words, ratio),)
     else:
         ratio = 1.0
         limits = (params.min_tokens, params.target_tokens, params.max_tokens, params.label_max_tokens)
-    units = _units(markdown, scan_blocks(markdown), limits, count)
+    units = _units(markdown, scan_blocks(markdown, lists=True), limits, count)
     chunks: list[Chunk] = []
     seen: dict[tuple[tuple[str, ...], str], int] = {}
     for index, (a, b, size, path, flags) in enumerate(_bounds(markdown, units, limits)):

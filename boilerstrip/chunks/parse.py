@@ -25,9 +25,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Block", "parse_blocks", "scan_blocks", "heading_title", "HEADING", "PARAGRAPH", "CODE", "ROW", "HEADER_ROW", "ITEM", "QUOTE"]
+__all__ = ["Block", "parse_blocks", "scan_blocks", "heading_title", "HEADING", "PARAGRAPH", "CODE", "ROW", "HEADER_ROW", "ITEM", "QUOTE", "LIST",
+           "item_spans"]
 
 HEADING, PARAGRAPH, CODE, ROW, HEADER_ROW, ITEM, QUOTE = "heading", "paragraph", "code", "row", "header_row", "item", "quote"
+LIST = "list"  # several items, from scan_blocks(lists=True) only
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,21 +109,23 @@ def parse_blocks(markdown: str) -> list[Block]:
     return [Block(*raw) for raw in scan_blocks(markdown)]
 
 
-def scan_blocks(markdown: str) -> list[_Raw]:
-    """:func:`parse_blocks` as plain tuples ``(kind, start, end, level, title)``: what the chunker reads."""
+def scan_blocks(markdown: str, lists: bool = False) -> list[_Raw]:
+    """:func:`parse_blocks` as plain tuples ``(kind, start, end, level, title)``: what the chunker reads.
+    With ``lists`` a list of several items is one ``list`` block (the chunker cuts it into its items only
+    when it is larger than a chunk: a list is read faster whole, and retrieves better)."""
     blocks: list[_Raw] = []
     pos, n = 0, len(markdown)
     search = _FenceFinder(markdown).next
     while pos < n:
         m = search(pos)
         if m is None:
-            _text_blocks(markdown, pos, n, blocks)
+            _text_blocks(markdown, pos, n, blocks, lists)
             break
-        _text_blocks(markdown, pos, m.start(), blocks)
+        _text_blocks(markdown, pos, m.start(), blocks, lists)
         close = _closing_fence(m.group(2)).search(markdown, m.end())
         end = close.end() if close is not None else n
-        if m.group(1) and blocks and blocks[-1][0] == ITEM:
-            blocks[-1] = (ITEM, blocks[-1][1], end, 0, "")  # an indented fence belongs to the list item above
+        if m.group(1) and blocks and blocks[-1][0] in (ITEM, LIST):
+            blocks[-1] = (blocks[-1][0], blocks[-1][1], end, 0, "")  # an indented fence belongs to the list item above
         else:
             blocks.append((CODE, m.start(), end, 0, ""))
         pos = end
@@ -131,7 +135,7 @@ def scan_blocks(markdown: str) -> list[_Raw]:
 _WS_LINE_RE = re.compile(r"\n[ \t]+\n")
 
 
-def _text_blocks(md: str, start: int, end: int, out: list[_Raw]) -> None:
+def _text_blocks(md: str, start: int, end: int, out: list[_Raw], lists: bool) -> None:
     """Blocks of a stretch without fenced code: pieces between blank lines, each classified."""
     while start < end and md[start] in "\n\r":
         start += 1
@@ -154,21 +158,21 @@ def _text_blocks(md: str, start: int, end: int, out: list[_Raw]) -> None:
                 elif first == "\n":  # three or more newlines in a row
                     lead = len(text) - len(text.lstrip("\n"))
                     if lead < len(text):
-                        _piece(md, text[lead:], pos + lead, stop, out)
+                        _piece(md, text[lead:], pos + lead, stop, out, lists)
                 else:
-                    _piece(md, text, pos, stop, out)
+                    _piece(md, text, pos, stop, out, lists)
             pos = stop + 2
         return
     pos = start
     for sep in _BLANK_RE.finditer(md, start, end):
         if sep.start() > pos:
-            _piece(md, md[pos:sep.start()], pos, sep.start(), out)
+            _piece(md, md[pos:sep.start()], pos, sep.start(), out, lists)
         pos = sep.end()
     if end > pos:
-        _piece(md, md[pos:end], pos, end, out)
+        _piece(md, md[pos:end], pos, end, out, lists)
 
 
-def _piece(md: str, text: str, start: int, end: int, out: list[_Raw]) -> None:
+def _piece(md: str, text: str, start: int, end: int, out: list[_Raw], lists: bool) -> None:
     stripped = text.rstrip(" \t\n\r")
     end = start + len(stripped)
     text = stripped
@@ -177,8 +181,8 @@ def _piece(md: str, text: str, start: int, end: int, out: list[_Raw]) -> None:
         body = text.lstrip(" \t")
         if not body:
             return
-        if out and out[-1][0] == ITEM:
-            out[-1] = (ITEM, out[-1][1], end, 0, "")  # an indented paragraph continues the list item above
+        if out and out[-1][0] in (ITEM, LIST):
+            out[-1] = (out[-1][0], out[-1][1], end, 0, "")  # an indented paragraph continues the list item above
             return
         first = body[0]
     if "\n" not in text:
@@ -190,13 +194,13 @@ def _piece(md: str, text: str, start: int, end: int, out: list[_Raw]) -> None:
             pos = start
             for h in headings:
                 if h.start() > pos:
-                    _multiline(md, pos, h.start() - 1, out)
+                    _multiline(md, pos, h.start() - 1, out, lists)
                 out.append((HEADING, h.start(), h.end(), len(h.group(1)), heading_title(h.group(0))))
                 pos = h.end() + 1
             if pos < end:
-                _multiline(md, pos, end, out)
+                _multiline(md, pos, end, out, lists)
             return
-    _multiline(md, start, end, out)
+    _multiline(md, start, end, out, lists)
 
 
 def _line_block(md: str, start: int, end: int, first: str) -> _Raw:
@@ -214,7 +218,39 @@ def _line_block(md: str, start: int, end: int, first: str) -> _Raw:
     return (PARAGRAPH, start, end, 0, "")
 
 
-def _multiline(md: str, start: int, end: int, out: list[_Raw]) -> None:
+def item_spans(md: str, start: int, end: int, lines: list[str] | None = None) -> list[tuple[int, int]]:
+    """(start, end) of each item of the list ``md[start:end]`` (its first line a list marker): an item is
+    its marker line and the lines after it up to the next marker at its indentation or less."""
+    if lines is None:
+        lines = md[start:end].split("\n")
+    line0 = lines[0]
+    marker = _LIST_MARKER_RE.match(line0)
+    assert marker is not None
+    indent = marker.group(1)
+    bullet = line0[len(indent)]
+    spans = []
+    item_start = start
+    pos = start + len(line0) + 1
+    if not indent and bullet in "-*+":  # "- item" at the margin: a new item is a line starting so
+        opener = bullet + " "
+        for line in lines[1:]:
+            if line[:2] == opener or line == bullet:
+                spans.append((item_start, pos - 1))
+                item_start = pos
+            pos += len(line) + 1
+    else:
+        base = len(indent.expandtabs(4))
+        for line in lines[1:]:
+            m = _LIST_MARKER_RE.match(line)
+            if m is not None and len(m.group(1).expandtabs(4)) <= base:
+                spans.append((item_start, pos - 1))
+                item_start = pos
+            pos += len(line) + 1
+    spans.append((item_start, end))
+    return spans
+
+
+def _multiline(md: str, start: int, end: int, out: list[_Raw], lists: bool) -> None:
     """A piece of several lines without a heading line: a table, a list, a quote or a paragraph."""
     while start < end and md[start] in "\n\r":
         start += 1
@@ -239,27 +275,10 @@ def _multiline(md: str, start: int, end: int, out: list[_Raw]) -> None:
             out.append((ROW, pos, pos + len(line), 0, ""))
             pos += len(line) + 1
         return
-    marker = _LIST_MARKER_RE.match(line0)
-    if marker is not None:
-        indent = marker.group(1)
-        bullet = line0[len(indent)]
-        item_start = start
-        pos = start + len(line0) + 1
-        if not indent and bullet in "-*+":  # "- item" at the margin: a new item is a line starting so
-            opener = bullet + " "
-            for line in lines[1:]:
-                if line[:2] == opener or line == bullet:
-                    out.append((ITEM, item_start, pos - 1, 0, ""))
-                    item_start = pos
-                pos += len(line) + 1
+    if _LIST_MARKER_RE.match(line0) is not None:
+        if lists:
+            out.append((LIST, start, end, 0, ""))
         else:
-            base = len(indent.expandtabs(4))
-            for line in lines[1:]:
-                m = _LIST_MARKER_RE.match(line)
-                if m is not None and len(m.group(1).expandtabs(4)) <= base:
-                    out.append((ITEM, item_start, pos - 1, 0, ""))
-                    item_start = pos
-                pos += len(line) + 1
-        out.append((ITEM, item_start, end, 0, ""))
+            out.extend((ITEM, s, e, 0, "") for s, e in item_spans(md, start, end, lines))
         return
     out.append((QUOTE if first == ">" else PARAGRAPH, start, end, 0, ""))
