@@ -129,7 +129,8 @@ def _units(md: str, blocks: list, limits: tuple[float, float, float, float],
     ``count`` None counts words (inlined: this loop runs once per block)."""
     units: list[list] = []
     append = units.append
-    stack: list[tuple[int, str]] = []
+    levels: list[int] = []
+    titles: list[str] = []
     path: tuple[str, ...] = ()
     glue = False  # the previous unit holds on to the next block
     max_size, label_max = limits[2], limits[3]
@@ -137,16 +138,19 @@ def _units(md: str, blocks: list, limits: tuple[float, float, float, float],
         text = md[start:end]
         if count is not None:
             size = count(text)
-        elif "  " in text or "\n" in text or "\t" in text or not text.isascii():
+        elif kind is PARAGRAPH and "\n" not in text and "  " not in text and "\t" not in text and text.isascii():
+            # one line of single-spaced ASCII words (most paragraphs): C-speed, the same count as split
+            size = text.count(" ") + 1 - (text[-1] == " ") - (text[0] == " ")
+        else:
             size = len(text.split())
-        else:  # one line of single-spaced ASCII words (most paragraphs): C-speed, same count as split
-            size = text.count(" ") + 1 - (text[-1] == " ")
-        if kind == HEADING:
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, title))
-            path = tuple(t for _, t in stack)
-        elif size > max_size and kind == PARAGRAPH:
+        if kind is HEADING:
+            while levels and levels[-1] >= level:
+                levels.pop()
+                titles.pop()
+            levels.append(level)
+            titles.append(title)
+            path = tuple(titles)
+        elif size > max_size and kind is PARAGRAPH:
             for s, e, n, flag in _sentences(md, start, end, count or _count_words, max_size):
                 append([s, e, n, False, path, s, flag])
             glue = False
