@@ -1,32 +1,36 @@
 """Cut a page's Markdown into chunks whose boundaries and IDs survive edits elsewhere on the page.
 
 **Units.** The page's blocks (:mod:`.parse`) are grouped into units that are never cut apart: a heading
-with the block after it, a table's header and delimiter rows with its first body row, and a short label
-line ("Example:", a definition list's term) with the block after it. A paragraph larger than
-``max_tokens`` is cut into sentences (the chunks holding its pieces are flagged ``split_paragraph``); a
-code block, table row, list item or quote larger than ``max_tokens`` is never cut: it is a chunk of its
-own, flagged ``oversize``.
+with the block after it, a table's header and delimiter rows with its first body row, a short label line
+("Example:", a definition list's term) with the block after it, and a list smaller than ``max_tokens``
+(a larger one is cut between its items). A paragraph larger than ``max_tokens`` is cut into sentences (the
+chunks holding its pieces are flagged ``split_paragraph``); a code block, table row, list item or quote
+larger than ``max_tokens`` is never cut: it is a chunk of its own, flagged ``oversize``.
 
 **Boundaries.** Units are taken in order; a chunk ends
 
 1. before a heading, once the chunk holds ``min_tokens``;
-2. after a unit whose content *chooses* a boundary, once the chunk holds ``min_tokens``: the unit's crc32,
-   read as a fraction of 2**32, is below ``unit tokens / (target_tokens - min_tokens)``;
+2. after a unit whose content *chooses* a boundary, once the chunk holds ``min_tokens``: the crc32 of the
+   unit's last block, read as a fraction of 2**32, is below ``unit tokens / (target_tokens - min_tokens)``;
 3. before a unit that would take the chunk over ``max_tokens``.
 
 Rules 1 and 2 depend only on the unit itself and the size since the last boundary, so a boundary is where
 it was whatever happens earlier on the page once one boundary coincides (content-defined chunking, as
-backup tools cut files). An edit to one paragraph changes the chunk holding it and at most the next one (a
-boundary appearing, vanishing or pushed by the size limit), and every later chunk keeps its text. Greedy
-packing from the section's start would instead move every later boundary of the section when a paragraph
-grows. Per unit the chance of a boundary is proportional to its size, so chunks come out at about
-``target_tokens`` whatever the paragraph sizes.
+backup tools cut files). An edit to one paragraph changes the chunk holding it and, when a boundary
+appears, vanishes or is pushed by the size limit, the next one; every later chunk keeps its text. (A
+boundary the minimum suppressed can carry the change one chunk further, rarely: see ``min_tokens``.)
+Greedy packing from the section's start would instead move every later boundary of the section when a
+paragraph grows. Per unit the chance of a boundary is proportional to its size, so chunks come out at
+about ``target_tokens`` whatever the paragraph sizes.
 
-**IDs.** ``chunk_id`` is a sha256 of the URL, the heading path and the chunk's Markdown with whitespace
-collapsed, plus an occurrence number: the n-th chunk of the page with the same heading path and the same
-normalised content gets n (0 for the first). The ID does not depend on the chunk's index or offset, so an
-unchanged chunk keeps its ID when text is added or removed elsewhere on the page; two identical chunks
-under the same headings are told apart by their order among themselves only.
+**IDs.** ``chunk_id`` is a sha256 of the URL, the heading path and the chunk's Markdown (stripped), plus an
+occurrence number: the n-th chunk of the page with the same heading path and the same Markdown gets n (0
+for the first). The ID does not depend on the chunk's index or offset, so an unchanged chunk keeps its ID
+when text is added or removed elsewhere on the page; two identical chunks under the same headings are told
+apart by their order among themselves only.
+
+Speed: this runs once per block of every page, so the hot loops use tuples and lists, count words with
+``str`` methods, and read a block's crc32 only where rule 2 can apply.
 """
 
 from __future__ import annotations
