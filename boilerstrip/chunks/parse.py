@@ -70,7 +70,9 @@ def _closing_fence(fence: str) -> re.Pattern[str]:
 def heading_title(line: str) -> str:
     """The text of an ATX heading line: no leading or closing ``#``s."""
     text = line.strip().lstrip("#")
-    return _CLOSING_HASHES_RE.sub("", text).strip()
+    if text.endswith("#"):
+        text = _CLOSING_HASHES_RE.sub("", text)
+    return text.strip()
 
 
 class _FenceFinder:
