@@ -299,10 +299,12 @@ def chunk_crawl(out: Path, chunks: Path, settings: Any) -> int:
 
     state_dir = params_from_settings(settings, "state", StateParams).dir
     state = None if "://" in state_dir else resolve_state_dir(state_dir, out)
-    partial = params_from_settings(settings, "recrawl", RecrawlParams).changes_only
+    # --changes-only: the output leaves unchanged pages out (their chunks are kept), and the chunks file
+    # holds only what an index must add or delete, as the records file holds only what changed
+    changes_only = params_from_settings(settings, "recrawl", RecrawlParams).changes_only and state is not None
     params = ChunkParams()
     return run_chunks(out, chunks, params, word_counter(params.words_to_tokens), str(state) if state else None,
-                      partial=partial, prog="boilerstrip crawl")
+                      changes_only=changes_only, partial=changes_only, prog="boilerstrip crawl")
 
 
 def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path) -> int:
