@@ -213,6 +213,14 @@ def test_crawl_chunks_reports_only_the_edited_pages_chunks(tmp_path: Path) -> No
         code, err = crawl(start, tmp_path / "c2.jsonl", tmp_path / "state", "--chunks", str(tmp_path / "k2.jsonl"))
         assert code == 0, err[-2000:]
         assert "chunk changes:" in err
+        # --changes-only: the chunks file holds only what an index must add or delete
+        site.edit_text(site.paths[7])
+        code, err = crawl(start, tmp_path / "c3.jsonl", tmp_path / "state", "--chunks", str(tmp_path / "k3.jsonl"),
+                          "--changes-only")
+        assert code == 0, err[-2000:]
+        third = read_jsonl(tmp_path / "k3.jsonl")
+        assert third and {c["change"] for c in third} == {"new", "removed"}
+        assert {c["url"] for c in third} == {server.url + site.paths[7]}
     finally:
         server.stop()
     second = read_jsonl(tmp_path / "k2.jsonl")
