@@ -1,7 +1,7 @@
 """Run every benchmark, one after the other, each printing its figures beside its peer's.
 
     ./run bench                      # all of them
-    ./run bench extraction site      # only these (names: extraction, site, render, crawl, throughput, recrawl, safety, distributed, export)
+    ./run bench extraction site      # only these (names: extraction, site, render, crawl, throughput, recrawl, safety, distributed, export, chunks)
 
 Each benchmark is a script of its own in this folder (see its docstring for options); this runner only
 calls them with their default, comparative settings and reports which ones missed their bar.
@@ -28,6 +28,7 @@ BENCHMARKS = {
     "safety": ("safety_overhead.py", []),
     "distributed": ("distributed_benchmark.py", []),
     "export": ("export_benchmark.py", []),
+    "chunks": ("chunk_benchmark.py", []),
 }
 
 

@@ -24,6 +24,7 @@ COMMANDS = {
     "export": "export",
     "check": "check",
     "schedule": "schedule",
+    "chunk": "chunk",
 }
 
 

@@ -21,6 +21,7 @@ PURE_MODULES = [
     "boilerstrip.check",
     "boilerstrip.recrawl",
     "boilerstrip.schedule",
+    "boilerstrip.chunks",
 ]
 FORBIDDEN = ("scrapy", "twisted", "playwright", "scrapy_playwright")
 

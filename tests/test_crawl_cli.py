@@ -40,6 +40,8 @@ def cli(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
         (["crawl", "-o", "{tmp}/o.jsonl"], "no start URL"),
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}"], "is a directory"),
         (["crawl", "http://127.0.0.1:9/", "-o", "/proc/boilerstrip/o.jsonl"], "cannot write to"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "--chunks", "{tmp}/o.jsonl"], "--chunks must name another file"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "--chunks", "{tmp}"], "is a directory"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(tmp_path, args, message) -> None:

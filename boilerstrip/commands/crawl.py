@@ -44,6 +44,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--state", metavar="DIR", help="the state folder a recurring crawl remembers its pages in "
                         "(BOILERSTRIP_STATE_DIR; default: .boilerstrip-state next to the output)")
     add_crawl_options(parser)
+    parser.add_argument("--chunks", metavar="CHUNKS.jsonl",
+                        help="after the finishing pass, also cut the pages into chunks for retrieval, each new, "
+                             "unchanged or removed against the last crawl with the same state folder "
+                             "(boilerstrip chunk with its default sizes, docs/chunks.md)")
     parser.add_argument("--redis", metavar="redis://HOST:PORT/DB",
                         help="crawl on scrapy-redis: the frontier and shared state in this Redis (docs/distributed.md)")
     parser.add_argument("--workers", metavar="N", help="with --redis: run N local worker processes (default 1)")
@@ -406,6 +410,7 @@ def run(args: argparse.Namespace) -> int:
         workers = _count(getattr(args, "workers", None), "--workers", 0)
         if workers is not None and not getattr(args, "redis", None):
             raise UsageError("--workers needs --redis redis://HOST:PORT/DB")
+        chunks = check_chunks_output(getattr(args, "chunks", None), out)
     except UsageError as exc:
         print(f"boilerstrip crawl: {exc}", file=sys.stderr)
         return 2
@@ -424,8 +429,41 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, signal.default_int_handler)  # the coordinator's own handling, as before
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
-        return crawl_distributed(args, settings, out, 1 if workers is None else workers)
-    return crawl_and_finish(settings, spider_kwargs, out)
+        code = crawl_distributed(args, settings, out, 1 if workers is None else workers)
+    else:
+        code = crawl_and_finish(settings, spider_kwargs, out)
+    if code in (0, RENDER_MISSED_EXIT) and chunks is not None:  # the records are complete: chunk them
+        return chunk_crawl(out, chunks, settings) or code
+    return code
+
+
+def check_chunks_output(path: str | None, out: Path) -> Path | None:
+    """``--chunks``: a writable file that is not the crawl's output (checked before the crawl starts)."""
+    if path is None:
+        return None
+    chunks = check_output(path)
+    if chunks == out:
+        raise UsageError("--chunks must name another file than -o")
+    return chunks
+
+
+def chunk_crawl(out: Path, chunks: Path, settings: Any) -> int:
+    """``--chunks``: chunk the finished crawl's records, the chunk IDs kept in the crawl's state folder (none
+    when the state is in Redis or switched off: every chunk is then written without a change status)."""
+    from boilerstrip.chunks import ChunkParams, word_counter
+    from boilerstrip.commands.chunk import run_chunks
+    from boilerstrip.config import params_from_settings
+    from boilerstrip.recrawl import RecrawlParams
+    from boilerstrip.state import StateParams, resolve_state_dir
+
+    state_dir = params_from_settings(settings, "state", StateParams).dir
+    state = None if "://" in state_dir else resolve_state_dir(state_dir, out)
+    # --changes-only: the output leaves unchanged pages out (their chunks are kept), and the chunks file
+    # holds only what an index must add or delete, as the records file holds only what changed
+    changes_only = params_from_settings(settings, "recrawl", RecrawlParams).changes_only and state is not None
+    params = ChunkParams()
+    return run_chunks(out, chunks, params, word_counter(params.words_to_tokens), str(state) if state else None,
+                      changes_only=changes_only, partial=changes_only, prog="boilerstrip crawl")
 
 
 def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path) -> int:

@@ -1,0 +1,257 @@
+"""The chunker, pure: blocks never split, boundaries and IDs stable under edits, duplicates, oversize blocks."""
+
+from __future__ import annotations
+
+import random
+import sys
+
+import pytest
+
+from boilerstrip.chunks import (FLAG_OVERSIZE, FLAG_SPLIT_PARAGRAPH, ChunkParams, TokenizerError, chunk_markdown,
+                                load_token_counter, parse_blocks, plain_text)
+from boilerstrip.chunks.records import NotCrawlRecord, diff_ids, record_kind
+
+URL = "https://docs.example.org/guide.html"
+_WORDS = ("index table row query planner page cache journal write lock reader writer column value "
+          "schema trigger view vacuum checkpoint commit rollback savepoint cursor statement").split()
+
+
+def _para(rng: random.Random, words: int | None = None) -> str:
+    return " ".join(rng.choice(_WORDS) for _ in range(words or rng.randint(10, 120))).capitalize() + "."
+
+
+def _sections(seed: int, sections: int = 6, blocks: int = 12) -> list[list[str]]:
+    """A page as sections of Markdown blocks: paragraphs, fenced code, lists, tables."""
+    rng = random.Random(seed)
+    page = []
+    for s in range(sections):
+        section = [f"## Section {s}"]
+        for _ in range(blocks):
+            r = rng.random()
+            if r < 0.1:
+                section.append("```python\n" + "\n\n".join(f"x{i} = {i}" for i in range(rng.randint(2, 30))) + "\n```")
+            elif r < 0.2:
+                section.append("\n".join(f"- {_para(rng, 8)}\n  more of item {k}" for k in range(rng.randint(2, 6))))
+            elif r < 0.25:
+                section.append("| a | b |\n| --- | --- |\n" + "\n".join(f"| {_para(rng, 3)} | `{k}` |" for k in range(4)))
+            else:
+                section.append(_para(rng))
+        page.append(section)
+    return page
+
+
+def _render(page: list[list[str]]) -> str:
+    return "# Guide\n\n" + "\n\n".join("\n\n".join(section) for section in page)
+
+
+def _ids(markdown: str, params: ChunkParams | None = None, url: str = URL) -> list[str]:
+    return [c.chunk_id for c in chunk_markdown(markdown, url, params)]
+
+
+# -- blocks and the never-split invariant ---------------------------------------------------------------
+def test_the_parser_reads_fences_tables_lists_and_headings() -> None:
+    md = ("# Title\n\nIntro with `inline` code.\n\n````markdown\n```python\nx = 1\n\n```\n````\n\n"
+          "~~~\nunder tildes\n\n~~~\n\n| a | b |\n| --- | --- |\n| 1 | 2 |\n| 3 | 4 |\n\n"
+          "- one\n  continued\n- two\n  ```sh\n  ls\n\n  pwd\n  ```\n\n  a paragraph of item two\n\n"
+          "Term\n\nIts definition.\n\n```python\nunclosed fence\n\nruns to the end")
+    kinds = [(b.kind, md[b.start:b.end]) for b in parse_blocks(md)]
+    assert kinds[0] == ("heading", "# Title")
+    assert kinds[2] == ("code", "````markdown\n```python\nx = 1\n\n```\n````")  # 4 backticks hold 3
+    assert kinds[3] == ("code", "~~~\nunder tildes\n\n~~~")
+    assert [k for k, _ in kinds[4:8]] == ["header_row", "header_row", "row", "row"]
+    assert kinds[8] == ("item", "- one\n  continued")
+    assert kinds[9][0] == "item" and kinds[9][1].endswith("a paragraph of item two")  # fence and paragraph inside
+    assert kinds[-1] == ("code", "```python\nunclosed fence\n\nruns to the end")
+
+
+def test_inline_triple_backticks_on_a_line_are_not_a_fence() -> None:
+    md = "```a``` is inline\n\nnext paragraph"
+    assert [b.kind for b in parse_blocks(md)] == ["paragraph", "paragraph"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_no_chunk_splits_a_block_and_chunks_cover_the_page_in_order(seed: int) -> None:
+    md = _render(_sections(seed))
+    params = ChunkParams(min_tokens=32, target_tokens=96, max_tokens=192)  # small: many boundaries
+    chunks = chunk_markdown(md, URL, params)
+    for block in parse_blocks(md):
+        holders = [c for c in chunks if c.char_start < block.end and block.start < c.char_end]
+        assert len(holders) == 1, (block, md[block.start:block.end][:80])
+        assert holders[0].char_start <= block.start and block.end <= holders[0].char_end
+    assert [c.index for c in chunks] == list(range(len(chunks)))
+    assert all(a.char_end <= b.char_start for a, b in zip(chunks, chunks[1:]))
+    assert all(c.markdown == md[c.char_start:c.char_end] for c in chunks)
+    assert all(c.tokens <= params.max_tokens for c in chunks if not c.flags)
+
+
+def test_a_continuation_chunk_carries_its_heading_path() -> None:
+    rng = random.Random(1)
+    md = "# Guide\n\n## Install\n\n### On Debian\n\n" + "\n\n".join(_para(rng, 60) for _ in range(12))
+    chunks = chunk_markdown(md, URL)
+    assert len(chunks) > 1
+    assert chunks[0].markdown.startswith("# Guide") and chunks[0].headings == ("Guide",)
+    for chunk in chunks[1:]:
+        assert chunk.headings == ("Guide", "Install", "On Debian")
+        assert chunk.text.startswith("Guide > Install > On Debian\n\n")
+        assert not chunk.markdown.startswith("#")
+
+
+def test_plain_text_drops_the_syntax_and_keeps_code_lines() -> None:
+    md = "## Use `sqlite3`\n\n| a | b |\n| --- | --- |\n| **x** | [link](http://x) |\n\n```sh\n# a comment\n```"
+    assert plain_text(md) == "Use sqlite3\n\na | b\nx | link\n\n# a comment"
+
+
+# -- sizes and oversize blocks ---------------------------------------------------------------------------
+def test_a_code_block_over_the_maximum_is_one_chunk_flagged_oversize() -> None:
+    code = "```c\n" + "\n".join(f"int v{i} = {i}; /* value {i} */" for i in range(400)) + "\n```"
+    md = "## Code\n\nShort intro.\n\n" + code + "\n\nAfter the code."
+    chunks = chunk_markdown(md, URL)
+    big = [c for c in chunks if FLAG_OVERSIZE in c.flags]
+    assert len(big) == 1 and code in big[0].markdown and big[0].tokens > ChunkParams().max_tokens
+    assert all(code not in c.markdown for c in chunks if c is not big[0])
+
+
+def test_a_paragraph_over_the_maximum_is_cut_between_sentences() -> None:
+    rng = random.Random(2)
+    para = " ".join(_para(rng, 30) for _ in range(60))  # ~1,800 words, one line
+    chunks = chunk_markdown("## Long\n\n" + para, URL)
+    assert len(chunks) > 2
+    assert all(FLAG_SPLIT_PARAGRAPH in c.flags for c in chunks)
+    assert all(c.tokens <= ChunkParams().max_tokens for c in chunks)
+    assert all(c.markdown.rstrip().endswith(".") for c in chunks)  # cut at sentence ends
+
+
+def test_a_list_item_over_the_maximum_is_not_split() -> None:
+    item = "- " + " ".join(["word"] * 900)
+    chunks = chunk_markdown(f"## List\n\n- small\n{item}\n- after", URL)
+    holders = [c for c in chunks if item in c.markdown]
+    assert len(holders) == 1 and holders[0].flags == (FLAG_OVERSIZE,)
+
+
+def test_params_reject_impossible_sizes() -> None:
+    with pytest.raises(ValueError):
+        ChunkParams(min_tokens=400, target_tokens=384)
+    with pytest.raises(ValueError):
+        ChunkParams(target_tokens=900, max_tokens=768)
+
+
+# -- IDs and stability under edits -----------------------------------------------------------------------
+def test_ids_depend_on_content_and_place_not_on_position() -> None:
+    page = _sections(3)
+    md = _render(page)
+    before = _ids(md)
+    assert _ids(md) == before  # deterministic
+    assert set(_ids(md, url=URL + "?other")).isdisjoint(before)  # the URL is part of the place
+    # a new section at the top moves every chunk down; none of the old ones changes its ID but the first,
+    # which holds the page's title heading the new section now follows
+    grown = _render([["## Preface", _para(random.Random(9), 80), _para(random.Random(10), 80)]] + page)
+    after = _ids(grown)
+    assert set(before[1:]) <= set(after)
+    # the same content under another heading is another chunk
+    renamed = md.replace("## Section 4", "## Section four")
+    assert len(set(_ids(renamed)) - set(before)) >= 1
+
+
+def test_identical_chunks_are_numbered_by_occurrence_within_their_heading_path() -> None:
+    body = "Run `make` first. " * 30
+    intro = "The calls of the library, one section each, with an example of how each call is used in a program."
+    md = f"# API\n\n{intro}\n\n## Example\n\n{body}\n\n## Example\n\n{body}\n\n## Other\n\n{body}"
+    chunks = chunk_markdown(md, URL, ChunkParams(min_tokens=16, target_tokens=64, max_tokens=600))
+    examples = [c for c in chunks if c.headings == ("API", "Example")]
+    assert len(examples) == 2 and examples[0].markdown == examples[1].markdown
+    assert len({c.chunk_id for c in chunks}) == len(chunks)
+    # removing the first copy: the remaining one becomes occurrence 0, the first copy's ID
+    md2 = f"# API\n\n{intro}\n\n## Example\n\n{body}\n\n## Other\n\n{body}"
+    ids2 = _ids(md2, ChunkParams(min_tokens=16, target_tokens=64, max_tokens=600))
+    assert examples[0].chunk_id in ids2 and examples[1].chunk_id not in ids2
+
+
+def _edit(page: list[list[str]], rng: random.Random, mode: str) -> None:
+    s = rng.randrange(len(page))
+    candidates = [i for i, b in enumerate(page[s]) if i and not b.startswith(("```", "-", "|"))]
+    i = rng.choice(candidates)
+    block = page[s][i]
+    if mode == "grow":
+        page[s][i] = block + " " + _para(rng, 60)
+    elif mode == "shrink":
+        page[s][i] = block[: len(block) // 3] + "."
+    else:
+        page[s][i] = block.replace("index", "INDEX").replace("table", "TABLE") + " edited"
+
+
+@pytest.mark.parametrize("mode", ["reword", "grow", "shrink"])
+def test_editing_one_paragraph_changes_the_chunks_holding_it_and_rarely_a_third(mode: str) -> None:
+    """Content-defined boundaries: on 150 pages, one paragraph edited each: at most 2 chunks new and 2
+    gone on nearly every page (a boundary the minimum size suppressed can reach one more), never 4."""
+    wide = 0
+    for seed in range(150):
+        page = _sections(seed)
+        before = set(_ids(_render(page)))
+        _edit(page, random.Random(seed + 1000), mode)
+        after = set(_ids(_render(page)))
+        new, gone = len(after - before), len(before - after)
+        assert 1 <= new and 1 <= gone, seed
+        assert max(new, gone) <= 3, seed
+        wide += max(new, gone) > 2
+    assert wide <= 3  # 2% of the edits
+
+
+def test_greedy_packing_would_move_every_later_chunk_content_defined_does_not() -> None:
+    """A paragraph at the start of a long section grows: the section's later chunks keep their IDs."""
+    rng = random.Random(5)
+    paragraphs = [_para(rng, rng.randint(40, 90)) for _ in range(40)]
+    md = "## Long section\n\n" + "\n\n".join(paragraphs)
+    before = _ids(md)
+    paragraphs[1] += " " + _para(rng, 50)
+    after = _ids("## Long section\n\n" + "\n\n".join(paragraphs))
+    assert len(before) > 8
+    assert len(set(before) - set(after)) <= 2
+    assert before[3:] == after[-len(before[3:]):]
+
+
+def test_a_section_added_elsewhere_changes_no_other_chunk() -> None:
+    page = _sections(11)
+    before = set(_ids(_render(page)))
+    rng = random.Random(12)
+    page.insert(3, ["## New section", _para(rng, 90), _para(rng, 90), _para(rng, 70)])
+    after = set(_ids(_render(page)))
+    assert before - after <= set(), before - after  # nothing removed
+    assert 1 <= len(after - before) <= 3
+
+
+# -- tokenizers and records ------------------------------------------------------------------------------
+def test_a_tokenizer_that_is_not_installed_is_a_clear_error(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "tiktoken", None)  # import tiktoken -> ImportError
+    with pytest.raises(TokenizerError, match="tiktoken package is not installed"):
+        load_token_counter("tiktoken:cl100k_base", 1.33)
+    monkeypatch.setitem(sys.modules, "tokenizers", None)
+    with pytest.raises(TokenizerError, match="tokenizers package is not installed"):
+        load_token_counter("/nowhere/tokenizer.json", 1.33)
+    with pytest.raises(TokenizerError, match="unknown tokenizer"):
+        load_token_counter("gpt-7", 1.33)
+
+
+def test_a_tokenizer_counts_tokens_instead_of_words() -> None:
+    counter = load_token_counter("words", 2.0)
+    assert counter.count("a b c") == 6
+    chars = ChunkParams(min_tokens=100, target_tokens=300, max_tokens=600)
+    md = "\n\n".join("x" * 40 for _ in range(60))  # 60 one-word paragraphs of 40 characters
+    by_chars = chunk_markdown(md, URL, chars, count=len)
+    assert len(by_chars) > 3 and all(c.tokens <= 600 for c in by_chars)
+    assert len(chunk_markdown(md, URL, chars)) == 1  # 60 words: under the minimum
+
+
+def test_records_are_told_apart_and_others_refused() -> None:
+    assert record_kind({"url": URL, "markdown": "# x", "text": "x"}) == "page"
+    assert record_kind({"url": URL, "change": "removed", "reason": "http_404"}) == "tombstone"
+    assert record_kind({"url": URL, "change": "unseen", "reason": "crawl_cut:max_pages"}) == "unseen"
+    for bad in ({"chunk_id": "a", "url": URL, "markdown": "x"}, {"title": "no url", "text": "x"}, [1, 2],
+                {"url": URL, "title": "no content"}):
+        with pytest.raises(NotCrawlRecord):
+            record_kind(bad)
+
+
+def test_diff_ids() -> None:
+    diff = diff_ids(("a", "b", "c"), ("a", "c", "d"))
+    assert (diff.new, diff.unchanged, diff.removed) == (("d",), ("a", "c"), ("b",))
+    assert diff_ids(None, ("x",)).new == ("x",)
