@@ -251,7 +251,7 @@ def selected_fields(settings: Any) -> list[str] | None:
     from boilerstrip.items import EXPORT_FIELDS
 
     fields = field_list(settings.get("FEED_EXPORT_FIELDS"))
-    return fields if fields and fields != list(EXPORT_FIELDS) else None
+    return fields if fields and not set(fields) >= set(EXPORT_FIELDS) else None  # every field: no selection
 
 
 def _ledger_outcomes(path: Path) -> dict[str, str] | None:
