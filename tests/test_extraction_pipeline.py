@@ -115,8 +115,7 @@ def test_default_settings_wire_the_pipeline_before_boilerplate_removal() -> None
     from boilerstrip import settings
 
     order = settings.ITEM_PIPELINES
-    if "boilerstrip.pipelines.extraction.ExtractionPipeline" not in order:
-        pytest.skip("settings.py (lead) does not list ExtractionPipeline yet: expected at 300")
+    assert "boilerstrip.pipelines.extraction.ExtractionPipeline" in order
     assert order["boilerstrip.pipelines.extraction.ExtractionPipeline"] < order[
         "boilerstrip.pipelines.boilerplate.CrossPageBoilerplatePipeline"
     ]
