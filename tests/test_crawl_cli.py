@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 from scrapy.settings import Settings
 
-from _crawlsite import FAST, page, robots, small_site
-from boilerstrip.addons import ProfileAddon, ProfileError, available_profiles, load_profile
+from _crawlsite import FAST, page, small_site
+from boilerstrip.addons import PROFILES_PACKAGE, ProfileAddon, ProfileError, available_profiles, load_profile
 from boilerstrip.demo.sitegen import SITE_DIR, expected_pages
 from conftest import ROOT, Reply, read_jsonl, run_crawl
 from test_crawl_demo import reasons
@@ -69,7 +69,7 @@ def test_profiles_are_data_and_documented() -> None:
     names = available_profiles()
     assert {"polite", "own-site", "test", "demo"} <= set(names)
     for name in names:
-        module = __import__(f"settings_profiles.{name.replace('-', '_')}", fromlist=["x"])
+        module = __import__(f"{PROFILES_PACKAGE}.{name.replace('-', '_')}", fromlist=["x"])
         assert module.__doc__ and len(module.__doc__.split()) > 15, name
         values = load_profile(name)
         assert values and all(key.isupper() for key in values)
