@@ -32,7 +32,6 @@ import argparse
 import gzip
 import hashlib
 import json
-import os
 import re
 import sys
 import time

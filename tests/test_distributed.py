@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 import redis
 from _crawlsite import FAST, page
-from _redis import need_redis_server, redis_url  # noqa: F401 (fixture)
 from conftest import ROOT, read_jsonl
 
 from boilerstrip.demo.server import Reply, SiteServer

@@ -7,7 +7,6 @@ browser must never reach.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
