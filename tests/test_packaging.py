@@ -5,6 +5,7 @@ as requirements.txt, whose pins fall inside the declared ranges."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -58,12 +59,22 @@ def test_requirements_sections_match_the_declared_dependencies() -> None:
 
 @pytest.mark.timeout(300)
 def test_the_wheel_ships_profiles_inside_the_package_and_declares_its_dependencies(tmp_path: Path) -> None:
+    # built from a copy of what the build reads, so setuptools' build/ and egg-info stay out of the tree
+    source = tmp_path / "src"
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info")
+    for name in ("pyproject.toml", "README.md"):
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, source / name)
+    for folder in ("boilerstrip", "settings_profiles"):
+        shutil.copytree(ROOT / folder, source / folder, symlinks=True, ignore=skip)
+    assert (source / "boilerstrip" / "profiles").is_symlink()
+    wheels = tmp_path / "wheels"
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(tmp_path), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(wheels), str(source)],
         capture_output=True, text=True, timeout=280, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    (wheel,) = tmp_path.glob("boilerstrip-*.whl")
+    (wheel,) = wheels.glob("boilerstrip-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         (metadata_name,) = [n for n in names if n.endswith(".dist-info/METADATA")]

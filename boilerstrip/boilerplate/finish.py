@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from boilerstrip.items import EXPORT_FIELDS
+
 from .blocks import (blocks_of_record, cluster_of_url, render_markdown, render_text, repair_text, site_of_url,
                      structure_hashes)
 from .clean import CleanResult, hash_blocks
@@ -90,17 +92,9 @@ def model_hashes(record: Mapping[str, Any], blocks: list[tuple[str, str]], param
     return hashes
 
 
-def _export_order() -> list[str]:
-    try:
-        from boilerstrip.items import EXPORT_FIELDS
-    except ImportError:  # pragma: no cover
-        return []
-    return list(EXPORT_FIELDS)
-
-
 def dump_record(record: Mapping[str, Any], order: list[str] | None = None) -> str:
     """One JSON line, keys in EXPORT_FIELDS order then the others sorted: stable bytes for stable data."""
-    order = _export_order() if order is None else order
+    order = list(EXPORT_FIELDS) if order is None else order
     known = set(order)
     keys = [k for k in order if k in record] + sorted(k for k in record if k not in known)
     return repair_text(json.dumps({k: record[k] for k in keys}, ensure_ascii=False, sort_keys=False))

@@ -17,7 +17,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from boilerstrip.items import EXPORT_FIELDS
 
 #: the change counts the summary prints, in order (boilerstrip.recrawl.CHANGES; not imported: no Scrapy here)
 CHANGE_KINDS = ("new", "changed", "unchanged", "removed", "unseen")
@@ -121,15 +120,10 @@ def parse_set_options(values: list[str]) -> dict[str, str]:
 
 
 def feed_settings(out: Path, resume: bool = False) -> dict[str, Any]:
-    """The Scrapy settings that write the JSONL output; the one place the output is configured.
+    """The Scrapy settings that write the JSONL output (the crash-safe storage of :mod:`boilerstrip.feeds`);
+    the one place the output is configured."""
+    from boilerstrip.feeds import feed_settings as safe_feed_settings
 
-    Uses the crash-safe storage of :mod:`boilerstrip.feeds` when it is there, else a plain feed.
-    """
-    try:
-        from boilerstrip.feeds import feed_settings as safe_feed_settings
-    except ImportError:
-        return {"FEEDS": {str(out): {"format": "jsonlines", "encoding": "utf-8", "fields": list(EXPORT_FIELDS),
-                                     "overwrite": True, "store_empty": True}}}
     return safe_feed_settings(out, resume=resume)
 
 
@@ -214,7 +208,7 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any]) -> tuple[int, dict[
     crawler = process.create_crawler(SiteSpider)
     outcome: dict[str, Any] = {}
 
-    def closed(spider: Any = None, reason: str = "") -> None:
+    def closed(reason: str = "") -> None:
         outcome["reason"] = reason
 
     from scrapy import signals

@@ -117,7 +117,7 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
     def start_done(self) -> None:
         self.store.mark_started(self.worker)  # remembered: the heartbeat re-marks it if it was taken for dead
 
-    def spider_idle(self, spider: Any = None) -> None:
+    def spider_idle(self) -> None:
         """Nothing here and nothing queued: stay open until the coordinator says the crawl is done."""
         if self.held:
             # nothing runs in this engine any more: what is still held will not be acked by anyone
@@ -234,7 +234,7 @@ class WorkerLedger:
         self._exporter = SafeJsonLinesExporter(self._buffer, fields_to_export=list(EXPORT_FIELDS))
         self._exporter.crawler = crawler
 
-    def request_scheduled(self, request: Any, spider: Any = None) -> None:
+    def request_scheduled(self, request: Any) -> None:
         if _is_page(request) and not request.meta.get(LEDGER_KEY):
             request.meta[LEDGER_KEY] = request.url
             request.meta[_FIRST_META] = True
@@ -250,7 +250,7 @@ class WorkerLedger:
         if not self.store.settle(self.worker, key, outcome, reason, detail, admitted=True, line=line, acked=acked):
             self.crawler.stats.inc_value(f"{STATS}/settled_again")
 
-    def item_scraped(self, item: Any, response: Any = None, spider: Any = None) -> None:
+    def item_scraped(self, item: Any, response: Any = None) -> None:
         key = _key(response, item)
         line = self._line(item)
         if line:
@@ -258,11 +258,11 @@ class WorkerLedger:
         else:
             self._settle(key, "failed", "export_error")
 
-    def item_dropped(self, item: Any, response: Any = None, exception: Any = None, spider: Any = None) -> None:
+    def item_dropped(self, item: Any, response: Any = None, exception: Any = None) -> None:
         reason = getattr(exception, "reason", None) or "dropped"
         self._settle(_key(response, item), "filtered", reason, str(exception or ""))
 
-    def item_error(self, item: Any, response: Any = None, spider: Any = None, failure: Any = None) -> None:
+    def item_error(self, item: Any, response: Any = None, failure: Any = None) -> None:
         exc = getattr(failure, "value", failure)
         self._settle(_key(response, item), "failed", f"pipeline_error:{type(exc).__name__}", str(exc))
 

@@ -97,7 +97,7 @@ class Rfc9309RobotsMiddleware:
         return mw
 
     # -- the hook ------------------------------------------------------------------------------------
-    async def process_request(self, request: Request, spider: Any = None) -> None:
+    async def process_request(self, request: Request) -> None:
         if request.meta.get("dont_obey_robotstxt") or not request.url.startswith(("http://", "https://")):
             return None
         host = await self.robots_for(origin(request.url))
@@ -217,7 +217,7 @@ class Rfc9309RobotsMiddleware:
             host.action = "disallow_all"
             host.next_fetch_at = time.monotonic() + self.params.unreachable_retry_s
 
-    def _bytes_received(self, data: bytes, request: Request, spider: Any = None) -> None:
+    def _bytes_received(self, data: bytes, request: Request) -> None:
         if request.meta.get(KIND_META) != "robots":
             return
         seen = request.meta.get(_BYTES_META, 0) + len(data)

@@ -253,7 +253,7 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
                     await browser.close()
 
     # -- the download ----------------------------------------------------------------------------------------
-    async def download_request(self, request: Any, spider: Any = None) -> Any:  # Scrapy >= 2.14 signature
+    async def download_request(self, request: Any) -> Any:  # Scrapy 2.19's signature
         if not request.meta.get("playwright"):
             return await super().download_request(request)
         await self._ensure_proxy()

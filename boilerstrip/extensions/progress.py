@@ -100,12 +100,12 @@ class ProgressExtension:
             self._last_plain = time.monotonic()
             print(self.line(), file=self.stream, flush=True)
 
-    def spider_opened(self, spider: Any = None) -> None:
+    def spider_opened(self) -> None:
         self.started = self._last_plain = time.monotonic()
         self._loop = create_looping_call(self.tick)
         self._loop.start(self.params.interval_s, now=False)
 
-    def spider_closed(self, spider: Any = None, reason: str = "") -> None:
+    def spider_closed(self, reason: str = "") -> None:
         if self._loop is not None and getattr(self._loop, "running", True):
             try:
                 self._loop.stop()

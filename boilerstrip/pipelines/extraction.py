@@ -74,7 +74,7 @@ class ExtractionPipeline:
         if self.pool is not None:
             self.pool.companion(PageReader).want(extraction=self.params)
 
-    async def process_item(self, item: Any, spider: Any = None) -> Any:
+    async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
         html = adapter.get("html")
         if html is None:

@@ -358,7 +358,7 @@ class SiteSpider(Spider):
         else:
             report_failed(self.crawler, request, failure_reason(failure), str(exc)[:_DETAIL_CHARS])
 
-    def _request_dropped(self, request: Request, spider: Any = None) -> None:
+    def _request_dropped(self, request: Request) -> None:
         if request.meta.get(KIND_META, "page") == "page" and request.callback == self.parse:
             report_filtered(self.crawler, request, "duplicate")
 
