@@ -279,7 +279,7 @@ def test_without_the_budget_a_huge_page_stalls_other_hosts(serve, tmp_path: Path
     huge, steady = _two_hosts(serve)
     out = tmp_path / "nobudget.jsonl"
     proc, _ = run_crawl(huge.url + "/", steady.url + "/", out=out, args=FAST, timeout=400,
-                        settings={"BOILERSTRIP_EXTRACTION_MAX_NODES": 0, "BOILERSTRIP_EXTRACTION_MAX_CPU_S": 0})  # fmt: skip
+                        settings={"BOILERSTRIP_EXTRACTION_PARAMS": '{"max_nodes": 0, "max_cpu_s": 0}'})  # fmt: skip
     assert_reconciled(out, proc)
     gap = _largest_gap_s(steady)
     print(f"largest gap between the steady host's requests, no budget: {gap:.2f} s")

@@ -12,7 +12,7 @@ delay for the host: ``DOWNLOAD_DELAY``, raised by Crawl-delay, by AutoThrottle a
 The lease is taken in ``process_request`` at 980, after every other middleware (robots.txt, scope,
 politeness) has let the request through, so nothing is refused while holding it; robots.txt fetches take
 one too. A worker killed mid-download never gives its lease back: it expires after
-``DOWNLOAD_TIMEOUT + BOILERSTRIP_DISTRIBUTED_LEASE_MARGIN_S``.
+``DOWNLOAD_TIMEOUT + DistributedParams.lease_margin_s``.
 """
 
 from __future__ import annotations

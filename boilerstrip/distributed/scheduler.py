@@ -15,7 +15,7 @@ dupefilter's fingerprints, in their formats and keys) with three changes, all th
 The ledger of a worker lives in Redis (:class:`WorkerLedger`), not in files: a worker killed with -9 loses
 nothing it settled, and whatever it held is requeued by the coordinator once its heartbeat expires.
 Scrapy's engine calls ``next_request`` only when something wakes it (a finished download, or its 5 s
-heartbeat): an idle worker is woken every ``BOILERSTRIP_DISTRIBUTED_IDLE_POLL_S`` (:meth:`RedisFrontierScheduler._wake`).
+heartbeat): an idle worker is woken every ``DistributedParams.idle_poll_s`` (:meth:`RedisFrontierScheduler._wake`).
 """
 
 from __future__ import annotations

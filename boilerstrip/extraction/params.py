@@ -267,3 +267,37 @@ class ExtractionParams:
         object.__setattr__(self, "bodytext_include_tags", tuple(self.bodytext_include_tags))
         object.__setattr__(self, "bodytext_exclude_tags", tuple(self.bodytext_exclude_tags))
         bodytext_xpath(self.bodytext_include_tags, self.bodytext_exclude_tags)  # ValueError naming bad tags
+
+
+#: Named presets (``BOILERSTRIP_EXTRACTION_PRESET``, ``extraction_preset``): field values over the defaults,
+#: in the spirit of trafilatura's favor_precision/favor_recall. "balanced" is the tuned defaults above.
+#: "precision" keeps less of what is borderline (link lists, link-heavy paragraphs, the last-resort
+#: body-text rung); "recall" keeps more (shorter winners, denser links, captions, less pruning). Their
+#: precision and recall on both benchmark sets are in docs/extraction.md (extraction_benchmark.py --preset).
+EXTRACTION_PRESETS: dict[str, dict[str, object]] = {
+    "balanced": {},
+    "precision": {
+        "keep_link_list_content": False,
+        "max_link_density": 0.35,
+        "max_paragraph_link_density": 0.35,
+        "max_block_link_density": 0.6,
+        "max_inner_link_density": 0.25,
+        "bodytext_enabled": False,
+    },
+    "recall": {
+        "min_text_chars": 100,
+        "max_link_density": 0.65,
+        "max_paragraph_link_density": 0.65,
+        "max_pruned_share_of_container": 0.8,
+        "max_pruned_share_of_page": 0.7,
+        "min_semantic_share_of_page": 0.25,
+        "keep_captions": True,
+    },
+}
+
+
+def extraction_preset(name: str) -> ExtractionParams:
+    """The params of a named preset (``balanced``, ``precision``, ``recall``); ValueError for another name."""
+    if name not in EXTRACTION_PRESETS:
+        raise ValueError(f"preset must be one of {', '.join(EXTRACTION_PRESETS)}, not {name!r}")
+    return ExtractionParams(**EXTRACTION_PRESETS[name])  # type: ignore[arg-type]

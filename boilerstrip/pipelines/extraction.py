@@ -107,7 +107,7 @@ class ExtractionPipeline:
     def _apply(self, adapter: ItemAdapter, url: Any, result: ExtractionResult) -> None:
         if result.reason == "over_budget":
             self._count(result)
-            raise FailedItem("extraction_budget", f"more than {self.params.max_nodes} elements (BOILERSTRIP_EXTRACTION_MAX_NODES)")
+            raise FailedItem("extraction_budget", f"more than {self.params.max_nodes} elements (max_nodes in BOILERSTRIP_EXTRACTION_PARAMS)")
         self.fill(adapter, result)
         self._count(result)
         logger.debug(

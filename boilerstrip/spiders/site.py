@@ -150,7 +150,7 @@ class SiteSpider(Spider):
         self.sitemaps_seen: set[str] = set()
         self.robots_sitemaps: dict[str, tuple[str, ...]] = {}  # origin -> its robots.txt Sitemap: lines
         self.url_params = UrlParams()
-        self.max_nodes = 0  # BOILERSTRIP_EXTRACTION_MAX_NODES, read in from_crawler
+        self.max_nodes = 0  # ExtractionParams.max_nodes (BOILERSTRIP_EXTRACTION_PARAMS), read in from_crawler
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "SiteSpider":
@@ -274,7 +274,7 @@ class SiteSpider(Spider):
             # extraction. Its links are still followed.
             yield from self._follow(links, depth)
             report_failed(self.crawler, request or page_url, "extraction_budget",
-                          f"more than {self.max_nodes} elements (BOILERSTRIP_EXTRACTION_MAX_NODES)")  # fmt: skip
+                          f"more than {self.max_nodes} elements (max_nodes in BOILERSTRIP_EXTRACTION_PARAMS)")  # fmt: skip
             return
         canonical = self._canonical(links)
         duplicate_of = None
