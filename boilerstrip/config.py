@@ -53,6 +53,16 @@ USER_FIELDS: dict[str, frozenset[str]] = {
                          "max_browser_memory_mib", "blocked_resource_types", "subrequest_hosts", "learn_enabled"}),
     # distributed crawls: where, who, the budget and the shared lease; the polling and lease timings are tuned
     "distributed": frozenset({"redis_url", "crawl_id", "worker_id", "heartbeat_ttl_s", "max_pages", "lease_enabled"}),
+    # the crawl: scope, budgets and sitemaps; the sitemap size and nesting limits are safety values
+    "crawl": frozenset({"scope", "max_pages", "max_depth", "sitemaps"}),
+    # politeness: the knobs the profiles set; the statuses that throttle and the back-off jitter are tuned
+    "politeness": frozenset({"max_crawl_delay_s", "max_retry_after_s", "retry_backoff_base_s", "max_backoff_s",
+                             "max_retries"}),
+    "optout": frozenset({"tdmrep"}),
+    "recrawl": frozenset({"conditional", "trust_lastmod", "changes_only"}),
+    "feeds": frozenset({"resume"}),
+    "ledger": frozenset({"fail_on_mismatch"}),
+    "progress": frozenset(),
 }
 
 #: component -> (its params classes as ``module:Class``, the first the preset's; its preset table or None).

@@ -1,7 +1,7 @@
 """Live progress on stderr and a summary when the crawl ends.
 
-On a terminal the progress line is redrawn every ``BOILERSTRIP_PROGRESS_INTERVAL_S`` seconds; otherwise a
-plain line is printed every ``BOILERSTRIP_PROGRESS_PLAIN_INTERVAL_S`` seconds (0 = only the summary).
+On a terminal the progress line is redrawn every ``interval_s`` seconds; otherwise a plain line is printed
+every ``plain_interval_s`` seconds (0 = only the summary); both in ``BOILERSTRIP_PROGRESS_PARAMS``.
 Counts come from Scrapy's stats: pages fetched (responses received), items written, and skipped /
 failed URLs by reason (``boilerstrip/filtered/<reason>``, ``boilerstrip/failed/<reason>``).
 """

@@ -435,8 +435,8 @@ class SiteSpider(Spider):
 
 
 def _settings_items(settings: Any, component: str, cls: type) -> Iterator[tuple[str, Any]]:
-    for field in dataclasses.fields(cls):
-        name = setting_name(component, field.name)
+    names = [setting_name(component, field.name) for field in dataclasses.fields(cls)]
+    for name in [*names, setting_name(component, "params")]:  # the fields, and the params hook
         value = settings.get(name)
         if value is not None:
             yield name, value
