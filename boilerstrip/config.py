@@ -63,6 +63,11 @@ USER_FIELDS: dict[str, frozenset[str]] = {
     "feeds": frozenset({"resume"}),
     "ledger": frozenset({"fail_on_mismatch"}),
     "progress": frozenset(),
+    # robots.txt: how long to wait for it and how often to try an unreachable one (the profiles set these);
+    # the size and redirect caps are safety values
+    "robots": frozenset({"fetch_timeout_s", "unreachable_retry_s", "unreachable_max_fetches"}),
+    # traps: the budgets a user sizes to the site; segment repeats and out-links per page are tuned
+    "traps": frozenset({"max_depth", "max_pages_per_host", "max_urls_per_pattern", "max_url_chars"}),
 }
 
 #: component -> (its params classes as ``module:Class``, the first the preset's; its preset table or None).

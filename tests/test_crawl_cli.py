@@ -34,7 +34,7 @@ def cli(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "--scope", "planet"], "--scope expects host or domain"),
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "nonsense"], "-s expects NAME=VALUE"),
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "BOILERSTRIP_CRAWL_MAX_PAGES=many"], "BOILERSTRIP_CRAWL_MAX_PAGES"),
-        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "BOILERSTRIP_ROBOTS_MAX_BYTES=lots"], "BOILERSTRIP_ROBOTS_MAX_BYTES"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", 'BOILERSTRIP_ROBOTS_PARAMS={"max_bytes": "lots"}'], "BOILERSTRIP_ROBOTS_PARAMS field max_bytes"),
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "BOILERSTRIP_POLITENESS_MAX_RETRIES=-3"], "max_retries must be >= 0"),
         (["crawl", "http://127.0.0.1:9/"], "no output file"),
         (["crawl", "-o", "{tmp}/o.jsonl"], "no start URL"),

@@ -1,6 +1,6 @@
 """robots.txt with RFC 9309 semantics (Scrapy's RobotsTxtMiddleware allows everything on any error).
 
-- 2xx: parsed with Protego (the first ``BOILERSTRIP_ROBOTS_MAX_BYTES``, 512 KiB, the rest ignored);
+- 2xx: parsed with Protego (the first ``max_bytes``, 512 KiB, the rest ignored; ``BOILERSTRIP_ROBOTS_PARAMS``);
 - 3xx: followed by hand, up to 5 hops (then "unavailable" -> allow all, RFC 9309 §2.3.1.2), across
   authorities too (a CDN): the scope middleware exempts robots.txt hops from its offsite rule but not from
   its scheme and private-address rules. A hop it refuses makes the file *unreachable* -> disallow all
