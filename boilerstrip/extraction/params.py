@@ -271,27 +271,29 @@ class ExtractionParams:
 
 #: Named presets (``BOILERSTRIP_EXTRACTION_PRESET``, ``extraction_preset``): field values over the defaults,
 #: in the spirit of trafilatura's favor_precision/favor_recall. "balanced" is the tuned defaults above.
-#: "precision" keeps less of what is borderline (link lists, link-heavy paragraphs, the last-resort
-#: body-text rung); "recall" keeps more (shorter winners, denser links, captions, less pruning). Their
+#: "precision" and "recall" change only what is pruned inside the container the extractor chose (the
+#: choice itself stays the tuned one), so they trade one for the other without emptying pages. Their
 #: precision and recall on both benchmark sets are in docs/extraction.md (extraction_benchmark.py --preset).
 EXTRACTION_PRESETS: dict[str, dict[str, object]] = {
     "balanced": {},
+    # drops more of the borderline blocks inside the chosen container; the container is chosen as before
     "precision": {
-        "keep_link_list_content": False,
-        "max_link_density": 0.35,
-        "max_paragraph_link_density": 0.35,
         "max_block_link_density": 0.6,
         "max_inner_link_density": 0.25,
-        "bodytext_enabled": False,
+        "min_link_list_text_ratio": 0.0,
+        "min_list_element_text_ratio": 0.0,
+        "min_teaser_cards": 3,
+        "max_caption_chars": 400,
     },
+    # keeps more of what the container holds: captions, <h1>s, link-heavy blocks and lists, teaser grids
     "recall": {
-        "min_text_chars": 100,
-        "max_link_density": 0.65,
-        "max_paragraph_link_density": 0.65,
-        "max_pruned_share_of_container": 0.8,
-        "max_pruned_share_of_page": 0.7,
-        "min_semantic_share_of_page": 0.25,
         "keep_captions": True,
+        "keep_h1": True,
+        "max_block_link_density": 0.95,
+        "max_inner_link_density": 0.5,
+        "min_link_list_text_ratio": 0.5,
+        "min_list_element_text_ratio": 0.1,
+        "min_teaser_cards": 0,
     },
 }
 
