@@ -32,7 +32,6 @@ import argparse
 import gzip
 import hashlib
 import json
-import os
 import re
 import sys
 import time
@@ -45,7 +44,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from boilerstrip.extraction import ExtractionParams, decode_html, extract  # noqa: E402
+from boilerstrip.extraction import EXTRACTION_PRESETS, ExtractionParams, decode_html, extract, extraction_preset  # noqa: E402
 from boilerstrip.urls import site_key  # noqa: E402
 
 #: The article benchmark, vendored (7 MB, MIT): the quality gate never depends on a folder outside the repo.
@@ -380,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kind", help="with --worst: only this page kind")
     parser.add_argument("--half", choices=("tuning", "held-out"), help="with --worst: only this half")
     parser.add_argument("--check", action="store_true", help="exit 1 if below the floors in extraction_floor.json")
+    parser.add_argument("--preset", choices=tuple(EXTRACTION_PRESETS), default="balanced",
+                        help="score boilerstrip with this extraction preset (default balanced)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="time each extractor N times, interleaved, and keep the fastest pass (default 1)")
     args = parser.parse_args(argv)
@@ -393,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: {exc}", file=sys.stderr)
             return 2
         print(f"{name}: {paths[name]} ({len(sets[name])} pages)")
-    extractors = {OURS: boilerstrip_text()}
+    extractors = {OURS: boilerstrip_text(extraction_preset(args.preset))}
     if not args.no_peers:
         for name in args.peers.split(","):
             extractors[name] = PEERS[name]()

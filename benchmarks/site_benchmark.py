@@ -14,7 +14,7 @@ Next" bars in tables on every page, reference pages documented twice, chapter pa
 contents).
 Each site is served on loopback with ``SiteServer`` and crawled with ``boilerstrip crawl`` (fast settings,
 no politeness delay: it is our own loopback server), once per variant: the default; the extractor's
-semantic rung off (``BOILERSTRIP_EXTRACTION_SEMANTIC_ENABLED=false``: density plus cross-page alone); the
+semantic rung off (``BOILERSTRIP_EXTRACTION_PARAMS='{"semantic_enabled": false}'``: density plus cross-page alone); the
 cross-page model off (``BOILERSTRIP_BOILERPLATE_ENABLED=false``: what this component adds);
 ``BOILERSTRIP_BOILERPLATE_SOURCE=extracted`` (the extractor's blocks minus the template) and ``=page`` (every
 block of the page minus the template). The default source is ``auto`` (per page, see docs/cross-page.md).
@@ -372,7 +372,7 @@ def run_site(site: Site, args: argparse.Namespace) -> list[Row]:
         base = server.url
         variants = [
             ("boilerstrip", {}),
-            ("boilerstrip -semantic", {"BOILERSTRIP_EXTRACTION_SEMANTIC_ENABLED": "false"}),
+            ("boilerstrip -semantic", {"BOILERSTRIP_EXTRACTION_PARAMS": '{"semantic_enabled": false}'}),
             # the same extraction without the cross-page model: what this component adds
             ("boilerstrip -crosspage", {"BOILERSTRIP_BOILERPLATE_ENABLED": "false"}),
             # the extractor's blocks only, minus the template (the default before SOURCE=auto)

@@ -16,7 +16,7 @@ from typing import Any
 
 __all__ = ["ProfileAddon", "ProfileError", "load_profile", "available_profiles", "PROFILES_PACKAGE"]
 
-PROFILES_PACKAGE = "settings_profiles"
+PROFILES_PACKAGE = "boilerstrip.profiles"  # the settings_profiles/ folder (a symlink to it in the source tree)
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 
 

@@ -4,7 +4,7 @@
 
 - records go to ``OUT.jsonl.part``, one ``write()`` per whole line on an unbuffered file (a ``kill -9``
   leaves whole lines only; a torn last line is cut when the file is opened again), ``fsync`` every
-  ``BOILERSTRIP_FEEDS_FSYNC_EVERY_ITEMS`` records or ``BOILERSTRIP_FEEDS_FSYNC_EVERY_S`` seconds;
+  ``fsync_every_items`` records or ``fsync_every_s`` seconds (``BOILERSTRIP_FEEDS_PARAMS``);
 - at the end the part is renamed atomically to ``OUT.jsonl`` and the ledger writes ``OUT.manifest.json``;
 - a record that cannot be encoded is repaired (lone surrogates -> U+FFFD, flag ``replacement_chars``), and
   one that still fails goes to ``OUT.deadletter.jsonl`` with its reason: never silently lost;

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from _redis import redis_url  # noqa: F401 -- the fixture, shared by every test module that names it
 from boilerstrip.demo.server import Reply, SiteServer
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,7 +20,7 @@ FLOORS = json.loads((ROOT / "benchmarks" / "site_floor.json").read_text())
 #: variant name in site_floor.json -> crawl settings
 VARIANTS = {
     "auto": {},  # the default configuration
-    "auto -semantic": {"BOILERSTRIP_EXTRACTION_SEMANTIC_ENABLED": "false"},  # density plus cross-page alone
+    "auto -semantic": {"BOILERSTRIP_EXTRACTION_PARAMS": '{"semantic_enabled": false}'},  # density plus cross-page alone
     "page": {"BOILERSTRIP_BOILERPLATE_SOURCE": "page"},
 }
 CASES = [(site, variant) for site, floors in FLOORS.items() if not site.startswith("_") for variant in floors

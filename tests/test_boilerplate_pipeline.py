@@ -230,7 +230,7 @@ def test_auto_carries_the_headline_and_counts_it() -> None:
 def test_a_shared_state_lends_the_pipeline_what_other_workers_learned() -> None:
     state = MemoryState()
     crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_MIN_PAGES": 5,
-                                         "BOILERSTRIP_BOILERPLATE_STATE_REFRESH_PAGES": 2})
+                                         "BOILERSTRIP_BOILERPLATE_PARAMS": {"state_refresh_pages": 2}})
     pipeline = CrossPageBoilerplatePipeline.from_crawler(crawler)
     pipeline._state_arg = state
     pipeline.open_spider()

@@ -166,5 +166,5 @@ def test_the_command_writes_reports_and_gates_a_pipeline(tmp_path) -> None:
     gated = _run(str(dirty), "--fail-on", "repeated_lines")
     assert gated.returncode == 1 and "repeated_lines" in gated.stderr
     assert _run(str(dirty), "--fail-on", "nonsense").returncode == 2
-    assert _run(str(dirty), "-s", "BOILERSTRIP_CHECK_REPEATED_FAIL_SHARE=2").returncode == 2
+    assert _run(str(dirty), "-s", 'BOILERSTRIP_CHECK_PARAMS={"repeated_fail_share": 2}').returncode == 2
     assert _run(str(tmp_path / "missing.jsonl")).returncode == 2  # a missing input is a bad argument (issue 26 item 7)

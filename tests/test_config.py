@@ -68,3 +68,89 @@ def test_overrides_beat_settings_and_enabled_reads_the_switch() -> None:
     assert params.mode == "auto"
     assert component_enabled({}, "demo") is True
     assert component_enabled({"BOILERSTRIP_DEMO_ENABLED": "false"}, "demo") is False
+
+
+# -- the params hook, presets and the user-level fields ---------------------------------------------------
+#: a params object a dotted path can name (BOILERSTRIP_DEMO_PARAMS=test_config:STRICT)
+STRICT = DemoParams(min_text_chars=99, max_link_density=0.1)
+
+
+@pytest.mark.parametrize("kind", ["json", "toml", "inline", "dict", "dotted", "object"])
+def test_the_params_hook_sets_the_fields_from_a_file_a_path_or_a_value(kind, tmp_path) -> None:
+    if kind == "json":
+        (tmp_path / "p.json").write_text('{"min_text_chars": 99, "max_link_density": 0.1}')
+        value = str(tmp_path / "p.json")
+    elif kind == "toml":
+        (tmp_path / "p.toml").write_text("min_text_chars = 99\nmax_link_density = 0.1\n")
+        value = str(tmp_path / "p.toml")
+    elif kind == "inline":
+        value = '{"min_text_chars": 99, "max_link_density": 0.1}'
+    elif kind == "dict":
+        value = {"min_text_chars": "99", "max_link_density": "0.1"}
+    elif kind == "dotted":
+        value = "test_config:STRICT"
+    else:
+        value = STRICT
+    params = params_from_settings({"BOILERSTRIP_DEMO_PARAMS": value}, "demo", DemoParams)
+    assert params == STRICT
+
+
+def test_a_setting_of_its_own_beats_the_hook_and_overrides_beat_both() -> None:
+    settings = {"BOILERSTRIP_DEMO_PARAMS": '{"mode": "never", "min_text_chars": 5}', "BOILERSTRIP_DEMO_MIN_TEXT_CHARS": "7"}
+    assert params_from_settings(settings, "demo", DemoParams) == DemoParams(mode="never", min_text_chars=7)
+    assert params_from_settings(settings, "demo", DemoParams, mode="auto").mode == "auto"
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        ('{"min_text_chars": "many"}', "BOILERSTRIP_DEMO_PARAMS field min_text_chars: expected a whole number"),
+        ('{"no_such_field": 1}', "BOILERSTRIP_DEMO_PARAMS: 'no_such_field' is not a field of DemoParams"),
+        ('{"mode": "sometimes"}', "BOILERSTRIP_DEMO_MODE: mode must be auto or never"),
+        ("/nowhere/params.json", "BOILERSTRIP_DEMO_PARAMS: cannot read /nowhere/params.json"),
+        ("no_such_module.PARAMS", "BOILERSTRIP_DEMO_PARAMS: cannot import no_such_module.PARAMS"),
+        ("{not json", "BOILERSTRIP_DEMO_PARAMS: not a JSON object"),
+        ("plain", "BOILERSTRIP_DEMO_PARAMS: expected a JSON/TOML file path or a dotted path"),
+    ],
+)
+def test_a_bad_params_hook_names_the_setting_and_the_field(value, needle) -> None:
+    with pytest.raises(ConfigError) as excinfo:
+        params_from_settings({"BOILERSTRIP_DEMO_PARAMS": value}, "demo", DemoParams)
+    assert needle in str(excinfo.value), str(excinfo.value)
+
+
+def test_a_bad_file_names_the_setting(tmp_path) -> None:
+    (tmp_path / "p.toml").write_text("min_text_chars = = 3\n")
+    with pytest.raises(ConfigError, match=r"BOILERSTRIP_DEMO_PARAMS: .*p.toml is not valid TOML"):
+        params_from_settings({"BOILERSTRIP_DEMO_PARAMS": str(tmp_path / "p.toml")}, "demo", DemoParams)
+
+
+def test_extraction_reads_only_its_user_fields_and_refuses_a_threshold_setting() -> None:
+    from boilerstrip.extraction import ExtractionParams
+
+    params = params_from_settings({"BOILERSTRIP_EXTRACTION_METHOD": "density", "BOILERSTRIP_EXTRACTION_COMMENTS": "keep",
+                                   "BOILERSTRIP_EXTRACTION_PARAMS": '{"min_text_chars": 100}'},
+                                  "extraction", ExtractionParams)  # fmt: skip
+    assert (params.method, params.comments, params.min_text_chars) == ("density", "keep", 100)
+    with pytest.raises(ConfigError, match="BOILERSTRIP_EXTRACTION_MIN_SIBLING_SCORE_POINTS is not a setting"):
+        params_from_settings({"BOILERSTRIP_EXTRACTION_MIN_SIBLING_SCORE_POINTS": "5"}, "extraction", ExtractionParams)
+
+
+def test_the_extraction_presets_are_real_and_below_the_hook() -> None:
+    from boilerstrip.extensions.workers import WorkerPoolParams
+    from boilerstrip.extraction import EXTRACTION_PRESETS, ExtractionParams, extraction_preset
+
+    assert set(EXTRACTION_PRESETS) == {"balanced", "precision", "recall"}
+    assert extraction_preset("balanced") == ExtractionParams()
+    assert extraction_preset("precision") != ExtractionParams() != extraction_preset("recall")
+    for name in EXTRACTION_PRESETS:
+        assert params_from_settings({"BOILERSTRIP_EXTRACTION_PRESET": name}, "extraction", ExtractionParams) == extraction_preset(name)
+    recall = params_from_settings({"BOILERSTRIP_EXTRACTION_PRESET": "recall", "BOILERSTRIP_EXTRACTION_PARAMS": '{"min_text_chars": 7}'},
+                                  "extraction", ExtractionParams)  # fmt: skip
+    assert recall.min_text_chars == 7 and recall.keep_captions is True
+    with pytest.raises(ConfigError, match="BOILERSTRIP_EXTRACTION_PRESET: expected one of balanced, precision, recall"):
+        params_from_settings({"BOILERSTRIP_EXTRACTION_PRESET": "fast"}, "extraction", ExtractionParams)
+    # the worker pool, read under the same component, takes its own fields and leaves the extractor's
+    pool = params_from_settings({"BOILERSTRIP_EXTRACTION_PARAMS": '{"min_text_chars": 7}', "BOILERSTRIP_EXTRACTION_WORKERS": "3"},
+                                "extraction", WorkerPoolParams)  # fmt: skip
+    assert pool.workers == 3

@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 from scrapy.settings import Settings
 
-from _crawlsite import FAST, page, robots, small_site
-from boilerstrip.addons import ProfileAddon, ProfileError, available_profiles, load_profile
+from _crawlsite import FAST, page, small_site
+from boilerstrip.addons import PROFILES_PACKAGE, ProfileAddon, ProfileError, available_profiles, load_profile
 from boilerstrip.demo.sitegen import SITE_DIR, expected_pages
 from conftest import ROOT, Reply, read_jsonl, run_crawl
 from test_crawl_demo import reasons
@@ -34,7 +34,7 @@ def cli(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "--scope", "planet"], "--scope expects host or domain"),
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "nonsense"], "-s expects NAME=VALUE"),
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "BOILERSTRIP_CRAWL_MAX_PAGES=many"], "BOILERSTRIP_CRAWL_MAX_PAGES"),
-        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "BOILERSTRIP_ROBOTS_MAX_BYTES=lots"], "BOILERSTRIP_ROBOTS_MAX_BYTES"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", 'BOILERSTRIP_ROBOTS_PARAMS={"max_bytes": "lots"}'], "BOILERSTRIP_ROBOTS_PARAMS field max_bytes"),
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "BOILERSTRIP_POLITENESS_MAX_RETRIES=-3"], "max_retries must be >= 0"),
         (["crawl", "http://127.0.0.1:9/"], "no output file"),
         (["crawl", "-o", "{tmp}/o.jsonl"], "no start URL"),
@@ -71,7 +71,7 @@ def test_profiles_are_data_and_documented() -> None:
     names = available_profiles()
     assert {"polite", "own-site", "test", "demo"} <= set(names)
     for name in names:
-        module = __import__(f"settings_profiles.{name.replace('-', '_')}", fromlist=["x"])
+        module = __import__(f"{PROFILES_PACKAGE}.{name.replace('-', '_')}", fromlist=["x"])
         assert module.__doc__ and len(module.__doc__.split()) > 15, name
         values = load_profile(name)
         assert values and all(key.isupper() for key in values)

@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 import redis
 from _crawlsite import FAST, page
-from _redis import need_redis_server, redis_url  # noqa: F401 (fixture)
 from conftest import ROOT, read_jsonl
 
 from boilerstrip.demo.server import Reply, SiteServer
@@ -220,8 +219,11 @@ def test_pop_push_settle_requeue_and_done(redis_url) -> None:
     # b settles one URL (acking its request) and dies holding the other
     assert store.settle("b", "http://s/1", "item", line=b'{"url": "http://s/1"}\n', acked=(b"req-1",))
     assert not store.settle("a", "http://s/1", "failed", "timeout")  # the first settlement stands
-    time.sleep(0.3)
-    assert store.requeue_dead() == 1 and store.snapshot().queued == 1 and store.snapshot().inflight == 0
+    requeued, deadline = 0, time.monotonic() + 30  # b's 0.2 s heartbeat runs out: poll, no fixed sleep
+    while not requeued and time.monotonic() < deadline:
+        requeued = store.requeue_dead()
+        time.sleep(0.02)
+    assert requeued == 1 and store.snapshot().queued == 1 and store.snapshot().inflight == 0
     assert store.pop("a") == b"req-2"
     # a redirect hop replaces its predecessor atomically
     assert store.push("a", 0, b"req-2-hop", acked=b"req-2")
@@ -269,16 +271,27 @@ def test_a_host_lease_holds_delay_and_concurrency_across_workers(redis_url) -> N
     assert leases.try_acquire("h", "c", 2, ttl_s=30, delay_s=0) == -1
     assert leases.release("h", "a", delay_s=0) and not leases.release("h", "a", delay_s=0)
     assert leases.try_acquire("h", "c", 2, ttl_s=30, delay_s=0) == 0
-    # delay 0.3 s: the next lease is 0.3 s after the grant, and 0.3 s after the response came back
-    assert leases.try_acquire("d", "x", 1, ttl_s=30, delay_s=0.3) == 0
-    wait_ms = leases.try_acquire("d", "y", 1, ttl_s=30, delay_s=0.3)
-    assert 200 < wait_ms <= 300
-    time.sleep(0.35)
-    assert leases.try_acquire("d", "y", 1, ttl_s=30, delay_s=0.3) == -1  # the delay passed; x still holds it
-    leases.release("d", "x", delay_s=0.3)
-    assert leases.try_acquire("d", "y", 1, ttl_s=30, delay_s=0.3) > 200  # end to start
+    # delay 60 s: the next lease is 60 s after the grant, and 60 s after the response came back (the
+    # windows below are 10 s wide for calls a millisecond apart)
+    assert leases.try_acquire("d", "x", 1, ttl_s=120, delay_s=60) == 0
+    wait_ms = leases.try_acquire("d", "y", 1, ttl_s=120, delay_s=60)
+    assert 50_000 < wait_ms <= 60_000
+    leases.release("d", "x", delay_s=60)
+    assert leases.try_acquire("d", "y", 1, ttl_s=120, delay_s=60) > 50_000  # end to start
+    # once the delay has passed, a lease still held blocks on concurrency (-1), not on the delay
+    assert leases.try_acquire("f", "x", 1, ttl_s=120, delay_s=0.2) == 0
+    assert _poll_lease(leases, "f", "y", delay_s=0.2, until=lambda got: got <= 0) == -1
     # a lease of a killed worker expires
-    assert leases.try_acquire("e", "dead", 1, ttl_s=0.2, delay_s=0) == 0
+    assert leases.try_acquire("e", "dead", 1, ttl_s=3, delay_s=0) == 0
     assert leases.try_acquire("e", "next", 1, ttl_s=30, delay_s=0) == -1
-    time.sleep(0.25)
-    assert leases.try_acquire("e", "next", 1, ttl_s=30, delay_s=0) == 0
+    assert _poll_lease(leases, "e", "next", delay_s=0, until=lambda got: got == 0) == 0
+
+
+def _poll_lease(leases, host: str, worker: str, delay_s: float, until, timeout_s: float = 30) -> int:
+    """try_acquire until ``until(result)`` holds or the deadline passes; the last result."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        got = leases.try_acquire(host, worker, 1, ttl_s=30, delay_s=delay_s)
+        if until(got) or time.monotonic() > deadline:
+            return got
+        time.sleep(0.02)

@@ -13,7 +13,7 @@ import importlib
 import re
 from pathlib import Path
 
-from boilerstrip.config import setting_name
+from boilerstrip.config import PRESETS, USER_FIELDS, setting_name
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "boilerstrip"
@@ -71,9 +71,13 @@ def _params_settings() -> set[str]:
             cls = getattr(module, cls_name, None)
             if cls is None or not dataclasses.is_dataclass(cls):
                 continue
+            user = USER_FIELDS.get(component)
             for field in dataclasses.fields(cls):
-                if field.init:
+                if field.init and (user is None or field.name in user):
                     names.add(setting_name(component, field.name))
+            names.add(setting_name(component, "params"))  # every component's params hook
+            if component in PRESETS:
+                names.add(setting_name(component, "preset"))
     return names
 
 
@@ -94,3 +98,10 @@ def test_every_setting_is_documented() -> None:
 def test_every_meta_key_is_documented() -> None:
     missing = sorted(key for key in _meta_keys() if not _documented(key))
     assert not missing, f"meta keys used by the code but missing from docs/: {missing}"
+
+
+def test_the_reference_documents_no_setting_the_code_does_not_read() -> None:
+    reference = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\| `(BOILERSTRIP_[A-Z0-9_]+)`", reference, flags=re.M))
+    stale = sorted(documented - _literal_settings() - _params_settings())
+    assert not stale, f"docs/settings.md documents settings nothing reads: {stale}"

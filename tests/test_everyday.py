@@ -364,7 +364,7 @@ def test_changes_only_counts_agree_with_the_file(serve, tmp_path) -> None:
     import re
 
     from _crawlsite import FAST, page, small_site
-    from conftest import read_jsonl, run_crawl
+    from conftest import run_crawl
 
     routes = small_site(5)
     server = serve(routes=routes)

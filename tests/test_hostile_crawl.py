@@ -181,7 +181,7 @@ def test_size_caps_bombs_and_slowloris_fail_with_reasons(serve, tmp_path: Path) 
     assert outcomes[site.url + "/bomb"] == "filtered:decompressed_too_large", outcomes
     assert outcomes[site.url + "/slow"] == "failed:timeout", outcomes
     assert outcomes[site.url + "/loop/0"] == "filtered:too_many_redirects", outcomes
-    assert len(endless.hits) >= 1 and elapsed < 60
+    assert len(endless.hits) >= 1 and elapsed < 90  # the slowloris alone would hold a connection 100 s
     assert [r["url"] for r in records] == [site.url + "/"]
 
 

@@ -100,7 +100,7 @@ def test_atomic_write_lines_replaces_whole(tmp_path: Path) -> None:
 def _ledger(tmp_path: Path) -> tuple[LedgerExtension, object]:
     crawler = get_crawler(settings_dict={"FEEDS": {str(tmp_path / "out.jsonl"): {"format": "jsonl"}}})
     ext = LedgerExtension.from_crawler(crawler)
-    ext.spider_opened(None)
+    ext.spider_opened()
     return ext, crawler
 
 
@@ -132,8 +132,8 @@ def test_ledger_reconciles_items_filters_failures_and_hops(tmp_path: Path) -> No
     ext.item_scraped(PageItem(url="http://s/a"), _response(hop))
     ext.item_dropped(PageItem(url="http://s/b"), _response(b), FilteredItem("near_duplicate"))
     report_failed(crawler, c, "http_503")
-    ext.item_error(PageItem(url="http://s/d"), _response(d), None, _failure(ValueError("boom")))
-    ext.spider_closed(None, "finished")
+    ext.item_error(PageItem(url="http://s/d"), _response(d), failure=_failure(ValueError("boom")))
+    ext.spider_closed("finished")
     assert ext.reconciled is True
     ledger = read_ledger(tmp_path / "out.jsonl")
     assert {u: f"{e['outcome']}:{e['reason']}" for u, e in ledger.items()} == {
@@ -166,7 +166,7 @@ def test_ledger_mismatch_is_an_error_for_unsettled_and_double_settled(tmp_path: 
     _scheduled(ext, "http://s/never-settled")
     ext.item_scraped(PageItem(url="http://s/a"), _response(a))
     ext.item_scraped(PageItem(url="http://s/a"), _response(a))  # the same URL a second time
-    ext.spider_closed(None, "finished")
+    ext.spider_closed("finished")
     assert ext.reconciled is False
     manifest = read_manifest(tmp_path / "out.jsonl")
     assert manifest["reconciled"] is False
@@ -181,7 +181,7 @@ def test_reconcile_output_follows_a_pass_that_drops_records(tmp_path: Path) -> N
     for url in ("http://s/a", "http://s/b"):
         request = _scheduled(ext, url)
         ext.item_scraped(PageItem(url=url), _response(request))
-    ext.spider_closed(None, "finished")
+    ext.spider_closed("finished")
     atomic_write_lines(out, [json.dumps({"url": "http://s/a"})])  # a dedup pass kept one of the two
     assert reconcile_output(out, {"http://s/b": "exact_duplicate"}) is True
     assert read_ledger(out)["http://s/b"]["reason"] == "exact_duplicate"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from _crawlsite import FAST, page
-from _redis import need_redis_server, redis_url  # noqa: F401 (fixture)
+from _redis import need_redis_server
 from conftest import ROOT, read_jsonl
 from hostile_processes import command_line, descendants, kill_all, snapshot, wait_for_tree, wait_gone
 
@@ -412,8 +412,8 @@ def test_a_stalled_browser_is_found_within_one_render_timeout_and_restarted(tmp_
     assert "is stalled" in stderr, stderr[-3000:]
     assert proc.returncode == 0, stderr[-3000:]
     by_path = {r["url"].split(server.url, 1)[1]: r for r in read_jsonl(out)}
-    for page in site.js_pages:  # every page that needed the browser got it, on the fresh one
-        assert by_path[page.path]["fetch"] == "browser" and page.sentence in by_path[page.path]["text"], page.path
+    for js_page in site.js_pages:  # every page that needed the browser got it, on the fresh one
+        assert by_path[js_page.path]["fetch"] == "browser" and js_page.sentence in by_path[js_page.path]["text"], js_page.path
 
 
 APP_JS = "/* the app: fills #root from its API */\n" + (

@@ -74,7 +74,7 @@ def _run(mw: TrapFilterMiddleware, response: HtmlResponse, requests: list) -> li
 
 def test_middleware_filters_reports_once_and_strips_session_ids() -> None:
     crawler = get_crawler(
-        settings_dict={"BOILERSTRIP_TRAPS_MAX_OUTLINKS_PER_PAGE": 3, "BOILERSTRIP_TRAPS_MAX_URLS_PER_PATTERN": 1}
+        settings_dict={"BOILERSTRIP_TRAPS_PARAMS": {"max_outlinks_per_page": 3}, "BOILERSTRIP_TRAPS_MAX_URLS_PER_PATTERN": 1}
     )
     settled: list[tuple[str, str, str]] = []
 

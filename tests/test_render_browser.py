@@ -7,7 +7,6 @@ browser must never reach.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -128,7 +127,7 @@ def test_robots_disallow_applies_to_the_page_before_any_browser(tmp_path: Path, 
     server = serve(root=site.root)
     # a text-growth target no page reaches: only the selector wait can settle these pages in time
     args = [*FAST, "-s", "BOILERSTRIP_RENDER_WAIT_SELECTOR=article.post",
-            "-s", "BOILERSTRIP_RENDER_MIN_TEXT_GROWTH_CHARS=100000"]
+            "-s", 'BOILERSTRIP_RENDER_PARAMS={"min_text_growth_chars": 100000}']
     proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=args, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     by_path = _by_path(records)
@@ -165,7 +164,7 @@ def test_browser_killed_mid_render_is_restarted_and_the_page_recovered(tmp_path:
     server = serve(root=site.root)
     out = tmp_path / "out.jsonl"
     cmd = [sys.executable, "-m", "boilerstrip", "crawl", server.url + "/extras/slow.html", "-o", str(out), *FAST,
-           "-s", "BOILERSTRIP_RENDER_MAX_WAIT_MS=8000"]
+           "-s", 'BOILERSTRIP_RENDER_PARAMS={"max_wait_ms": 8000}']
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     killed: list[int] = []
 
@@ -215,7 +214,7 @@ def test_static_site_in_auto_mode_never_starts_playwright(tmp_path: Path, serve)
 def test_all_js_host_is_learned_and_its_pages_skip_the_static_fetch(tmp_path: Path, serve) -> None:
     site = build_mixed_site(tmp_path / "site", pages=24, js_share=1.0, delayed_share=0.0)
     server = serve(root=site.root)
-    args = [*FAST, "-s", "BOILERSTRIP_RENDER_LEARN_MIN_PAGES=4", "-s", "BOILERSTRIP_RENDER_LEARN_RECHECK_EVERY=5",
+    args = [*FAST, "-s", 'BOILERSTRIP_RENDER_PARAMS={"learn_min_pages": 4, "learn_recheck_every": 5}',
             "-s", "CONCURRENT_REQUESTS=2", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2"]  # learn before most are sent
     proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=args, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -263,7 +262,7 @@ def test_missing_browser_degrades_to_static_pages_with_the_reason(tmp_path: Path
     site = build_mixed_site(tmp_path / "site", pages=10)
     server = serve(root=site.root)
     args = [*FAST, "-s", "BOILERSTRIP_RENDER_BROWSER_PATH=/nonexistent/chromium",
-            "-s", "BOILERSTRIP_RENDER_MAX_CONSECUTIVE_FAILURES=2", "-s", "CONCURRENT_REQUESTS=1"]
+            "-s", 'BOILERSTRIP_RENDER_PARAMS={"max_consecutive_failures": 2}', "-s", "CONCURRENT_REQUESTS=1"]
     proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=args, timeout=120)
     assert proc.returncode == 5, proc.stderr[-3000:]  # finished, and says the JS pages did not get a browser
     assert "needed a browser did not get a whole render" in proc.stderr
@@ -312,7 +311,7 @@ def test_a_learned_host_still_gets_the_static_look_first(tmp_path: Path, serve) 
 
     server = serve(routes={"/shell.html": html(LEARN_SHELL), **{f"/a{n}.html": html(_article(n)) for n in (1, 2, 3)}})
     # learned after one shell; each static look is evidence too: 1/2 still learned, 1/3 not
-    args = [*FAST, "-s", "BOILERSTRIP_RENDER_LEARN_MIN_PAGES=1", "-s", "BOILERSTRIP_RENDER_LEARN_MIN_SHARE=0.5",
+    args = [*FAST, "-s", 'BOILERSTRIP_RENDER_PARAMS={"learn_min_pages": 1, "learn_min_share": 0.5}',
             "-s", "CONCURRENT_REQUESTS=1", "-s", "BOILERSTRIP_CRAWL_SITEMAPS=false"]
     proc, records = run_crawl(server.url + "/shell.html", out=tmp_path / "out.jsonl", args=args, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]

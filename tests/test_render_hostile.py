@@ -217,7 +217,7 @@ def test_browser_over_its_memory_bound_is_closed_and_the_pages_still_render(tmp_
     site = build_mixed_site(tmp_path / "site", pages=8, js_share=1.0, delayed_share=0.0)
     server = serve(root=site.root)
     # a bound any running browser exceeds: it is closed at each check, the renders retried
-    args = [*FAST, "-s", "BOILERSTRIP_RENDER_MAX_BROWSER_MEMORY_MIB=1", "-s", "BOILERSTRIP_RENDER_MEMORY_CHECK_MS=1500",
+    args = [*FAST, "-s", "BOILERSTRIP_RENDER_MAX_BROWSER_MEMORY_MIB=1", "-s", 'BOILERSTRIP_RENDER_PARAMS={"memory_check_ms": 1500}',
             "-s", "BOILERSTRIP_RENDER_LEARN_ENABLED=false"]
     proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=args, timeout=180)
     assert proc.returncode in (0, 5), proc.stderr[-3000:]  # 5: some page kept its static HTML (said so)

@@ -192,7 +192,7 @@ def test_always_mode_goes_straight_to_the_browser() -> None:
 
 
 def test_learned_host_goes_straight_to_the_browser_with_periodic_rechecks() -> None:
-    crawler, mw = make({"BOILERSTRIP_RENDER_LEARN_MIN_PAGES": 3, "BOILERSTRIP_RENDER_LEARN_RECHECK_EVERY": 3})
+    crawler, mw = make({"BOILERSTRIP_RENDER_PARAMS": {"learn_min_pages": 3, "learn_recheck_every": 3}})
     for i in range(3):
         req = Request(f"http://spa.test/p{i}")
         assert mw.process_request(req) is None and "playwright" not in req.meta
@@ -212,7 +212,7 @@ def test_learned_host_goes_straight_to_the_browser_with_periodic_rechecks() -> N
 
 
 def test_rendered_page_over_the_size_cap_is_cut_and_flagged() -> None:
-    crawler, mw = make({"BOILERSTRIP_RENDER_MAX_RENDERED_BYTES": 100})
+    crawler, mw = make({"BOILERSTRIP_RENDER_PARAMS": {"max_rendered_bytes": 100}})
     req = Request("http://s.test/p1", meta={"playwright": True, "boilerstrip_render_reason": "empty_app_root",
                                              "boilerstrip_render_blocked": {"resource_type": 3}})
     out = mw.process_response(req, HtmlResponse(req.url, body=ARTICLE, request=req, flags=["playwright"]))
@@ -247,7 +247,7 @@ def test_users_own_playwright_request_gets_the_same_browser_rules() -> None:
 
 
 def test_browser_that_keeps_failing_is_switched_off_with_the_reason_on_each_page() -> None:
-    crawler, mw = make({"BOILERSTRIP_RENDER_MAX_CONSECUTIVE_FAILURES": 3})
+    crawler, mw = make({"BOILERSTRIP_RENDER_PARAMS": {"max_consecutive_failures": 3}})
     missing = Exception("BrowserType.launch: Executable doesn't exist at /opt/chrome/chrome")
 
     def fail_one(i: int) -> Request:
@@ -298,7 +298,7 @@ def test_a_render_that_navigated_off_the_crawl_or_was_refused_falls_back_to_stat
 
 
 def test_addon_bounds_contexts_and_the_js_heap_and_starts_the_browser_lazily() -> None:
-    s = crawler_for({"BOILERSTRIP_RENDER_MAX_JS_HEAP_MIB": 256}).settings
+    s = crawler_for({"BOILERSTRIP_RENDER_PARAMS": {"max_js_heap_mib": 256}}).settings
     assert s.getint("PLAYWRIGHT_MAX_CONTEXTS") == 2 and s.getint("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT") == 4
     assert "--js-flags=--max-old-space-size=256" in s.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["args"]
     assert s.get("PLAYWRIGHT_BROWSER_PROVIDER") == "boilerstrip.downloadhandlers.browser.LazyBrowserProvider"

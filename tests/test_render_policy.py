@@ -53,7 +53,7 @@ def test_learning_can_be_switched_off_and_memory_is_bounded() -> None:
 
 def test_learn_params_are_validated() -> None:
     with pytest.raises(ConfigError, match="BOILERSTRIP_RENDER_"):
-        params_from_settings({"BOILERSTRIP_RENDER_LEARN_MIN_SHARE": "1.5"}, "render", HostLearnParams)
+        params_from_settings({"BOILERSTRIP_RENDER_PARAMS": '{"learn_min_share": 1.5}'}, "render", HostLearnParams)
 
 
 # -- the browser's sub-requests ------------------------------------------------------------------------
@@ -126,7 +126,9 @@ def test_patterns_override_the_mode_first_match_wins() -> None:
         ({"BOILERSTRIP_RENDER_PATTERNS": '[["/a/", "maybe"]]'}, "mode must be one of"),
         ({"BOILERSTRIP_RENDER_PATTERNS": '["/a/"]'}, r"\[regex, mode\]"),
         ({"BOILERSTRIP_RENDER_PATTERNS": "[not json"}, "BOILERSTRIP_RENDER_PATTERNS"),
-        ({"BOILERSTRIP_RENDER_MAX_WAIT_MS": "soon"}, "BOILERSTRIP_RENDER_MAX_WAIT_MS"),
+        ({"BOILERSTRIP_RENDER_PARAMS": '{"max_wait_ms": "soon"}'}, "BOILERSTRIP_RENDER_PARAMS field max_wait_ms"),
+        ({"BOILERSTRIP_RENDER_PARAMS": '{"max_wait": 1}'}, "'max_wait' is not a field of BrowserParams"),
+        ({"BOILERSTRIP_RENDER_MAX_WAIT_MS": "9000"}, "BOILERSTRIP_RENDER_MAX_WAIT_MS is not a setting"),
     ],
 )
 def test_bad_settings_fail_with_the_setting_named(settings: dict, match: str) -> None:

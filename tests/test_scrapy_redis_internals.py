@@ -19,7 +19,6 @@ import pytest
 import scrapy_redis.dupefilter
 import scrapy_redis.queue
 import scrapy_redis.scheduler
-from _redis import redis_url  # noqa: F401 (fixture)
 from scrapy import Request
 from scrapy.utils.test import get_crawler
 

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from _redis import need_redis_server, redis_url  # noqa: F401 (fixture)
+from _redis import need_redis_server
 
 from boilerstrip.distributed.localredis import LocalRedis
 

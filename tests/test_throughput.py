@@ -18,7 +18,7 @@ from boilerstrip.demo.sitegen import SITE_DIR
 from boilerstrip.extensions.workers import WorkerDied, WorkerPool, WorkerPoolParams
 from boilerstrip.finishing import FinishContext, finish_crawl
 from boilerstrip.state import StateParams, crawl_layout, open_state
-from conftest import read_jsonl, run_crawl
+from conftest import run_crawl
 
 
 def _pid_and(value: int) -> tuple[int, int]:

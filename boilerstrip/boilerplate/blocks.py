@@ -10,6 +10,9 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
+from boilerstrip.extraction import Block
+from boilerstrip.extraction import render_markdown as extraction_render_markdown
+from boilerstrip.extraction import render_text as extraction_render_text
 from boilerstrip.scope import site_key
 
 __all__ = [
@@ -202,64 +205,12 @@ def blocks_of_record(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def _renderers() -> tuple[Any, Any] | None:
-    try:  # the extractor's renderers, when present: text/markdown stay one pure function of the blocks
-        from boilerstrip.extraction import render_markdown as md, render_text as txt
-    except ImportError:
-        return None
-    return txt, md
-
-
-def _as_extraction_blocks(blocks: Iterable[tuple[str, str]]) -> list[Any]:
-    try:
-        from boilerstrip.extraction import Block
-    except ImportError:
-        return [{"kind": kind, "text": text} for kind, text in blocks]
-    return [Block(kind=kind, text=text) for kind, text in blocks]
-
-
 def render_text(blocks: Iterable[tuple[str, str]]) -> str:
-    """Text of the kept blocks, rendered as the extractor does (blank line between blocks)."""
-    blocks = list(blocks)
-    renderers = _renderers()
-    if renderers is not None:
-        try:
-            return renderers[0](_as_extraction_blocks(blocks))
-        except Exception:  # a renderer that cannot take our blocks: fall back to the contract
-            pass
-    # the extractor's contract: a blank line between blocks, one line between consecutive items/rows
-    out: list[str] = []
-    previous = None
-    for kind, text in blocks:
-        if not text:
-            continue
-        if out:
-            out.append("\n" if kind == previous and kind in ("li", "tr") else "\n\n")
-        out.append(text)
-        previous = kind
-    return "".join(out)
-
-
-_MD_PREFIX = {"h1": "# ", "h2": "## ", "h3": "### ", "h4": "#### ", "h5": "##### ", "h6": "###### ",
-              "li": "- ", "quote": "> "}
+    """Text of the kept (kind, text) blocks, rendered by the extractor (text stays one pure function of
+    the blocks)."""
+    return extraction_render_text([Block(kind=kind, text=text) for kind, text in blocks])
 
 
 def render_markdown(blocks: Iterable[tuple[str, str]]) -> str:
-    """Markdown of the kept blocks, rendered as the extractor does."""
-    blocks = list(blocks)
-    renderers = _renderers()
-    if renderers is not None:
-        try:
-            return renderers[1](_as_extraction_blocks(blocks))
-        except Exception:
-            pass
-    parts = []
-    for kind, text in blocks:
-        text = text.strip()
-        if not text:
-            continue
-        if kind == "pre":
-            parts.append(f"```\n{text}\n```")
-        else:
-            parts.append(_MD_PREFIX.get(kind, "") + text)
-    return "\n\n".join(parts)
+    """Markdown of the kept (kind, text) blocks, rendered by the extractor."""
+    return extraction_render_markdown([Block(kind=kind, text=text) for kind, text in blocks])

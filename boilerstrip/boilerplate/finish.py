@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from boilerstrip.items import RECORD_FIELDS
+
 from .blocks import (blocks_of_record, cluster_of_url, render_markdown, render_text, repair_text, site_of_url,
                      structure_hashes)
 from .clean import CleanResult, hash_blocks
@@ -108,17 +110,9 @@ def model_hashes(record: Mapping[str, Any], blocks: list[tuple[str, str]], param
     return hashes
 
 
-def _export_order() -> list[str]:
-    try:
-        from boilerstrip.items import RECORD_FIELDS
-    except ImportError:  # pragma: no cover
-        return []
-    return list(RECORD_FIELDS)
-
-
 def dump_record(record: Mapping[str, Any], order: list[str] | None = None) -> str:
     """One JSON line, keys in RECORD_FIELDS order then the others sorted: stable bytes for stable data."""
-    order = _export_order() if order is None else order
+    order = list(RECORD_FIELDS) if order is None else order
     known = set(order)
     keys = [k for k in order if k in record] + sorted(k for k in record if k not in known)
     return repair_text(json.dumps({k: record[k] for k in keys}, ensure_ascii=False, sort_keys=False))

@@ -13,11 +13,18 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .blocks import HEADING_KINDS, block_hash, digits_insensitive, normalise_block, structure_hashes
+from lxml import etree
+
+from boilerstrip.extraction._vocab import NEVER_CONTENT_TAGS
+from boilerstrip.extraction.blocks import BOILERPLATE, CHROME, COMMENTS, CONTENT, HIDDEN, segment
+from boilerstrip.extraction.parse import parse_document
+
+from .blocks import block_hash, digits_insensitive, normalise_block, structure_hashes
 
 __all__ = ["page_blocks", "page_block_hashes", "region_blocks", "slot_of", "page_features", "PageFeatures"]
 
 logger = logging.getLogger(__name__)
+#: block-level elements: a block's own-fragment links are counted up to the nearest of these
 _BLOCK_TAGS = ("p", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "tr", "caption",
                "figcaption", "div", "td", "th", "section", "article", "header", "footer", "nav", "aside")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -55,51 +62,19 @@ def slot_of(element, kind: str, links: int, names_of: dict | None = None) -> str
 
 
 def _parse(html: str):
-    try:  # the extractor's own parse, when present: the tree a browser builds (see extraction.parse)
-        from boilerstrip.extraction.parse import parse_document
-    except ImportError:
-        parse_document = None
-    if parse_document is not None:
-        document = parse_document(html)
-        return None if isinstance(document, str) else document
-    from lxml import etree
-
-    parser = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True,
-                              no_network=True)
-    data = html.encode("utf-8", "replace")
-    return etree.fromstring(data, parser=parser)
+    """The extractor's own parse: the tree a browser builds (see extraction.parse); None when unparsable."""
+    document = parse_document(html)
+    return None if isinstance(document, str) else document
 
 
-def _segment_blocks(document, names_of: dict | None = None) -> list[tuple[str, str, str]] | None:
-    try:  # the extractor's own segmentation, when present
-        from boilerstrip.extraction._vocab import NEVER_CONTENT_TAGS
-        from boilerstrip.extraction.blocks import segment
-    except ImportError:
-        return None
-    from lxml import etree
-
+def _segment_blocks(document, names_of: dict | None = None) -> list[tuple[str, str, str]]:
+    """The extractor's own segmentation."""
     etree.strip_elements(document, *NEVER_CONTENT_TAGS, with_tail=False)
     body = document.find("body")
     seg = segment(body if body is not None else document)
     names_of = {} if names_of is None else names_of
     return [(kind, _CONTROL_RE.sub("", text), slot_of(owner, kind, links, names_of))
             for kind, text, owner, links in zip(seg.kinds, seg.texts, seg.owners, seg.link_chars)]
-
-
-def _simple_blocks(document) -> list[tuple[str, str, str]]:
-    """Fallback splitter: the own text of every block-level element (no extractor installed)."""
-    texts = []
-    for el in document.iter(*_BLOCK_TAGS):
-        own = [el.text or ""] + [
-            (child.tail or "") if child.tag in _BLOCK_TAGS else "".join(child.itertext()) + (child.tail or "")
-            for child in el
-            if isinstance(child.tag, str)
-        ]
-        text = " ".join("".join(own).split())
-        if text:
-            kind = el.tag if el.tag in HEADING_KINDS else "p"
-            texts.append((kind, text, slot_of(el, kind, 0)))
-    return texts
 
 
 def page_blocks(html: str, *, max_chars: int = 10_000_000, slots: bool = False) -> list[tuple[str, ...]]:
@@ -112,21 +87,13 @@ def page_blocks(html: str, *, max_chars: int = 10_000_000, slots: bool = False) 
         if document is None:
             return []
         blocks = _segment_blocks(document)
-        blocks = blocks if blocks is not None else _simple_blocks(document)
         return blocks if slots else [(kind, text) for kind, text, _slot in blocks]
     except Exception:  # noqa: BLE001 - hostile HTML gives no page blocks, never an exception
         logger.debug("page blocks: could not segment page", exc_info=True)
         return []
 
 
-def _region_of(document, names_of: dict | None = None) -> list[dict] | None:
-    try:
-        from boilerstrip.extraction._vocab import NEVER_CONTENT_TAGS
-        from boilerstrip.extraction.blocks import BOILERPLATE, CHROME, COMMENTS, CONTENT, HIDDEN, segment
-    except ImportError:
-        return None
-    from lxml import etree
-
+def _region_of(document, names_of: dict | None = None) -> list[dict]:
     etree.strip_elements(document, *NEVER_CONTENT_TAGS, with_tail=False)
     body = document.find("body")
     seg = segment(body if body is not None else document, skip_navigation=True)
@@ -183,14 +150,14 @@ def region_blocks(html: str, *, max_chars: int = 10_000_000) -> list[dict]:
     [, "own_links"]} of every block cut the extractor's way, minus <nav>/<aside>/<footer>; "furniture" names the
     extractor's verdict on an element around the block ("comments", "hidden", "boilerplate", "chrome");
     "own_links" the characters of its links to the page's own fragments (:func:`own_link_chars`). [] for empty,
-    oversized or unparsable input, or without the extractor (never raises)."""
+    oversized or unparsable input (never raises)."""
     if not html or not isinstance(html, str) or len(html) > max_chars:
         return []
     try:
         document = _parse(html)
         if document is None:
             return []
-        return _region_of(document) or []
+        return _region_of(document)
     except Exception:  # noqa: BLE001 - hostile HTML gives no region, never an exception
         logger.debug("region blocks: could not segment page", exc_info=True)
         return []
@@ -238,14 +205,13 @@ def page_features(html: str, *, source: str = "auto", digits: bool = True,
             return empty
         names_of: dict = {}  # the page's element names, for both segmentations of its one tree
         blocks = _segment_blocks(document, names_of)
-        blocks = blocks if blocks is not None else _simple_blocks(document)
     except Exception:  # noqa: BLE001 - hostile HTML gives no page blocks, never an exception
         logger.debug("page features: could not segment page", exc_info=True)
         return empty
     region: list[dict[str, Any]] | None = None
     if source == "auto":
         try:  # the same tree: _segment_blocks stripped the never-content tags, which is all _region_of does first
-            region = _region_of(document, names_of) or []
+            region = _region_of(document, names_of)
         except Exception:  # noqa: BLE001
             logger.debug("page features: could not cut the region", exc_info=True)
             region = []

@@ -43,7 +43,6 @@ from dataclasses import dataclass
 
 from .parse import HEADER_ROW, HEADING, LIST, PARAGRAPH, heading_title, item_spans, scan_blocks
 from .parse import _HEADING_RE as _PAGE_HEADING_RE
-from .tokens import word_counter
 
 __all__ = ["ChunkParams", "Chunk", "chunk_markdown", "chunk_id", "plain_text", "FLAG_OVERSIZE", "FLAG_SPLIT_PARAGRAPH"]
 

@@ -21,7 +21,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from boilerstrip.items import EXPORT_FIELDS
 
 #: the change counts the summary prints, in order (boilerstrip.recrawl.CHANGES; not imported: no Scrapy here)
 CHANGE_KINDS = ("new", "changed", "unchanged", "removed", "unseen")
@@ -153,12 +152,13 @@ def check_fields(value: Any) -> list[str]:
     """``--fields`` / ``-s FEED_EXPORT_FIELDS``: record field names (url always included); UsageError names
     an unknown one."""
     from boilerstrip.finishing.steps import field_list
+    from boilerstrip.items import RECORD_FIELDS
 
     fields = field_list(value)
-    unknown = [name for name in fields if name not in EXPORT_FIELDS]
+    unknown = [name for name in fields if name not in RECORD_FIELDS]
     if not fields or unknown:
         raise UsageError(f"--fields (FEED_EXPORT_FIELDS): unknown field(s) {', '.join(unknown) or repr(value)}; "
-                         f"a record has {', '.join(EXPORT_FIELDS)}")
+                         f"a record has {', '.join(RECORD_FIELDS)}")
     return fields
 
 
@@ -187,15 +187,10 @@ def parse_set_options(values: list[str]) -> dict[str, str]:
 
 
 def feed_settings(out: Path, resume: bool = False) -> dict[str, Any]:
-    """The Scrapy settings that write the JSONL output; the one place the output is configured.
+    """The Scrapy settings that write the JSONL output (the crash-safe storage of :mod:`boilerstrip.feeds`);
+    the one place the output is configured."""
+    from boilerstrip.feeds import feed_settings as safe_feed_settings
 
-    Uses the crash-safe storage of :mod:`boilerstrip.feeds` when it is there, else a plain feed.
-    """
-    try:
-        from boilerstrip.feeds import feed_settings as safe_feed_settings
-    except ImportError:
-        return {"FEEDS": {str(out): {"format": "jsonlines", "encoding": "utf-8", "fields": list(EXPORT_FIELDS),
-                                     "overwrite": True, "store_empty": True}}}
     return safe_feed_settings(out, resume=resume)
 
 
@@ -355,7 +350,7 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any]) -> tuple[int, dict[
     crawler = process.create_crawler(SiteSpider)
     outcome: dict[str, Any] = {}
 
-    def closed(spider: Any = None, reason: str = "") -> None:
+    def closed(reason: str = "") -> None:
         outcome["reason"] = reason
 
     from scrapy import signals

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from boilerstrip.boilerplate import BoilerplateParams, DuplicateParams
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings

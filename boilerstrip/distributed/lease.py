@@ -12,7 +12,7 @@ delay for the host: ``DOWNLOAD_DELAY``, raised by Crawl-delay, by AutoThrottle a
 The lease is taken in ``process_request`` at 980, after every other middleware (robots.txt, scope,
 politeness) has let the request through, so nothing is refused while holding it; robots.txt fetches take
 one too. A worker killed mid-download never gives its lease back: it expires after
-``DOWNLOAD_TIMEOUT + BOILERSTRIP_DISTRIBUTED_LEASE_MARGIN_S``.
+``DOWNLOAD_TIMEOUT + DistributedParams.lease_margin_s``.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ class HostLeaseMiddleware:
         floor = float(downloader.per_slot_settings.get(host, {}).get("delay", 0.0) or 0.0)
         return max(self.delay_s, floor, float(getattr(slot, "delay", 0.0) or 0.0))
 
-    async def process_request(self, request: Any, spider: Any = None) -> None:
+    async def process_request(self, request: Any) -> None:
         if LEASE_META in request.meta:
             return None
         host = self._host(request)
@@ -143,12 +143,12 @@ class HostLeaseMiddleware:
                 self.crawler.stats.inc_value("boilerstrip/distributed/lease/waited_s", round(waited, 3))
         return None
 
-    def _left(self, request: Any, spider: Any = None) -> None:
+    def _left(self, request: Any) -> None:
         lease = request.meta.pop(LEASE_META, None)
         if lease is not None:
             host, token = lease
             self.leases.release(host, token, self._delay(host))
 
-    def process_exception(self, request: Any, exception: Any, spider: Any = None) -> None:
+    def process_exception(self, request: Any, exception: Any) -> None:
         self._left(request)  # refused after the lease was taken (rare at 980): give it back
         return None

@@ -15,7 +15,7 @@ dupefilter's fingerprints, in their formats and keys) with three changes, all th
 The ledger of a worker lives in Redis (:class:`WorkerLedger`), not in files: a worker killed with -9 loses
 nothing it settled, and whatever it held is requeued by the coordinator once its heartbeat expires.
 Scrapy's engine calls ``next_request`` only when something wakes it (a finished download, or its 5 s
-heartbeat): an idle worker is woken every ``BOILERSTRIP_DISTRIBUTED_IDLE_POLL_S`` (:meth:`RedisFrontierScheduler._wake`).
+heartbeat): an idle worker is woken every ``DistributedParams.idle_poll_s`` (:meth:`RedisFrontierScheduler._wake`).
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
     def start_done(self) -> None:
         self.store.mark_started(self.worker)  # remembered: the heartbeat re-marks it if it was taken for dead
 
-    def spider_idle(self, spider: Any = None) -> None:
+    def spider_idle(self) -> None:
         """Nothing here and nothing queued: stay open until the coordinator says the crawl is done."""
         if self.held:
             # nothing runs in this engine any more: what is still held will not be acked by anyone
@@ -252,7 +252,7 @@ class WorkerLedger:
         self._exporter.crawler = crawler
         self._exporter.keep_trail(True)  # the coordinator's finishing pass works from it, and drops it
 
-    def request_scheduled(self, request: Any, spider: Any = None) -> None:
+    def request_scheduled(self, request: Any) -> None:
         if _is_page(request) and not request.meta.get(LEDGER_KEY):
             request.meta[LEDGER_KEY] = request.url
             request.meta[_FIRST_META] = True
@@ -268,7 +268,7 @@ class WorkerLedger:
         if not self.store.settle(self.worker, key, outcome, reason, detail, admitted=True, line=line, acked=acked):
             self.crawler.stats.inc_value(f"{STATS}/settled_again")
 
-    def item_scraped(self, item: Any, response: Any = None, spider: Any = None) -> None:
+    def item_scraped(self, item: Any, response: Any = None) -> None:
         key = _key(response, item)
         line = self._line(item)
         if line:
@@ -276,11 +276,11 @@ class WorkerLedger:
         else:
             self._settle(key, "failed", "export_error")
 
-    def item_dropped(self, item: Any, response: Any = None, exception: Any = None, spider: Any = None) -> None:
+    def item_dropped(self, item: Any, response: Any = None, exception: Any = None) -> None:
         reason = getattr(exception, "reason", None) or "dropped"
         self._settle(_key(response, item), "filtered", reason, str(exception or ""))
 
-    def item_error(self, item: Any, response: Any = None, spider: Any = None, failure: Any = None) -> None:
+    def item_error(self, item: Any, response: Any = None, failure: Any = None) -> None:
         exc = getattr(failure, "value", failure)
         self._settle(_key(response, item), "failed", f"pipeline_error:{type(exc).__name__}", str(exc))
 

@@ -73,13 +73,13 @@ class DecompressionMiddleware:
         value = request.meta.get(KEEP_PARTIAL_META)
         return self.params.keep_partial if value is None else bool(value)
 
-    def process_request(self, request: Request, spider: Any = None) -> None:
+    def process_request(self, request: Request) -> None:
         request.headers.setdefault("Accept-Encoding", ACCEPT_ENCODING)
         if self._keep_partial(request):
             request.meta.setdefault("download_fail_on_dataloss", False)  # Scrapy then flags it "dataloss"
         return None
 
-    def process_response(self, request: Request, response: Response, spider: Any = None) -> Request | Response:
+    def process_response(self, request: Request, response: Response) -> Request | Response:
         if "dataloss" in response.flags:
             _flag(request, "partial_body:dataloss")
         encodings = response.headers.getlist("Content-Encoding")

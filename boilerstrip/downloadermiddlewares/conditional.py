@@ -77,17 +77,17 @@ class ConditionalRequestMiddleware:
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
         return mw
 
-    def spider_opened(self, spider: Any = None) -> None:
+    def spider_opened(self) -> None:
         if self.state is None and self.state_params is not None:
             self.state = open_state(self.state_params, self.output)  # read only during the crawl
 
-    def spider_closed(self, spider: Any = None, reason: str = "") -> None:
+    def spider_closed(self, reason: str = "") -> None:
         if self.state is not None and self._own_state:
             self.state.close()
             self.state = None
 
     # -- requests --------------------------------------------------------------------------------------
-    def process_request(self, request: Request, spider: Any = None) -> Response | None:
+    def process_request(self, request: Request) -> Response | None:
         meta = request.meta
         if meta.get("boilerstrip_kind", "page") != "page" or request.method != "GET" or self.state is None:
             return None
@@ -122,7 +122,7 @@ class ConditionalRequestMiddleware:
         self._inc("conditional")
         return None
 
-    def process_response(self, request: Request, response: Response, spider: Any = None) -> Response:
+    def process_response(self, request: Request, response: Response) -> Response:
         meta = request.meta
         if not meta.get(_CONDITIONAL_META) or REUSED_META in meta:
             return response

@@ -95,13 +95,13 @@ class HtmlOnlyMiddleware:
         crawler.signals.connect(mw._headers_received, signal=signals.headers_received)
         return mw
 
-    def _headers_received(self, headers: Any, body_length: int, request: Request, spider: Any = None) -> None:
+    def _headers_received(self, headers: Any, body_length: int, request: Request) -> None:
         if not _is_page(request):
             return
         if is_html_content_type(headers.get(b"Content-Type")) is False:
             raise StopDownload(fail=False)  # the response arrives with an empty body and this flag
 
-    def process_response(self, request: Request, response: Response, spider: Any = None) -> Response:
+    def process_response(self, request: Request, response: Response) -> Response:
         if not _is_page(request) or not 200 <= response.status < 300:
             return response
         declared = response.headers.get(b"Content-Type")

@@ -21,7 +21,7 @@ logger = logging.getLogger(__name__)
 
 
 class TolerantMetaRefreshMiddleware(MetaRefreshMiddleware):
-    def process_response(self, request: Any, response: Any, spider: Any = None) -> Any:
+    def process_response(self, request: Any, response: Any) -> Any:
         try:
             return super().process_response(request, response)
         except ValueError as exc:

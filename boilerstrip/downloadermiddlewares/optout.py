@@ -71,7 +71,7 @@ class AiOptOutMiddleware:
         return request.meta.get(KIND_META, "page") == "page" and request.url.startswith(("http://", "https://"))
 
     # -- tdmrep.json -----------------------------------------------------------------------------------
-    async def process_request(self, request: Request, spider: Any = None) -> None:
+    async def process_request(self, request: Request) -> None:
         if not self.params.tdmrep or not self._is_page(request):
             return None
         key = origin(request.url)
@@ -116,7 +116,7 @@ class AiOptOutMiddleware:
         logger.debug("tdmrep.json of %s: %s (%d rules)", key, result, len(rules))
 
     # -- the page's signals ----------------------------------------------------------------------------
-    def process_response(self, request: Request, response: Response, spider: Any = None) -> Response:
+    def process_response(self, request: Request, response: Response) -> Response:
         if not self._is_page(request) or not isinstance(response, HtmlResponse):
             return response
         key = origin(response.url)

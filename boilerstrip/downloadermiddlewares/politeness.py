@@ -117,7 +117,7 @@ class PolitenessMiddleware:
             slot.jitter = 0.0
         self.crawler.stats.set_value(f"boilerstrip/politeness/crawl_delay_s/{key}", delay)
 
-    def _response_downloaded(self, response: Response, request: Request, spider: Any = None) -> None:
+    def _response_downloaded(self, response: Response, request: Request) -> None:
         self._restore_after_pause(request.meta.get("download_slot"))
         self._restore_floor(request)
         if response.status in self.params.throttle_statuses and request.meta.get(KIND_META) != "robots":
@@ -134,7 +134,7 @@ class PolitenessMiddleware:
             slot.delay = floor
 
     # -- hooks -----------------------------------------------------------------------------------------
-    async def process_request(self, request: Request, spider: Any = None) -> None:
+    async def process_request(self, request: Request) -> None:
         if request.meta.get(KIND_META) == "robots":
             return None
         key = self._slot_key(request)
@@ -146,7 +146,7 @@ class PolitenessMiddleware:
             await asyncio.sleep(wait)
         return None
 
-    def process_response(self, request: Request, response: Response, spider: Any = None) -> Request | Response:
+    def process_response(self, request: Request, response: Response) -> Request | Response:
         if request.meta.get(KIND_META) == "robots":
             return response
         if response.status not in self.params.throttle_statuses:
@@ -169,7 +169,7 @@ class PolitenessMiddleware:
         retry.dont_filter = True
         return retry
 
-    def process_exception(self, request: Request, exception: BaseException, spider: Any = None) -> None:
+    def process_exception(self, request: Request, exception: BaseException) -> None:
         """A timeout, reset or refused connection: pause the host before RetryMiddleware's retry."""
         reason = failure_reason(exception)
         if request.meta.get(KIND_META) == "robots" or reason not in TRANSPORT_FAILURES or request.meta.get("dont_retry"):

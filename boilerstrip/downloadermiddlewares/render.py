@@ -207,7 +207,7 @@ class RenderWhenNeededMiddleware:
             launched = self.stats.get_value("playwright/browser_count", 0) or 0
             self.stats.set_value(f"{_STATS}/browser_restarts", max(0, launched - 1))
 
-    def _spider_closed(self, spider: Any = None) -> None:
+    def _spider_closed(self) -> None:
         self._update_restarts()
         if self.stats is not None:
             learned = sorted(h for h, s in self.learner.snapshot().items() if s["learned"])

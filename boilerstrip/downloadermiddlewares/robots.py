@@ -1,6 +1,6 @@
 """robots.txt with RFC 9309 semantics (Scrapy's RobotsTxtMiddleware allows everything on any error).
 
-- 2xx: parsed with Protego (the first ``BOILERSTRIP_ROBOTS_MAX_BYTES``, 512 KiB, the rest ignored);
+- 2xx: parsed with Protego (the first ``max_bytes``, 512 KiB, the rest ignored; ``BOILERSTRIP_ROBOTS_PARAMS``);
 - 3xx: followed by hand, up to 5 hops (then "unavailable" -> allow all, RFC 9309 §2.3.1.2), across
   authorities too (a CDN): the scope middleware exempts robots.txt hops from its offsite rule but not from
   its scheme and private-address rules. A hop it refuses makes the file *unreachable* -> disallow all
@@ -99,7 +99,7 @@ class Rfc9309RobotsMiddleware:
         return mw
 
     # -- the hook ------------------------------------------------------------------------------------
-    async def process_request(self, request: Request, spider: Any = None) -> None:
+    async def process_request(self, request: Request) -> None:
         if request.meta.get("dont_obey_robotstxt") or not request.url.startswith(("http://", "https://")):
             return None
         host = await self.robots_for(origin(request.url))
@@ -225,7 +225,7 @@ class Rfc9309RobotsMiddleware:
             host.action = "disallow_all"
             host.next_fetch_at = time.monotonic() + self.params.unreachable_retry_s
 
-    def _bytes_received(self, data: bytes, request: Request, spider: Any = None) -> None:
+    def _bytes_received(self, data: bytes, request: Request) -> None:
         if request.meta.get(KIND_META) != "robots":
             return
         seen = request.meta.get(_BYTES_META, 0) + len(data)

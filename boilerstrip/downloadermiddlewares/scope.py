@@ -152,7 +152,7 @@ class ScopeMiddleware:
         return mw
 
     # -- why a download was cancelled ----------------------------------------------------------------------
-    def bytes_received(self, data: bytes, request: Request, spider: Any = None) -> None:
+    def bytes_received(self, data: bytes, request: Request) -> None:
         self._received[request] = self._received.get(request, 0) + len(data)
 
     def process_exception(self, request: Request, exception: Exception) -> None:

@@ -15,7 +15,7 @@ download handler interface) and a ``PLAYWRIGHT_BROWSER_PROVIDER`` (:class:`LazyB
 - **Crashes.** When the browser disconnects (crashed, killed, or closed for memory), every render under way
   fails at once with :class:`BrowserCrashed` (``render_failed:browser_crashed`` once its retry is spent), logged
   at ERROR; scrapy-playwright launches a fresh browser for the next page. Nothing waits on a dead browser.
-- **Memory.** Every ``BOILERSTRIP_RENDER_MEMORY_CHECK_MS`` the memory of the crawler's child processes
+- **Memory.** Every ``memory_check_ms`` (``BrowserParams``) the memory of the crawler's child processes
   (Playwright's driver and the browser: PSS, which counts pages shared between Chromium's processes once) is
   read from ``/proc``; above ``BOILERSTRIP_RENDER_MAX_BROWSER_MEMORY_MIB`` the browser is closed (renders under
   way fail with ``browser_memory_limit`` and are retried on a fresh one).
@@ -322,7 +322,7 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
             return True
 
     # -- the download ----------------------------------------------------------------------------------------
-    async def download_request(self, request: Any, spider: Any = None) -> Any:  # Scrapy >= 2.14 signature
+    async def download_request(self, request: Any) -> Any:  # Scrapy 2.19's signature
         if not request.meta.get("playwright"):
             return await super().download_request(request)
         await self._ensure_proxy()

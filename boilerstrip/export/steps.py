@@ -25,7 +25,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from boilerstrip.atomicfile import atomic_open
 from boilerstrip.boilerplate.blocks import site_of_url
 from boilerstrip.boilerplate.duplicates import text_digest
 from boilerstrip.finishing.base import Dropped, FinishContext, Record, Spill, Step, TOMBSTONES, is_page, read_jsonl

@@ -104,7 +104,7 @@ class FinishingExtension:
             return self.workers.executor
         return None
 
-    def spider_closed(self, spider: Any = None, reason: str = "") -> None:
+    def spider_closed(self, reason: str = "") -> None:
         self.reason = reason
 
     def engine_stopped(self) -> None:

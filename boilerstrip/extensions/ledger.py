@@ -149,7 +149,7 @@ class LedgerExtension:
         return ext
 
     # -- run start -------------------------------------------------------------------------------------------
-    def spider_opened(self, spider: Any = None) -> None:
+    def spider_opened(self) -> None:
         if self.paths is None:
             return
         self.paths.final.parent.mkdir(parents=True, exist_ok=True)
@@ -178,7 +178,7 @@ class LedgerExtension:
         logger.info("ledger: resuming with %d URLs settled by the earlier run", len(self.records))
 
     # -- admission -------------------------------------------------------------------------------------------
-    def request_scheduled(self, request: Any, spider: Any = None) -> None:
+    def request_scheduled(self, request: Any) -> None:
         meta = request.meta
         if meta.get(LEDGER_SKIP) or meta.get(KIND_META, "page") != "page" or meta.get(LEDGER_KEY):
             return  # infrastructure, or a hop/retry/re-issue of an admitted URL
@@ -193,7 +193,7 @@ class LedgerExtension:
         elif record.previous and record.outcome != "item":
             record.creator = id(request)  # the earlier run filtered/failed it; this run tries again
 
-    def request_dropped(self, request: Any, spider: Any = None) -> None:
+    def request_dropped(self, request: Any) -> None:
         key = request.meta.get(LEDGER_KEY)
         record = self.records.get(key) if key else None
         if record is None:
@@ -207,7 +207,7 @@ class LedgerExtension:
         # (filtered:duplicate); if nobody does, the reconcile names it.
 
     # -- outcomes --------------------------------------------------------------------------------------------
-    def item_scraped(self, item: Any, response: Any = None, spider: Any = None) -> None:
+    def item_scraped(self, item: Any, response: Any = None) -> None:
         key = self._key(response, item)
         self._item_keys[id(item)] = key
         failure = self._export_failures.pop(id(item), None)
@@ -216,12 +216,12 @@ class LedgerExtension:
         else:
             self._settle(key, "item", "")
 
-    def item_dropped(self, item: Any, response: Any = None, exception: Any = None, spider: Any = None) -> None:
+    def item_dropped(self, item: Any, response: Any = None, exception: Any = None) -> None:
         reason = exception.reason if isinstance(exception, FilteredItem) else "dropped"
         outcome = "failed" if isinstance(exception, FailedItem) else "filtered"
         self._settle(self._key(response, item), outcome, reason, str(exception or ""))
 
-    def item_error(self, item: Any, response: Any = None, spider: Any = None, failure: Any = None) -> None:
+    def item_error(self, item: Any, response: Any = None, failure: Any = None) -> None:
         exc = getattr(failure, "value", failure)
         reason = f"pipeline_error:{type(exc).__name__}"
         key = self._key(response, item)
@@ -368,7 +368,7 @@ class LedgerExtension:
                 reasons[name] = reasons.get(name, 0) + 1
         return dict(sorted(reasons.items()))
 
-    def spider_closed(self, spider: Any = None, reason: str = "") -> None:
+    def spider_closed(self, reason: str = "") -> None:
         self._finish_reason = reason
         self._spider_closed = True
         self.reconcile()

@@ -1,7 +1,7 @@
 """Live progress on stderr and a summary when the crawl ends.
 
-On a terminal the progress line is redrawn every ``BOILERSTRIP_PROGRESS_INTERVAL_S`` seconds; otherwise a
-plain line is printed every ``BOILERSTRIP_PROGRESS_PLAIN_INTERVAL_S`` seconds (0 = only the summary).
+On a terminal the progress line is redrawn every ``interval_s`` seconds; otherwise a plain line is printed
+every ``plain_interval_s`` seconds (0 = only the summary); both in ``BOILERSTRIP_PROGRESS_PARAMS``.
 Counts come from Scrapy's stats: pages fetched (responses received), pages extracted (items; the finishing
 pass then says how many records the output holds, which ``--changes-only`` and tombstones change), and skipped /
 failed URLs by reason (``boilerstrip/filtered/<reason>``, ``boilerstrip/failed/<reason>``).
@@ -120,12 +120,12 @@ class ProgressExtension:
             self._last_plain = time.monotonic()
             print(self.line(), file=self.stream, flush=True)
 
-    def spider_opened(self, spider: Any = None) -> None:
+    def spider_opened(self) -> None:
         self.started = self._last_plain = time.monotonic()
         self._loop = create_looping_call(self.tick)
         self._loop.start(self.params.interval_s, now=False)
 
-    def spider_closed(self, spider: Any = None, reason: str = "") -> None:
+    def spider_closed(self, reason: str = "") -> None:
         if self._loop is not None and getattr(self._loop, "running", True):
             try:
                 self._loop.stop()

@@ -14,14 +14,16 @@ from .blocks import Block, render_markdown, render_text
 from .bodytext import DEFAULT_EXCLUDE_TAGS, DEFAULT_INCLUDE_TAGS, bodytext_xpath
 from .core import Attempt, ExtractionResult, decode_html, extract, main_text_chars, over_node_budget
 from .metadata import Metadata
-from .params import ExtractionParams
+from .params import EXTRACTION_PRESETS, ExtractionParams, extraction_preset
 
 __all__ = [
     "Attempt",
     "Block",
     "DEFAULT_EXCLUDE_TAGS",
     "DEFAULT_INCLUDE_TAGS",
+    "EXTRACTION_PRESETS",
     "ExtractionParams",
+    "extraction_preset",
     "ExtractionResult",
     "Metadata",
     "bodytext_xpath",

@@ -267,3 +267,39 @@ class ExtractionParams:
         object.__setattr__(self, "bodytext_include_tags", tuple(self.bodytext_include_tags))
         object.__setattr__(self, "bodytext_exclude_tags", tuple(self.bodytext_exclude_tags))
         bodytext_xpath(self.bodytext_include_tags, self.bodytext_exclude_tags)  # ValueError naming bad tags
+
+
+#: Named presets (``BOILERSTRIP_EXTRACTION_PRESET``, ``extraction_preset``): field values over the defaults,
+#: in the spirit of trafilatura's favor_precision/favor_recall. "balanced" is the tuned defaults above.
+#: "precision" and "recall" change only what is pruned inside the container the extractor chose (the
+#: choice itself stays the tuned one), so they trade one for the other without emptying pages. Their
+#: precision and recall on both benchmark sets are in docs/extraction.md (extraction_benchmark.py --preset).
+EXTRACTION_PRESETS: dict[str, dict[str, object]] = {
+    "balanced": {},
+    # drops more of the borderline blocks inside the chosen container; the container is chosen as before
+    "precision": {
+        "max_block_link_density": 0.6,
+        "max_inner_link_density": 0.25,
+        "min_link_list_text_ratio": 0.0,
+        "min_list_element_text_ratio": 0.0,
+        "min_teaser_cards": 3,
+        "max_caption_chars": 400,
+    },
+    # keeps more of what the container holds: captions, <h1>s, link-heavy blocks and lists, teaser grids
+    "recall": {
+        "keep_captions": True,
+        "keep_h1": True,
+        "max_block_link_density": 0.95,
+        "max_inner_link_density": 0.5,
+        "min_link_list_text_ratio": 0.5,
+        "min_list_element_text_ratio": 0.1,
+        "min_teaser_cards": 0,
+    },
+}
+
+
+def extraction_preset(name: str) -> ExtractionParams:
+    """The params of a named preset (``balanced``, ``precision``, ``recall``); ValueError for another name."""
+    if name not in EXTRACTION_PRESETS:
+        raise ValueError(f"preset must be one of {', '.join(EXTRACTION_PRESETS)}, not {name!r}")
+    return ExtractionParams(**EXTRACTION_PRESETS[name])  # type: ignore[arg-type]

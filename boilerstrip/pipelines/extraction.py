@@ -74,7 +74,7 @@ class ExtractionPipeline:
         if self.pool is not None:
             self.pool.companion(PageReader).want(extraction=self.params)
 
-    async def process_item(self, item: Any, spider: Any = None) -> Any:
+    async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
         html = adapter.get("html")
         if html is None:
@@ -107,7 +107,7 @@ class ExtractionPipeline:
     def _apply(self, adapter: ItemAdapter, url: Any, result: ExtractionResult) -> None:
         if result.reason == "over_budget":
             self._count(result)
-            raise FailedItem("extraction_budget", f"more than {self.params.max_nodes} elements (BOILERSTRIP_EXTRACTION_MAX_NODES)")
+            raise FailedItem("extraction_budget", f"more than {self.params.max_nodes} elements (max_nodes in BOILERSTRIP_EXTRACTION_PARAMS)")
         self.fill(adapter, result)
         self._count(result)
         logger.debug(

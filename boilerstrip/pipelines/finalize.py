@@ -70,7 +70,7 @@ class FinalizePipeline:
             raise NotConfigured("BOILERSTRIP_FINALIZE_ENABLED is false")
         return cls()
 
-    def process_item(self, item: Any, spider: Any = None) -> Any:
+    def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
         html = adapter.get("html")
         if not adapter.get("text") and adapter.get("method") is None and html:

@@ -58,8 +58,7 @@ class TrapParams:
     max_urls_per_pattern: int = 120
     # URLs longer than this many characters are filtered (reason ``url_too_long``); 2083 is the classic
     # browser limit and Scrapy's URLLENGTH_LIMIT, whose own middleware drops them without a reason. The one
-    # URL-length rule of the crawl (URL normalisation does not cut URLs; old BOILERSTRIP_URLS_MAX_URL_CHARS
-    # is read as an alias).
+    # URL-length rule of the crawl (URL normalisation does not cut URLs).
     max_url_chars: int = 2083
 
     def __post_init__(self) -> None:

@@ -150,7 +150,7 @@ class SiteSpider(Spider):
         self.sitemaps_seen: set[str] = set()
         self.robots_sitemaps: dict[str, tuple[str, ...]] = {}  # origin -> its robots.txt Sitemap: lines
         self.url_params = UrlParams()
-        self.max_nodes = 0  # BOILERSTRIP_EXTRACTION_MAX_NODES, read in from_crawler
+        self.max_nodes = 0  # ExtractionParams.max_nodes (BOILERSTRIP_EXTRACTION_PARAMS), read in from_crawler
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> "SiteSpider":
@@ -277,7 +277,7 @@ class SiteSpider(Spider):
             yield from self._follow(links, depth)
             unparsed = "; not parsed (a byte scan): its links not followed" if links.hrefs is None else ""
             report_failed(self.crawler, request or page_url, "extraction_budget",
-                          f"more than {self.max_nodes} elements (BOILERSTRIP_EXTRACTION_MAX_NODES){unparsed}")  # fmt: skip
+                          f"more than {self.max_nodes} elements (max_nodes in BOILERSTRIP_EXTRACTION_PARAMS){unparsed}")  # fmt: skip
             return
         canonical = self._canonical(links)
         duplicate_of = None
@@ -361,7 +361,7 @@ class SiteSpider(Spider):
         else:
             report_failed(self.crawler, request, failure_reason(failure), str(exc)[:_DETAIL_CHARS])
 
-    def _request_dropped(self, request: Request, spider: Any = None) -> None:
+    def _request_dropped(self, request: Request) -> None:
         if request.meta.get(KIND_META, "page") == "page" and request.callback == self.parse:
             report_filtered(self.crawler, request, "duplicate")
 
@@ -438,8 +438,8 @@ class SiteSpider(Spider):
 
 
 def _settings_items(settings: Any, component: str, cls: type) -> Iterator[tuple[str, Any]]:
-    for field in dataclasses.fields(cls):
-        name = setting_name(component, field.name)
+    names = [setting_name(component, field.name) for field in dataclasses.fields(cls)]
+    for name in [*names, setting_name(component, "params")]:  # the fields, and the params hook
         value = settings.get(name)
         if value is not None:
             yield name, value

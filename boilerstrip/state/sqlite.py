@@ -28,7 +28,7 @@ _SITE = ""  # the cluster value of a site-wide count
 _URL_FIELDS = [f.name for f in dataclasses.fields(UrlState)]
 _PUT_URL = f"INSERT OR REPLACE INTO urls ({', '.join(_URL_FIELDS)}) VALUES ({', '.join('?' * len(_URL_FIELDS))})"
 _TABLES = ("template_pages", "template_counts", "template_scopes", "urls", "page_copies")
-_SCHEMA = f"""
+_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS template_pages (site TEXT NOT NULL, url TEXT NOT NULL, cluster TEXT NOT NULL,
     hashes TEXT NOT NULL, PRIMARY KEY (site, url));
