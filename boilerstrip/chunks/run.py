@@ -40,7 +40,7 @@ class RunParams:
     changes_only: bool = False
     # the input holds only some pages of its sites: a page missing from it keeps its chunks
     partial: bool = False
-    # the crawl's own guard (BOILERSTRIP_RECRAWL_MAX_VANISHED_SHARE and ..._MIN_PAGES_FOR_SHARE_CHECK, same
+    # the crawl's own guard (max_vanished_share and min_pages_for_share_check of RecrawlParams, same
     # values and reasons: docs/recurring.md): more than half of a site's known pages missing at once is a
     # broken crawl, not an edit, on a site of 20 pages or more
     max_vanished_share: float = 0.5

@@ -48,7 +48,7 @@ class AiOptOutMiddleware:
         self.robots: dict[str, RobotsAiRules | None] = {}
         self.tdmrep: dict[str, tuple[TdmRepRule, ...]] = {}
         self._tasks: dict[str, asyncio.Future] = {}
-        self.max_nodes = 0  # the extraction budget (BOILERSTRIP_EXTRACTION_MAX_NODES), read in from_crawler
+        self.max_nodes = 0  # the extraction budget (max_nodes of BOILERSTRIP_EXTRACTION_PARAMS), read in from_crawler
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "AiOptOutMiddleware":
