@@ -22,6 +22,7 @@ __all__ = [
     "site_of_url",
     "cluster_of_url",
     "blocks_of_record",
+    "markdown_of_blocks",
     "repair_text",
     "render_text",
     "render_markdown",
@@ -199,12 +200,28 @@ def _renderers() -> tuple[Any, Any] | None:
     return txt, md
 
 
-def _as_extraction_blocks(blocks: Iterable[tuple[str, str]]) -> list[Any]:
+def markdown_of_blocks(record: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+    """(kind, text) -> the block's own Markdown (its ``md`` key: code spans, a fenced block's language, a
+    GFM row) of the record's ``blocks`` and ``page_blocks`` that carry one. Blocks without it (older
+    records) render from their text."""
+    out: dict[tuple[str, str], str] = {}
+    for key in ("blocks", "page_blocks"):
+        raw = record.get(key)
+        if not isinstance(raw, list):
+            continue
+        for block in raw:
+            if isinstance(block, Mapping) and isinstance(block.get("md"), str) and isinstance(block.get("text"), str):
+                out.setdefault((repair_text(str(block.get("kind") or "p")), repair_text(block["text"])),
+                               repair_text(block["md"]))
+    return out
+
+
+def _as_extraction_blocks(blocks: Iterable[tuple[str, str]], markdowns: Mapping[tuple[str, str], str]) -> list[Any]:
     try:
         from boilerstrip.extraction import Block
     except ImportError:
         return [{"kind": kind, "text": text} for kind, text in blocks]
-    return [Block(kind=kind, text=text) for kind, text in blocks]
+    return [Block(kind=kind, text=text, markdown=markdowns.get((kind, text))) for kind, text in blocks]
 
 
 def render_text(blocks: Iterable[tuple[str, str]]) -> str:
@@ -213,7 +230,7 @@ def render_text(blocks: Iterable[tuple[str, str]]) -> str:
     renderers = _renderers()
     if renderers is not None:
         try:
-            return renderers[0](_as_extraction_blocks(blocks))
+            return renderers[0](_as_extraction_blocks(blocks, {}))
         except Exception:  # a renderer that cannot take our blocks: fall back to the contract
             pass
     # the extractor's contract: a blank line between blocks, one line between consecutive items/rows
@@ -233,13 +250,14 @@ _MD_PREFIX = {"h1": "# ", "h2": "## ", "h3": "### ", "h4": "#### ", "h5": "#####
               "li": "- ", "quote": "> "}
 
 
-def render_markdown(blocks: Iterable[tuple[str, str]]) -> str:
-    """Markdown of the kept blocks, rendered as the extractor does."""
+def render_markdown(blocks: Iterable[tuple[str, str]], markdowns: Mapping[tuple[str, str], str] | None = None) -> str:
+    """Markdown of the kept blocks, rendered as the extractor does; ``markdowns`` (see
+    :func:`markdown_of_blocks`) gives a block its own Markdown where the record kept one."""
     blocks = list(blocks)
     renderers = _renderers()
     if renderers is not None:
         try:
-            return renderers[1](_as_extraction_blocks(blocks))
+            return renderers[1](_as_extraction_blocks(blocks, markdowns or {}))
         except Exception:
             pass
     parts = []

@@ -142,9 +142,12 @@ def _region_of(document, names_of: dict | None = None) -> list[dict] | None:
             verdicts[i] = painted
     out = []
     names_of = {} if names_of is None else names_of
-    for kind, text, links, verdict, owner in zip(seg.kinds, seg.texts, seg.link_chars, verdicts, seg.owners):
+    for kind, text, markdown, links, verdict, owner in zip(seg.kinds, seg.texts, seg.markdowns, seg.link_chars,
+                                                           verdicts, seg.owners):
         block = {"kind": kind, "text": _CONTROL_RE.sub("", text), "links": links,
                  "slot": slot_of(owner, kind, links, names_of)}
+        if markdown is not None:
+            block["md"] = _CONTROL_RE.sub("", markdown)
         if verdict:
             block["furniture"] = verdict
         out.append(block)
@@ -152,7 +155,7 @@ def _region_of(document, names_of: dict | None = None) -> list[dict] | None:
 
 
 def region_blocks(html: str, *, max_chars: int = 10_000_000) -> list[dict]:
-    """The page's candidate content region for ``source="auto"``: {"kind", "text", "links", "slot"[, "furniture"]}
+    """The page's candidate content region for ``source="auto"``: {"kind", "text", "md"?, "links", "slot"[, "furniture"]}
     of every block cut the extractor's way, minus <nav>/<aside>/<footer>; "furniture" names the extractor's
     verdict on an element around the block ("comments", "hidden", "boilerplate", "chrome"). [] for empty,
     oversized or unparsable input, or without the extractor (never raises)."""

@@ -109,7 +109,7 @@ def slots_of_record(record: Mapping[str, Any], params: BoilerplateParams) -> dic
 
 
 def region_fields(record: Mapping[str, Any], choice: SourceChoice) -> list[dict[str, Any]] | None:
-    """The record's ``page_blocks`` as written back: {"kind", "text", "links", "furniture"?} per block, plus
+    """The record's ``page_blocks`` as written back: {"kind", "text", "md"?, "links", "furniture"?} per block, plus
     "hash" and "removed" (template scope, ``region:<verdict>`` or null) when the region was looked at.
     Only those keys are read again, so cleaning again gives the same record."""
     raw = record.get("page_blocks")
@@ -119,7 +119,7 @@ def region_fields(record: Mapping[str, Any], choice: SourceChoice) -> list[dict[
     marks = choice.region.blocks if choice.region is not None and len(choice.region.blocks) == len(blocks) else None
     out = []
     for i, block in enumerate(blocks):
-        entry = {key: block[key] for key in ("kind", "text", "links", "slot", "furniture") if key in block}
+        entry = {key: block[key] for key in ("kind", "text", "md", "links", "slot", "furniture") if key in block}
         if marks is not None:
             entry["hash"], entry["removed"] = marks[i]["hash"], marks[i]["removed"]
         out.append(entry)

@@ -40,6 +40,10 @@ LAYOUT_TABLE_CHILD_TAGS = frozenset(
 )
 #: Block elements inside a cell: a table of one row whose cells hold one of these is a page's columns.
 CELL_BLOCK_TAGS = frozenset("p div ul ol dl blockquote pre".split())
+#: A table cell holding blocks and at least this share of the text under the segmented root wraps the page:
+#: the table is layout (an old site's two columns, menu and article). A data table's cell, however long,
+#: is a part of its page (Sphinx and DocBook manuals: no cell above 0.2 in the markdown benchmark's pages).
+LAYOUT_CELL_MIN_SHARE = 0.5
 #: role values that declare a table as layout.
 LAYOUT_TABLE_ROLES = frozenset(("presentation", "none"))
 #: Inline elements holding code: written as code spans in the Markdown (their text stays as it is).

@@ -12,7 +12,7 @@ candidates in O(1) each instead of re-reading subtrees.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -43,6 +43,7 @@ from ._vocab import (
     CODE_LANGUAGE_CLASS_RE,
     CODE_TERM_WORDS,
     INLINE_CODE_TAGS,
+    LAYOUT_CELL_MIN_SHARE,
     LAYOUT_TABLE_CHILD_TAGS,
     LAYOUT_TABLE_ROLES,
     NO_CODE_LANGUAGES,
@@ -74,6 +75,12 @@ class Block:
     kind: str
     text: str
     markdown: str | None = None
+
+    def as_dict(self) -> dict[str, str]:
+        """The block as a record holds it: {"kind", "text"}, and "md" when it has its own Markdown."""
+        if self.markdown is None:
+            return {"kind": self.kind, "text": self.text}
+        return {"kind": self.kind, "text": self.text, "md": self.markdown}
 
 
 # --- rendering -------------------------------------------------------------------------------------
@@ -361,21 +368,29 @@ _SPACES_RE = re.compile(" {2,}")
 _WORD_CHAR_RE = re.compile(r"\w")
 
 
-def _table_layout(table: etree._Element) -> tuple[bool, int]:
+def _table_layout(table: etree._Element, page_chars: Callable[[], int]) -> tuple[bool, int]:
     """(data table, columns): a table is layout when it says so (role="presentation"), holds a table,
-    a heading or a sectioning element, or is one row of cells holding blocks (a page's columns); columns
-    is the most cells of a row of a data table."""
+    a heading or a sectioning element, is one row of cells holding blocks (a page's columns), or has a
+    cell holding blocks and ``LAYOUT_CELL_MIN_SHARE`` of the page's text (``page_chars``: one cell
+    wrapping the page); columns is the most cells of a row of a data table."""
     if (table.get("role") or "").strip().lower() in LAYOUT_TABLE_ROLES:
         return False, 0
     if next(table.iterdescendants(*LAYOUT_TABLE_CHILD_TAGS), None) is not None:
         return False, 0
     rows = 0
     columns = 0
+    blocky: list[etree._Element] = []
     for row in table.iter("tr"):
         rows += 1
-        columns = max(columns, sum(1 for cell in row if cell.tag in ("td", "th")))
-    if rows <= 1 and next(table.iterdescendants(*CELL_BLOCK_TAGS), None) is not None:
+        cells = [cell for cell in row if cell.tag in ("td", "th")]
+        columns = max(columns, len(cells))
+        blocky.extend(cell for cell in cells if next(cell.iterdescendants(*CELL_BLOCK_TAGS), None) is not None)
+    if blocky and rows <= 1:
         return False, 0
+    if blocky:
+        limit = LAYOUT_CELL_MIN_SHARE * page_chars()
+        if any(len("".join(cell.itertext())) >= limit for cell in blocky):
+            return False, 0
     return True, columns
 
 
@@ -425,7 +440,7 @@ def _is_code_term(term: etree._Element) -> bool:
     return inside >= total and not outside.strip()
 
 
-def _is_permalink(anchor: etree._Element, href: str) -> bool:
+def is_permalink(anchor: etree._Element, href: str) -> bool:
     """An anchor to the element it sits in (its heading, term, caption or section) whose text is only a
     symbol: a permalink ("¶", "#", "§", an icon), never the page's text. The target is an ancestor, an
     element inside the anchor's heading or term, or an empty element right before it (Django's
@@ -563,6 +578,13 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
     # <main> or <article> it stays chrome: there it holds the headline's byline (article benchmark -0.0005)
     section_depth = 0
 
+    root_chars: list[int] = []
+
+    def page_chars() -> int:
+        if not root_chars:
+            root_chars.append(len("".join(root.itertext())))
+        return root_chars[0]
+
     def add(kind: str, owner, text: str, markdown: str | None, links: int) -> None:
         n = len(text)
         kinds.append(kind)
@@ -673,7 +695,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
             if (
                 (verdict == HIDDEN and (tag not in BLOCK_TAGS or in_cell))
                 or (verdict == NAVIGATION and skip_navigation)
-                or (tag == "a" and (element.get("href") or "").startswith("#") and _is_permalink(element, element.get("href")))
+                or (tag == "a" and (element.get("href") or "").startswith("#") and is_permalink(element, element.get("href")))
             ):
                 # hidden inline text (icons, screen-reader labels), <nav>/<aside>/<footer>, which are
                 # never content, and permalink anchors: not read at all (a hidden inline does not cut
@@ -684,7 +706,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     flush()
                 continue
             if tag == "table":
-                data, columns = _table_layout(element)
+                data, columns = _table_layout(element, page_chars)
                 tables.append(_Table(data, columns))
             # an element named by the vocabulary gets its own blocks (so it can be pruned alone), except
             # inline ones inside a data table row, which would cut the row apart

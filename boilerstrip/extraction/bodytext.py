@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from lxml import etree
 
+from .blocks import is_permalink
 from ._vocab import BLOCK_TAGS, CONTROL_CHARS_RE, KIND_BY_TAG, WHITESPACE_RE
 
 DEFAULT_INCLUDE_TAGS: tuple[str, ...] = tuple(
@@ -97,12 +98,15 @@ def extract_bodytext(
         parts.clear()
 
     for node in xpath(document):
+        parent = node.getparent()
+        if parent is not None and not node.is_tail and parent.tag == "a":
+            if (parent.get("href") or "").startswith("#") and is_permalink(parent, parent.get("href")):
+                continue  # a heading's "¶"
         owner = _owner(node)
         if owner is not current_owner:
             flush()
             current_owner = owner
         parts.append(str(node))
-        parent = node.getparent()
         if parent is not None and not node.is_tail and parent.tag == "a":
             link_chars += len(node.strip())
     flush()
