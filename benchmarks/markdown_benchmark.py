@@ -17,12 +17,15 @@ main text. Pages come from Debian's doc packages, read from disk (no crawl): a f
 
 Figures, each a share over the package's elements (pages pooled):
 
-- ``pre_fenced``: ``<pre>`` blocks whose text lies inside one fenced code block;
+- ``pre_fenced``: ``<pre>`` blocks whose text lies inside one fenced code block; ``pre_kept`` those whose
+  text is in the Markdown at all (the gap between the two is structure lost; below ``pre_kept``, text the
+  extractor did not keep);
 - ``code_spans``: inline ``<code>``/``<tt>``/``<kbd>``/``<samp>`` (3+ characters, outside ``<pre>``) whose
   text is inside one code span;
 - ``rows``: ``<tr>`` rows of a table (two or more cells with text; tables holding tables left out) written
   as one GFM row line holding every cell's text in order;
-- ``headings``: ``<h1>``-``<h4>`` (permalink anchors left out of their text) written as a ``#`` heading;
+- ``headings``: ``<h1>``-``<h4>`` (permalink anchors left out of their text; not inside a table, where a
+  heading is a cell's text) written as a ``#`` heading;
   ``headings_h2_4`` the same without ``<h1>`` (boilerstrip gives a page's headline as ``title``);
 - ``cells``: table cells whose text is anywhere in the Markdown;
 - ``glyph_pages``: share of pages whose Markdown holds a permalink glyph ("¶", "§", "#"...: the text of a
@@ -64,7 +67,7 @@ SEED = 24
 DEFAULT_CAP = 150
 #: An inline code span shorter than this is not scored (a one-letter variable matches anything).
 MIN_CODE_CHARS = 3
-FIGURES = ("pre_fenced", "code_spans", "rows", "headings", "headings_h2_4", "cells", "glyph_pages")
+FIGURES = ("pre_fenced", "pre_kept", "code_spans", "rows", "headings", "headings_h2_4", "cells", "glyph_pages")
 #: figures where lower is better
 LOWER_IS_BETTER = frozenset(("glyph_pages",))
 _WORD_RE = re.compile(r"\w")
@@ -194,7 +197,9 @@ def region_truth(region: etree._Element, keep: Callable[[str], bool] = lambda _t
             cells.extend(texts)
             if len(texts) >= 2:
                 rows.append(texts)
-    headings = [(int(h.tag[1]), t) for h in region.iter("h1", "h2", "h3", "h4") if (t := _text(h))]
+    # a heading inside a table's cell is that cell's text (a GFM cell holds no heading)
+    headings = [(int(h.tag[1]), t) for h in region.iter("h1", "h2", "h3", "h4")
+                if (t := _text(h)) and not h.xpath("ancestor::table")]
     glyphs: Counter = Counter()
     symbols = {"".join(a.itertext()).strip() for a in region.iter("a") if _permalink(a)}
     symbols.discard("")
@@ -228,9 +233,12 @@ def score(markdown: str, truth: Truth) -> Counter:
     row_lines = [_unmark(line) for line in outside.split("\n") if line.lstrip().startswith("|")]
     headings = [_unmark(m.group(1)) for m in _HEADING_RE.finditer(outside)]
     plain = _unmark(outside) + " " + " ".join(fences)
+    flat = _norm(markdown)
     for pre in truth.pres:
         out["pre_fenced_of"] += 1
         out["pre_fenced"] += any(pre in fence for fence in fences)
+        out["pre_kept_of"] += 1
+        out["pre_kept"] += pre in flat
     for code in truth.codes:
         out["code_spans_of"] += 1
         out["code_spans"] += any(code in span for span in spans)

@@ -33,13 +33,12 @@ BLOCK_TAGS = frozenset(
 
 HEADING_TAGS = frozenset("h1 h2 h3 h4 h5 h6".split())
 #: A table holding one of these is a layout table (a page's columns, or boxes of a page): its cells are
-#: containers, not data cells. Paragraphs, lists or code in a cell do not make it one: a data table's cell
-#: may hold several blocks (a Sphinx table's every cell is a <p>).
-LAYOUT_TABLE_CHILD_TAGS = frozenset(
-    "table h1 h2 h3 h4 h5 h6 section article main nav aside header footer form".split()
-)
+#: containers, not data cells. Paragraphs, lists, code or a heading in a cell do not make it one: a data
+#: table's cell may hold several blocks (a Sphinx table's every cell is a <p>; a recipe's header cells are
+#: <h4>); a layout cell holding the page's text is found by its share (LAYOUT_CELL_MIN_SHARE).
+LAYOUT_TABLE_CHILD_TAGS = frozenset("table section article main nav aside header footer form".split())
 #: Block elements inside a cell: a table of one row whose cells hold one of these is a page's columns.
-CELL_BLOCK_TAGS = frozenset("p div ul ol dl blockquote pre".split())
+CELL_BLOCK_TAGS = frozenset("p div ul ol dl blockquote pre h1 h2 h3 h4 h5 h6".split())
 #: A table cell holding blocks and at least this share of the text under the segmented root wraps the page:
 #: the table is layout (an old site's two columns, menu and article). A data table's cell, however long,
 #: is a part of its page (Sphinx and DocBook manuals: no cell above 0.2 in the markdown benchmark's pages).

@@ -577,6 +577,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
     # only outside sectioning content): it is read like the section's other blocks, not as chrome. Inside
     # <main> or <article> it stays chrome: there it holds the headline's byline (article benchmark -0.0005)
     section_depth = 0
+    heading_depth = 0
 
     root_chars: list[int] = []
 
@@ -668,6 +669,10 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     verdict, weight = classify_attributes(f"{cls or ''} {eid or ''}")
                     if verdict == BOILERPLATE and (tag == "main" or role in MAIN_LANDMARK_ROLES):
                         verdict = None  # the main landmark is never furniture ("main#skip-to-content")
+                    elif verdict == BOILERPLATE and heading_depth and tag not in BLOCK_TAGS:
+                        # a heading is read whole: the class of a link or span in it names how the heading
+                        # links (Sphinx's "toc-backref"), not a piece of furniture inside it
+                        verdict = None
                 if verdict is None or verdict == CONTENT:
                     style = attrs.get("style")
                     if (
@@ -749,6 +754,8 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     parts.append(_CODE_OPEN)
             if tag in SECTIONING_TAGS:
                 section_depth += 1
+            elif tag in HEADING_TAGS:
+                heading_depth += 1
             if tag == "a":
                 link_depth += 1
             elif tag == "pre":
@@ -785,6 +792,8 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
         else:
             if tag in SECTIONING_TAGS:
                 section_depth -= 1
+            elif tag in HEADING_TAGS:
+                heading_depth -= 1
             if inline_code and inline_code[-1] is element:
                 inline_code.pop()
                 parts.append(_CODE_CLOSE)
