@@ -215,12 +215,12 @@ def region_truth(region: etree._Element, keep: Callable[[str], bool] = lambda _t
 
 
 def _unmark(text: str) -> str:
-    """Markdown inline text as plain text (for matching): code backticks, emphasis, links, escapes off."""
+    """Markdown inline text as plain text (for matching): code backticks, "*" emphasis, links, escapes off."""
     text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)
     text = text.replace("<br>", " ").replace("\\|", "|")
     text = re.sub(r"\\([\\`*_{}\[\]()#+\-.!|<>~])", r"\1", text)
     text = re.sub(r"`+", "", text)
-    text = re.sub(r"(\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w))", "", text)
+    text = re.sub(r"(\*\*|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w))", "", text)  # "*" emphasis ("_" is in names)
     return _norm(text)
 
 

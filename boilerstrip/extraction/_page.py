@@ -414,4 +414,13 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
         reason = "accepted"
     if headline_at is not None and indices and headline_at > indices[0]:
         headline_at = None  # a heading inside the text is not the page's headline
+    if headline_at is None and headline and indices:
+        # the headline outside the chosen container, just before it (a reference page's title box):
+        # the Markdown opens with it all the same
+        for i in range(indices[0] - 1, max(-1, indices[0] - 1 - params.max_headline_search_blocks), -1):
+            if kinds[i] in HEADING_TAGS:
+                words = " ".join(TOKEN_RE.findall(seg.texts[i].lower()))
+                if words and f" {words} " in f" {headline} ":
+                    headline_at = i
+                    break
     return Selection(tuple(indices), total, density, reason, headline_at)
