@@ -358,12 +358,12 @@ _CELL_MARK = "\x1f"
 _LINE_BREAK = "\x1e"  # what <br> becomes while a block is built (PARAGRAPH_BREAK_RE relies on it)
 # Marks of the Markdown while a block is built: noncharacters (U+FDD0..), which are not for interchange (a
 # page that sends one anyway loses it from its text)
-_CODE_OPEN = "\ufdd0"
-_CODE_CLOSE = "\ufdd1"
+CODE_OPEN = "\ufdd0"
+CODE_CLOSE = "\ufdd1"
 _CELL_BREAK = "\ufdd2"  # between two blocks of one table cell: " " in the text, "<br>" in the Markdown
-_MARKS = _CODE_OPEN + _CODE_CLOSE + _CELL_BREAK
-_MARKS_RE = re.compile(f"([{_CODE_OPEN}{_CODE_CLOSE}])")
-_PLAIN_TABLE = str.maketrans({_CODE_OPEN: None, _CODE_CLOSE: None, _CELL_BREAK: " "})
+_MARKS = CODE_OPEN + CODE_CLOSE + _CELL_BREAK
+_MARKS_RE = re.compile(f"([{CODE_OPEN}{CODE_CLOSE}])")
+_PLAIN_TABLE = str.maketrans({CODE_OPEN: None, CODE_CLOSE: None, _CELL_BREAK: " "})
 _SPACES_RE = re.compile(" {2,}")
 _WORD_CHAR_RE = re.compile(r"\w")
 
@@ -394,7 +394,7 @@ def _table_layout(table: etree._Element, page_chars: Callable[[], int]) -> tuple
     return True, columns
 
 
-def _code_language(pre: etree._Element) -> str | None:
+def code_language(pre: etree._Element) -> str | None:
     """The language a code block declares: on the <pre>, its first <code> child, or a wrapper up to two
     levels above (Sphinx's ``div.highlight-python > div.highlight > pre``)."""
     candidates = [pre]
@@ -487,15 +487,15 @@ def _finish_text(raw: str, kind: str) -> str:
     return " ".join(raw.split())
 
 
-def _inline_markdown(line: str) -> str:
+def inline_markdown(line: str) -> str:
     """One line of a block (whitespace already collapsed) with its code marks as code spans."""
     out: list[str] = []
     code: list[str] | None = None
     for piece in _MARKS_RE.split(line):
-        if piece == _CODE_OPEN:
+        if piece == CODE_OPEN:
             if code is None:
                 code = []
-        elif piece == _CODE_CLOSE:
+        elif piece == CODE_CLOSE:
             if code is not None:
                 out.append(_spaced_code_span("".join(code)))
                 code = None
@@ -522,9 +522,9 @@ def _finish_markdown(raw: str, kind: str) -> str:
     """The Markdown of a block that is not a table row or code block (see ``_finish_text``)."""
     raw = raw.replace(_CELL_BREAK, " ")
     if _LINE_BREAK in raw:
-        lines = (_inline_markdown(" ".join(line.split())) for line in raw.split(_LINE_BREAK))
+        lines = (inline_markdown(" ".join(line.split())) for line in raw.split(_LINE_BREAK))
         return "\n".join(line for line in lines if line)
-    return _inline_markdown(" ".join(raw.split()))
+    return inline_markdown(" ".join(raw.split()))
 
 
 def _row_markdown(raw: str, columns: int, first: bool) -> str:
@@ -534,7 +534,7 @@ def _row_markdown(raw: str, columns: int, first: bool) -> str:
     cells = raw.replace(_LINE_BREAK, _CELL_BREAK).split(_CELL_MARK)[1:]
     out = []
     for cell in cells:
-        pieces = (_inline_markdown(" ".join(piece.split())) for piece in cell.split(_CELL_BREAK))
+        pieces = (inline_markdown(" ".join(piece.split())) for piece in cell.split(_CELL_BREAK))
         out.append("<br>".join(piece for piece in pieces if piece).replace("|", "\\|"))
     while len(out) > 1 and not out[-1] and len(out) > columns:
         out.pop()
@@ -731,6 +731,8 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 # a block inside a data cell (a paragraph, a list, code): the cell holds several blocks
                 parts.append(_CELL_BREAK)
                 is_block = False
+            elif pre_depth and is_block:
+                is_block = False  # a block inside a code block (rustdoc's attribute <div>): a line of it
             if is_block:
                 flush()
                 if tag in KIND_BY_TAG:
@@ -751,7 +753,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     semantic.append(element)
                 if tag == "dt" and not inline_code and not pre_depth and _is_code_term(element):
                     inline_code.append(element)
-                    parts.append(_CODE_OPEN)
+                    parts.append(CODE_OPEN)
             if tag in SECTIONING_TAGS:
                 section_depth += 1
             elif tag in HEADING_TAGS:
@@ -763,17 +765,17 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     code_depth += 1
                     if not inline_code:
                         inline_code.append(element)
-                        parts.append(_CODE_OPEN)
+                        parts.append(CODE_OPEN)
                 else:
                     if not pre_depth:
-                        pre_language = _code_language(element)
+                        pre_language = code_language(element)
                     pre_depth += 1
                     code_depth += 1
             elif tag in INLINE_CODE_TAGS:
                 code_depth += 1
                 if not inline_code and not pre_depth:
                     inline_code.append(element)
-                    parts.append(_CODE_OPEN)
+                    parts.append(CODE_OPEN)
             elif tag == "blockquote":
                 quote_depth += 1
             elif tag == "br":
@@ -796,7 +798,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 heading_depth -= 1
             if inline_code and inline_code[-1] is element:
                 inline_code.pop()
-                parts.append(_CODE_CLOSE)
+                parts.append(CODE_CLOSE)
             if tag == "a":
                 link_depth -= 1
             elif tag == "pre":
@@ -815,6 +817,8 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 flush()
                 stack.pop()
                 ranges[element] = (starts.pop(element), len(texts))
+            if pre_depth and tag in BLOCK_TAGS and parts and not parts[-1].endswith("\n"):
+                parts.append("\n")
             tail = element.tail
             if tail:
                 parts.append(tail)

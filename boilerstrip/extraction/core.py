@@ -152,9 +152,9 @@ def _empty(reason: str, flags: list[str], metadata: Metadata = Metadata(), attem
 
 
 def _run_bodytext(document: etree._Element, params: ExtractionParams) -> tuple[tuple[Block, ...], Selection]:
-    pairs, link_chars = extract_bodytext(document, params.bodytext_include_tags, params.bodytext_exclude_tags)
-    blocks = tuple(Block(kind, text) for kind, text in pairs)
-    chars = sum(len(text) for _kind, text in pairs)
+    found, link_chars = extract_bodytext(document, params.bodytext_include_tags, params.bodytext_exclude_tags)
+    blocks = tuple(found)
+    chars = sum(len(block.text) for block in blocks)
     density = link_chars / chars if chars else 0.0
     if not chars:
         reason = "empty"
