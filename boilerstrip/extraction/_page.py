@@ -417,10 +417,14 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
     if headline_at is None and headline and indices:
         # the headline outside the chosen container, just before it (a reference page's title box):
         # the Markdown opens with it all the same
-        for i in range(indices[0] - 1, max(-1, indices[0] - 1 - params.max_headline_search_blocks), -1):
+        # the container's first blocks: a heading that is a part of the title ("Install" of "Install |
+        # Docs"); farther (past a table of contents): only one that holds the title
+        near = indices[0] - params.max_headline_search_blocks
+        for i in range(indices[0] - 1, -1, -1):
             if kinds[i] in HEADING_TAGS:
                 words = " ".join(TOKEN_RE.findall(seg.texts[i].lower()))
-                if words and f" {words} " in f" {headline} ":
+                holds_title = headline in words and len(headline) >= params.min_headline_match_share * len(words)
+                if words and (holds_title or (i >= near and f" {words} " in f" {headline} ")):
                     headline_at = i
                     break
     return Selection(tuple(indices), total, density, reason, headline_at)
