@@ -339,7 +339,7 @@ def wcxb_pages(folder: Path, cap: int) -> Iterator[tuple[str, str, Truth]]:
         body = _first(document, "//body")
         if body is None:
             continue
-        truth = region_truth(body, keep=lambda text: len(text) >= MIN_CODE_CHARS and text in main)
+        truth = region_truth(body, keep=lambda text, main=main: len(text) >= MIN_CODE_CHARS and text in main)
         if truth.pres or truth.codes or truth.rows:
             yield page, (entry.get("url") if isinstance(entry, dict) else None) or f"https://wcxb.invalid/{page_id}", truth
             cap -= 1

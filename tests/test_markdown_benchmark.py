@@ -27,7 +27,7 @@ FLOORS = json.loads(bench.FLOOR_FILE.read_text(encoding="utf-8"))
 PACKAGES = {package.name: package for package in bench.PACKAGES}
 
 
-def _truth(body: str) -> "bench.Truth":
+def _truth(body: str):
     return bench.region_truth(lxml_html.fragment_fromstring(body, create_parent="div"))
 
 

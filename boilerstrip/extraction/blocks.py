@@ -85,9 +85,8 @@ class Block:
 
 # --- rendering -------------------------------------------------------------------------------------
 
-#: kinds whose consecutive blocks go one per line in the text: list items (and definitions, which were
-#: list items before they had kinds of their own), table rows
-_ITEM_KINDS = frozenset(("li", "dt", "dd"))
+#: kinds whose consecutive blocks go one per line in the text, by class: list items (and definitions, which
+#: were list items before they had kinds of their own), table rows
 _TIGHT_CLASS = {"li": "item", "dt": "item", "dd": "item", "tr": "tr"}
 _UNESCAPED_PIPE_RE = re.compile(r"(?<!\\)\|")
 _BACKTICKS_RE = re.compile(r"`+")

@@ -135,7 +135,8 @@ class ExtractionParams:
     max_sibling_paragraph_link_density: float = 0.25
     #: A sibling whose text is at least this share code (<pre> blocks) joins without a score when nearly
     #: link-free: a reference page's synopsis beside its description (DocBook's refsynopsisdiv). 0: off.
-    #: Markdown benchmark, 2026-12-03: docbook-xsl-doc-html <pre> kept 0.63 -> see docs/benchmarks.md.
+    #: Markdown benchmark, 2026-12-03: docbook-xsl-doc-html <pre> kept 0.63 -> 0.98; extraction benchmark
+    #: unchanged (WCXB-dev documentation +0.0007).
     min_sibling_code_share: float = 0.5
 
     # --- repeated units (posts, items, cards) ------------------------------------------------------
