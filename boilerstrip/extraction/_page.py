@@ -379,8 +379,8 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
             continue
         if kind == "figcaption" and not params.keep_captions:
             continue
-        if links[i] and links[i] >= max_block_ld * chars[i] and kind not in HEADING_TAGS:
-            continue  # a heading that is a link (a "back to the table of contents" link) is still a heading
+        if links[i] and links[i] >= max_block_ld * chars[i]:
+            continue
         indices.append(i)
     # the headline repeated at the top of the body is metadata (``title``), not body text
     headline = page.headline_words

@@ -577,6 +577,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
     # <main> or <article> it stays chrome: there it holds the headline's byline (article benchmark -0.0005)
     section_depth = 0
     heading_depth = 0
+    own_page_links: list[etree._Element] = []
 
     root_chars: list[int] = []
 
@@ -758,7 +759,12 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
             elif tag in HEADING_TAGS:
                 heading_depth += 1
             if tag == "a":
-                link_depth += 1
+                if heading_depth and (element.get("href") or "").startswith("#"):
+                    # a heading's link into its own page (Sphinx's back-link to the contents, mdBook's
+                    # self-link) is the heading's text, not a link away: it is not link text
+                    own_page_links.append(element)
+                else:
+                    link_depth += 1
             elif tag == "pre":
                 if in_cell:  # code inside a table cell: a code span of the cell
                     code_depth += 1
@@ -799,7 +805,10 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 inline_code.pop()
                 parts.append(CODE_CLOSE)
             if tag == "a":
-                link_depth -= 1
+                if own_page_links and own_page_links[-1] is element:
+                    own_page_links.pop()
+                else:
+                    link_depth -= 1
             elif tag == "pre":
                 code_depth -= 1
                 if pre_depth and not (tables and tables[-1].data and tables[-1].cells):
