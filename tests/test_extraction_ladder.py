@@ -60,7 +60,10 @@ def test_result_is_frozen_and_text_is_rendered_from_blocks() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.text = "x"  # type: ignore[misc]
     assert result.text == render_text(result.blocks)
-    assert result.markdown == render_markdown(result.blocks)
+    # the Markdown opens with the headline the text leaves to ``title``
+    assert result.headline == Block("h1", "Flood")
+    assert result.markdown == render_markdown((result.headline, *result.blocks))
+    assert result.markdown.startswith("# Flood\n\n")
     assert all(isinstance(b, Block) for b in result.blocks)
     assert result.method == "semantic"
     assert result.reason is None

@@ -25,6 +25,7 @@ __all__ = [
     "site_of_url",
     "cluster_of_url",
     "blocks_of_record",
+    "markdown_of_blocks",
     "repair_text",
     "render_text",
     "render_markdown",
@@ -205,12 +206,31 @@ def blocks_of_record(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+def markdown_of_blocks(record: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+    """(kind, text) -> the block's own Markdown (its ``md`` key: code spans, a fenced block's language, a
+    GFM row) of the record's ``blocks`` and ``page_blocks`` that carry one. Blocks without it (older
+    records) render from their text."""
+    out: dict[tuple[str, str], str] = {}
+    for key in ("blocks", "page_blocks"):
+        raw = record.get(key)
+        if not isinstance(raw, list):
+            continue
+        for block in raw:
+            if isinstance(block, Mapping) and isinstance(block.get("md"), str) and isinstance(block.get("text"), str):
+                out.setdefault((repair_text(str(block.get("kind") or "p")), repair_text(block["text"])),
+                               repair_text(block["md"]))
+    return out
+
+
 def render_text(blocks: Iterable[tuple[str, str]]) -> str:
     """Text of the kept (kind, text) blocks, rendered by the extractor (text stays one pure function of
     the blocks)."""
     return extraction_render_text([Block(kind=kind, text=text) for kind, text in blocks])
 
 
-def render_markdown(blocks: Iterable[tuple[str, str]]) -> str:
-    """Markdown of the kept (kind, text) blocks, rendered by the extractor."""
-    return extraction_render_markdown([Block(kind=kind, text=text) for kind, text in blocks])
+def render_markdown(blocks: Iterable[tuple[str, str]], markdowns: Mapping[tuple[str, str], str] | None = None) -> str:
+    """Markdown of the kept (kind, text) blocks, rendered by the extractor; ``markdowns`` (see
+    :func:`markdown_of_blocks`) gives a block its own Markdown where the record kept one."""
+    markdowns = markdowns or {}
+    return extraction_render_markdown([Block(kind=kind, text=text, markdown=markdowns.get((kind, text)))
+                                       for kind, text in blocks])

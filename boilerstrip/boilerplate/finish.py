@@ -17,12 +17,12 @@ from typing import Any
 
 from boilerstrip.items import RECORD_FIELDS
 
-from .blocks import (blocks_of_record, cluster_of_url, render_markdown, render_text, repair_text, site_of_url,
-                     structure_hashes)
+from .blocks import (blocks_of_record, cluster_of_url, markdown_of_blocks, render_markdown, render_text, repair_text,
+                     site_of_url, structure_hashes)
 from .clean import CleanResult, hash_blocks
 from .model import TemplateModel
 from .params import BoilerplateParams, DuplicateParams
-from .source import (SourceChoice, choose_source, extraction_failed, region_blocks_of_record, region_fields,
+from .source import (SourceChoice, choose_source, extraction_failed, region_blocks_of_record, region_fields, repeats_title,
                      slots_of_record)
 
 __all__ = ["cleaned_fields", "source_fields", "removed_by_reason", "has_trail", "merge_flags", "model_hashes", "clean_record", "mark_duplicate",
@@ -46,14 +46,20 @@ def merge_flags(old: Iterable[str] | None, new: Iterable[str]) -> list[str]:
     return kept + [f for f in new if f not in kept]
 
 
-def cleaned_fields(result: CleanResult, markdown: bool = True) -> dict[str, Any]:
+def cleaned_fields(result: CleanResult, markdown: bool = True,
+                   markdowns: Mapping[tuple[str, str], str] | None = None) -> dict[str, Any]:
     """Record fields derived from a clean: blocks with hash/removed, text, markdown (None when the record
-    had none: the extractor's Markdown was switched off), counts."""
+    had none: the extractor's Markdown was switched off), counts. ``markdowns`` (``markdown_of_blocks``)
+    are the blocks' own Markdown: the Markdown is rendered with them, and the blocks keep them as "md"."""
     text = render_text(result.kept)
+    blocks = result.blocks
+    if markdowns:
+        blocks = [{**block, "md": own} if (own := markdowns.get((block["kind"], block["text"]))) is not None
+                  else block for block in blocks]
     return {
-        "blocks": result.blocks,
+        "blocks": blocks,
         "text": text,
-        "markdown": render_markdown(result.kept) if markdown else None,
+        "markdown": render_markdown(result.kept, markdowns) if markdown else None,
         "content_hash": hashlib.sha256(text.encode("utf-8")).hexdigest(),
         "boilerplate_removed_chars": result.removed_chars,
         "boilerplate_removed_blocks": result.removed_blocks,
@@ -79,16 +85,42 @@ def source_fields(record: Mapping[str, Any], choice: SourceChoice) -> dict[str, 
     """Record fields after a clean with a source choice: ``text``/``markdown``/``content_hash`` from the
     chosen source; ``blocks`` and the ``boilerplate_removed_*`` counts always of the extractor's blocks (so
     cleaning again makes the same choice); ``page_blocks`` with the region's per-block decisions."""
-    fields = cleaned_fields(choice.result, markdown=record.get("markdown") is not None)
+    markdowns = markdown_of_blocks(record)
+    fields = cleaned_fields(choice.result, markdown=record.get("markdown") is not None, markdowns=markdowns)
     if choice.result is not choice.extracted:
-        extracted = cleaned_fields(choice.extracted, markdown=False)
+        extracted = cleaned_fields(choice.extracted, markdown=False, markdowns=markdowns)
         for key in ("blocks", "boilerplate_removed_chars", "boilerplate_removed_blocks"):
             fields[key] = extracted[key]
         # boilerplate_removed_by stays the chosen source's: why what the text lacks is missing
+    headline = _extracted_headline(record)
+    if headline and fields["markdown"] is not None and not choice.headline and not fields["markdown"].startswith(headline):
+        # the extractor's Markdown opens with the headline it left to ``title``: it stays
+        fields["markdown"] = f"{headline}\n\n{fields['markdown']}" if fields["markdown"] else headline
     region = region_fields(record, choice)
     if region is not None:
         fields["page_blocks"] = region
     return fields
+
+
+def _extracted_headline(record: Mapping[str, Any]) -> str | None:
+    """The heading line the record's Markdown opens with when it is not one of its blocks: the headline the
+    extractor left out of the text (``title``), an <h1> or a heading that repeats the title."""
+    markdown = record.get("markdown")
+    if not isinstance(markdown, str) or not markdown.startswith("#"):
+        return None
+    line = markdown.split("\n", 1)[0]
+    level = len(line) - len(line.lstrip("#"))
+    heading = line[level:].strip()
+    if not heading or level > 6 or line[level : level + 1] != " ":
+        return None
+    blocks = record.get("blocks")
+    first = blocks[0] if isinstance(blocks, list) and blocks and isinstance(blocks[0], Mapping) else {}
+    if first.get("kind") == f"h{level}" and heading in (first.get("text"), first.get("md")):
+        return None  # a block of the text (kept with the others, or removed as template)
+    title = record.get("title")
+    if level == 1 or repeats_title(heading, title if isinstance(title, str) else None, BoilerplateParams()):
+        return line
+    return None
 
 
 def model_hashes(record: Mapping[str, Any], blocks: list[tuple[str, str]], params: BoilerplateParams) -> set[str]:

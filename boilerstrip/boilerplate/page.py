@@ -110,9 +110,12 @@ def _region_of(document, names_of: dict | None = None) -> list[dict]:
     out = []
     names_of = {} if names_of is None else names_of
     own_of: dict = {}
-    for kind, text, links, verdict, owner in zip(seg.kinds, seg.texts, seg.link_chars, verdicts, seg.owners):
+    for kind, text, markdown, links, verdict, owner in zip(seg.kinds, seg.texts, seg.markdowns, seg.link_chars,
+                                                           verdicts, seg.owners):
         block = {"kind": kind, "text": _CONTROL_RE.sub("", text), "links": links,
                  "slot": slot_of(owner, kind, links, names_of)}
+        if markdown is not None:
+            block["md"] = _CONTROL_RE.sub("", markdown)
         if verdict:
             block["furniture"] = verdict
         if links:
@@ -146,7 +149,7 @@ def own_link_chars(element) -> int:
 
 
 def region_blocks(html: str, *, max_chars: int = 10_000_000) -> list[dict]:
-    """The page's candidate content region for ``source="auto"``: {"kind", "text", "links", "slot"[, "furniture"]
+    """The page's candidate content region for ``source="auto"``: {"kind", "text", "md"?, "links", "slot"[, "furniture"]
     [, "own_links"]} of every block cut the extractor's way, minus <nav>/<aside>/<footer>; "furniture" names the
     extractor's verdict on an element around the block ("comments", "hidden", "boilerplate", "chrome");
     "own_links" the characters of its links to the page's own fragments (:func:`own_link_chars`). [] for empty,

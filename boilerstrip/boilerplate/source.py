@@ -185,7 +185,7 @@ def slots_of_record(record: Mapping[str, Any], params: BoilerplateParams) -> dic
 
 
 def region_fields(record: Mapping[str, Any], choice: SourceChoice) -> list[dict[str, Any]] | None:
-    """The record's ``page_blocks`` as written back: {"kind", "text", "links", "furniture"?} per block, plus
+    """The record's ``page_blocks`` as written back: {"kind", "text", "md"?, "links", "furniture"?} per block, plus
     "hash" and "removed" (template scope, ``region:<verdict>`` or null) when the region was looked at.
     Only those keys are read again, so cleaning again gives the same record."""
     raw = record.get("page_blocks")

@@ -214,6 +214,8 @@ class Selection:
     chars: int
     link_density: float
     reason: str  # "accepted" or why it was refused
+    #: the block left out as the page's headline (it is ``title``; the Markdown opens with it), if any
+    headline: int | None = None
 
 
 def _teaser_cards(page: PageStats, containers: list[etree._Element], params: ExtractionParams) -> list[tuple[int, int]]:
@@ -366,11 +368,14 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
         # sections with <h1>), not the headline: keep them (the headline one still goes, below)
         keep_h1 = sum(1 for i in range(n) if keep[i] and kinds[i] == "h1") >= params.min_section_h1s
     indices = []
+    headline_at = None
     for i in range(n):
         if not keep[i]:
             continue
         kind = kinds[i]
         if kind == "h1" and not keep_h1:
+            if headline_at is None:
+                headline_at = i
             continue
         if kind == "figcaption" and not params.keep_captions:
             continue
@@ -387,6 +392,8 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
                 words = " ".join(TOKEN_RE.findall(seg.texts[i].lower()))
                 shorter_title = headline in words and len(headline) >= params.min_headline_match_share * len(words)
                 if words and (f" {words} " in padded or shorter_title):
+                    if headline_at is None:
+                        headline_at = i
                     del indices[position]
                     break
     # headings with nothing after them are section titles of pruned blocks
@@ -405,4 +412,19 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
         reason = "link_density_high"
     else:
         reason = "accepted"
-    return Selection(tuple(indices), total, density, reason)
+    if headline_at is not None and indices and headline_at > indices[0]:
+        headline_at = None  # a heading inside the text is not the page's headline
+    if headline_at is None and headline and indices:
+        # the headline outside the chosen container, just before it (a reference page's title box):
+        # the Markdown opens with it all the same
+        # the container's first blocks: a heading that is a part of the title ("Install" of "Install |
+        # Docs"); farther (past a table of contents): only one that holds the title
+        near = indices[0] - params.max_headline_search_blocks
+        for i in range(indices[0] - 1, -1, -1):
+            if kinds[i] in HEADING_TAGS:
+                words = " ".join(TOKEN_RE.findall(seg.texts[i].lower()))
+                holds_title = headline in words and len(headline) >= params.min_headline_match_share * len(words)
+                if words and (holds_title or (i >= near and f" {words} " in f" {headline} ")):
+                    headline_at = i
+                    break
+    return Selection(tuple(indices), total, density, reason, headline_at)

@@ -32,14 +32,40 @@ BLOCK_TAGS = frozenset(
 )
 
 HEADING_TAGS = frozenset("h1 h2 h3 h4 h5 h6".split())
-#: A table whose cells hold one of these is a layout table: its cells are containers, not data cells.
-LAYOUT_CELL_CHILD_TAGS = frozenset("p div table ul ol h1 h2 h3 h4 h5 h6 blockquote pre section article".split())
+#: A table holding one of these is a layout table (a page's columns, or boxes of a page): its cells are
+#: containers, not data cells. Paragraphs, lists, code or a heading in a cell do not make it one: a data
+#: table's cell may hold several blocks (a Sphinx table's every cell is a <p>; a recipe's header cells are
+#: <h4>); a layout cell holding the page's text is found by its share (LAYOUT_CELL_MIN_SHARE).
+LAYOUT_TABLE_CHILD_TAGS = frozenset("table section article main nav aside header footer form".split())
+#: Block elements inside a cell: a table of one row whose cells hold one of these is a page's columns.
+CELL_BLOCK_TAGS = frozenset("p div ul ol dl blockquote pre h1 h2 h3 h4 h5 h6".split())
+#: A table cell holding blocks and at least this share of the text under the segmented root wraps the page:
+#: the table is layout (an old site's two columns, menu and article). A data table's cell, however long,
+#: is a part of its page (Sphinx and DocBook manuals: no cell above 0.2 in the markdown benchmark's pages).
+LAYOUT_CELL_MIN_SHARE = 0.5
+#: role values that declare a table as layout.
+LAYOUT_TABLE_ROLES = frozenset(("presentation", "none"))
+#: Inline elements holding code: written as code spans in the Markdown (their text stays as it is).
+INLINE_CODE_TAGS = frozenset("code tt kbd samp".split())
+#: A class token declaring a code block's language: "language-python", "lang-js", "highlight-python"
+#: (Sphinx, on a wrapper <div>), "brush:" is SyntaxHighlighter's. Pandoc's "sourceCode python" is read apart.
+CODE_LANGUAGE_CLASS_RE = re.compile(r"^(?:language|lang|highlight|brush)[-:]([A-Za-z0-9][\w+#.-]*)$")
+#: Attributes declaring a code block's language.
+CODE_LANGUAGE_ATTRIBUTES = ("data-lang", "data-language")
+#: Declared "languages" that name none (Sphinx's "highlight-default" is whatever the project's default is).
+NO_CODE_LANGUAGES = frozenset(("default", "none", "nohighlight", "plain", "plaintext"))
+#: Class words of a definition term that is a code signature (Sphinx's "sig sig-object", "descname").
+CODE_TERM_WORDS = frozenset(("sig", "signature", "descname", "descclassname"))
+#: A link to a fragment of the page inside the element it points at (or a part of it), whose text is at
+#: most this many characters and holds no letter or digit, is a permalink anchor ("¶", "#", "§", an icon):
+#: it is left out of the text. Three characters cover a glyph with spaces or a two-code-unit emoji.
+PERMALINK_MAX_CHARS = 3
 
 #: The block kind an element gives its text (anything else: "p", or the kind of the enclosing block).
 KIND_BY_TAG = {
     "li": "li",
-    "dt": "li",
-    "dd": "li",
+    "dt": "dt",
+    "dd": "dd",
     "blockquote": "quote",
     "pre": "pre",
     "caption": "caption",

@@ -11,10 +11,10 @@ candidates in O(1) each instead of re-reading subtrees.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import repeat
 
 from lxml import etree
 
@@ -38,7 +38,16 @@ from ._vocab import (
     KIND_BY_TAG,
     ICON_CLASS_RE,
     ICON_MAX_PX,
-    LAYOUT_CELL_CHILD_TAGS,
+    CELL_BLOCK_TAGS,
+    CODE_LANGUAGE_ATTRIBUTES,
+    CODE_LANGUAGE_CLASS_RE,
+    CODE_TERM_WORDS,
+    INLINE_CODE_TAGS,
+    LAYOUT_CELL_MIN_SHARE,
+    LAYOUT_TABLE_CHILD_TAGS,
+    LAYOUT_TABLE_ROLES,
+    NO_CODE_LANGUAGES,
+    PERMALINK_MAX_CHARS,
     MAIN_LANDMARK_ROLES,
     MARKDOWN_LINE_START_RE,
     NEGATIVE_WORDS,
@@ -55,35 +64,78 @@ from ._vocab import (
 
 @dataclass(frozen=True)
 class Block:
-    """One paragraph-level piece of text. ``kind`` is "h1".."h6", "p", "li", "quote", "pre", "tr" (cells
-    joined by " | "), "caption", "figcaption"."""
+    """One paragraph-level piece of text. ``kind`` is "h1".."h6", "p", "li", "dt" (a definition's term),
+    "dd" (its description), "quote", "pre", "tr" (cells joined by " | "), "caption", "figcaption".
+
+    ``markdown`` is the block's own Markdown where it says more than ``text``, else None: code spans in
+    backticks, a definition term that is code as a code span, a code block fenced with its declared
+    language, a table row as a GFM row (the first row of a table followed by the delimiter line). It
+    holds no block prefix ("#", "- ", "> "): the kind gives that when the blocks are rendered."""
 
     kind: str
     text: str
+    markdown: str | None = None
+
+    def as_dict(self) -> dict[str, str]:
+        """The block as a record holds it: {"kind", "text"}, and "md" when it has its own Markdown."""
+        if self.markdown is None:
+            return {"kind": self.kind, "text": self.text}
+        return {"kind": self.kind, "text": self.text, "md": self.markdown}
 
 
 # --- rendering -------------------------------------------------------------------------------------
 
-_TIGHT_KINDS = frozenset(("li", "tr"))
+#: kinds whose consecutive blocks go one per line in the text, by class: list items (and definitions, which
+#: were list items before they had kinds of their own), table rows
+_TIGHT_CLASS = {"li": "item", "dt": "item", "dd": "item", "tr": "tr"}
+_UNESCAPED_PIPE_RE = re.compile(r"(?<!\\)\|")
+_BACKTICKS_RE = re.compile(r"`+")
 
 
 def render_text(blocks: Iterable[Block]) -> str:
-    """Plain text: blocks separated by a blank line; consecutive list items and table rows one per line;
-    <pre> text verbatim."""
+    """Plain text: blocks separated by a blank line; consecutive list items (terms and descriptions too)
+    and table rows one per line; <pre> text verbatim."""
     out: list[str] = []
     previous = None
     for block in blocks:
         if not block.text:
             continue
+        tight = _TIGHT_CLASS.get(block.kind)
         if out:
-            out.append("\n" if block.kind == previous and block.kind in _TIGHT_KINDS else "\n\n")
+            out.append("\n" if tight is not None and tight == previous else "\n\n")
         out.append(block.text)
-        previous = block.kind
+        previous = tight
     return "".join(out)
 
 
 def _markdown_cells(text: str) -> str:
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in text.split(" | ")) + " |"
+
+
+def _delimiter_row(cells: int) -> str:
+    return "|" + " --- |" * max(1, cells)
+
+
+def _row_cells(row: str) -> int:
+    """Cells of a GFM row line ("| a | b \\| c |" has two)."""
+    return max(1, len(_UNESCAPED_PIPE_RE.findall(row)) - 1)
+
+
+def code_fence(code: str) -> str:
+    """A backtick fence longer than any backtick run in ``code`` (at least three)."""
+    longest = max((len(run) for run in _BACKTICKS_RE.findall(code)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def code_span(code: str) -> str:
+    """``code`` as a CommonMark code span: a backtick string longer than any run inside it, and a space of
+    padding when it starts or ends with a backtick (or is all spaces' neighbour of one); "" for no code."""
+    if not code:
+        return ""
+    longest = max((len(run) for run in _BACKTICKS_RE.findall(code)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if code[0] == "`" or code[-1] == "`" else ""
+    return f"{ticks}{pad}{code}{pad}{ticks}"
 
 
 def _escape_line_start(match) -> str:
@@ -92,35 +144,50 @@ def _escape_line_start(match) -> str:
 
 
 def render_markdown(blocks: Iterable[Block]) -> str:
-    """Markdown: ATX headings, "- " list items, "> " quotes, fenced code for <pre>, pipe tables (the first
-    row of a run of rows is the header)."""
+    """Markdown: ATX headings, "- " list items, a definition's term and description as paragraphs, "> "
+    quotes, fenced code for <pre> (with its language when the page declared one), GFM tables (a table's
+    header is its first row; a run of rows without one gets its first row as header). A block's own
+    ``markdown`` is used where it has one, its text otherwise."""
     out: list[str] = []
     previous = None
     for block in blocks:
         if not block.text:
             continue
-        kind, text = block.kind, block.text
-        if kind != "pre":
-            text = MARKDOWN_LINE_START_RE.sub(_escape_line_start, text)  # "# x", "- x", "1. x" stay text
-        if kind in HEADING_TAGS:
-            line = "#" * int(kind[1]) + " " + text.replace("\n", " ")
-        elif kind == "li":
-            line = "- " + text.replace("\n", "\n  ")
-        elif kind == "quote":
-            line = "\n".join("> " + row for row in text.split("\n"))
-        elif kind == "pre":
-            fence = "````" if "```" in text else "```"
-            line = f"{fence}\n{text}\n{fence}"
+        kind, text, own = block.kind, block.text, block.markdown
+        separator = "\n\n"
+        if kind == "pre":
+            if own is not None:
+                line = own
+            else:
+                fence = code_fence(text)
+                line = f"{fence}\n{text}\n{fence}"
         elif kind == "tr":
-            line = _markdown_cells(text)
-            if previous != "tr":
-                line += "\n" + "|" + " --- |" * (text.count(" | ") + 1)
-        elif kind in ("caption", "figcaption"):
-            line = "*" + text.replace("\n", " ") + "*"
+            if own is not None:
+                line = own
+                starts_table = "\n" in own  # a table's first row carries its delimiter line
+            else:
+                line = _markdown_cells(text)
+                starts_table = False
+            if previous == "tr" and not starts_table:
+                separator = "\n"
+            elif not starts_table:
+                line += "\n" + _delimiter_row(_row_cells(line))
         else:
-            line = text.replace("\n", "  \n")
+            text = MARKDOWN_LINE_START_RE.sub(_escape_line_start, own if own is not None else text)
+            if kind in HEADING_TAGS:
+                line = "#" * int(kind[1]) + " " + text.replace("\n", " ")
+            elif kind == "li":
+                line = "- " + text.replace("\n", "\n  ")
+                if previous == "li":
+                    separator = "\n"
+            elif kind == "quote":
+                line = "\n".join("> " + row for row in text.split("\n"))
+            elif kind in ("caption", "figcaption"):
+                line = "*" + text.replace("\n", " ") + "*"
+            else:
+                line = text.replace("\n", "  \n")
         if out:
-            out.append("\n" if kind == previous and kind in _TIGHT_KINDS else "\n\n")
+            out.append(separator)
         out.append(line)
         previous = kind
     return "".join(out)
@@ -261,6 +328,8 @@ class Segmentation:
     owners: list[etree._Element] = field(default_factory=list)
     chars: list[int] = field(default_factory=list)
     link_chars: list[int] = field(default_factory=list)
+    #: each block's Markdown where it differs from its text (``Block.markdown``), else None
+    markdowns: list[str | None] = field(default_factory=list)
     #: element -> (first block, end block) for every block-level element
     ranges: dict = field(default_factory=dict)
     #: (element, verdict, weight) for elements with a class/id verdict or weight, in document order
@@ -286,10 +355,119 @@ class Segmentation:
 
 _CELL_MARK = "\x1f"
 _LINE_BREAK = "\x1e"  # what <br> becomes while a block is built (PARAGRAPH_BREAK_RE relies on it)
+# Marks of the Markdown while a block is built: noncharacters (U+FDD0..), which are not for interchange (a
+# page that sends one anyway loses it from its text)
+CODE_OPEN = "\ufdd0"
+CODE_CLOSE = "\ufdd1"
+_CELL_BREAK = "\ufdd2"  # between two blocks of one table cell: " " in the text, "<br>" in the Markdown
+_MARKS = CODE_OPEN + CODE_CLOSE + _CELL_BREAK
+_MARKS_RE = re.compile(f"([{CODE_OPEN}{CODE_CLOSE}])")
+_PLAIN_TABLE = str.maketrans({CODE_OPEN: None, CODE_CLOSE: None, _CELL_BREAK: " "})
+_SPACES_RE = re.compile(" {2,}")
+_WORD_CHAR_RE = re.compile(r"\w")
 
 
-def _is_data_table(table: etree._Element) -> bool:
-    return next(table.iterdescendants(*LAYOUT_CELL_CHILD_TAGS), None) is None
+def _table_layout(table: etree._Element, page_chars: Callable[[], int]) -> tuple[bool, int]:
+    """(data table, columns): a table is layout when it says so (role="presentation"), holds a table,
+    a heading or a sectioning element, is one row of cells holding blocks (a page's columns), or has a
+    cell holding blocks and ``LAYOUT_CELL_MIN_SHARE`` of the page's text (``page_chars``: one cell
+    wrapping the page); columns is the most cells of a row of a data table."""
+    if (table.get("role") or "").strip().lower() in LAYOUT_TABLE_ROLES:
+        return False, 0
+    if next(table.iterdescendants(*LAYOUT_TABLE_CHILD_TAGS), None) is not None:
+        return False, 0
+    rows = 0
+    columns = 0
+    blocky: list[etree._Element] = []
+    for row in table.iter("tr"):
+        rows += 1
+        cells = [cell for cell in row if cell.tag in ("td", "th")]
+        columns = max(columns, len(cells))
+        blocky.extend(cell for cell in cells if next(cell.iterdescendants(*CELL_BLOCK_TAGS), None) is not None)
+    if blocky and rows <= 1:
+        return False, 0
+    if blocky:
+        limit = LAYOUT_CELL_MIN_SHARE * page_chars()
+        if any(len("".join(cell.itertext())) >= limit for cell in blocky):
+            return False, 0
+    return True, columns
+
+
+def code_language(pre: etree._Element) -> str | None:
+    """The language a code block declares: on the <pre>, its first <code> child, or a wrapper up to two
+    levels above (Sphinx's ``div.highlight-python > div.highlight > pre``)."""
+    candidates = [pre]
+    child = next(iter(pre), None)
+    if child is not None and child.tag == "code":
+        candidates.append(child)
+    parent = pre.getparent()
+    for _ in range(2):
+        if parent is None:
+            break
+        candidates.append(parent)
+        parent = parent.getparent()
+    for element in candidates:
+        for name in CODE_LANGUAGE_ATTRIBUTES:
+            value = (element.get(name) or "").strip()
+            if value and value.lower() not in NO_CODE_LANGUAGES and " " not in value:
+                return value
+        tokens = (element.get("class") or "").split()
+        for i, token in enumerate(tokens):
+            match = CODE_LANGUAGE_CLASS_RE.match(token)
+            if match:
+                language = match.group(1)
+                return None if language.lower() in NO_CODE_LANGUAGES else language
+            if token == "sourceCode" and i + 1 < len(tokens):  # pandoc: class="sourceCode python"
+                return tokens[i + 1]
+    return None
+
+
+def _is_code_term(term: etree._Element) -> bool:
+    """A definition term that is code: a signature by its class (Sphinx's "sig"), or all its text inside
+    code elements."""
+    cls = term.get("class")
+    if cls and CODE_TERM_WORDS.intersection(w.lower() for token in cls.split() for w in WORD_RE.findall(token)):
+        return True
+    outside = term.text or ""
+    inside = 0
+    for element in term.iterdescendants():
+        if element.tag in INLINE_CODE_TAGS:
+            inside += len("".join(element.itertext()).strip())
+    if not inside:
+        return False
+    total = len("".join(term.itertext()).strip())
+    return inside >= total and not outside.strip()
+
+
+def is_permalink(anchor: etree._Element, href: str) -> bool:
+    """An anchor to the element it sits in (its heading, term, caption or section) whose text is only a
+    symbol: a permalink ("¶", "#", "§", an icon), never the page's text. The target is an ancestor, an
+    element inside the anchor's heading or term, or an empty element right before it (Django's
+    ``<span id=x></span><h2>Title<a href="#x">¶</a></h2>``)."""
+    text = "".join(anchor.itertext()).strip()
+    if len(text) > PERMALINK_MAX_CHARS or _WORD_CHAR_RE.search(text):
+        return False
+    fragment = href[1:]
+    if not fragment:
+        return True
+    parent = anchor.getparent()
+    while parent is not None:
+        if _names(parent, fragment):
+            return True
+        if parent.tag in HEADING_TAGS or parent.tag == "dt":
+            if any(_names(element, fragment) for element in parent.iterdescendants()):
+                return True
+            before = parent.getprevious()
+            while before is not None and not (before.tail or "").strip() and not "".join(before.itertext()).strip():
+                if _names(before, fragment):
+                    return True
+                before = before.getprevious()
+        parent = parent.getparent()
+    return False
+
+
+def _names(element: etree._Element, fragment: str) -> bool:
+    return element.get("id") == fragment or element.get("name") == fragment
 
 
 def _finish_text(raw: str, kind: str) -> str:
@@ -308,27 +486,114 @@ def _finish_text(raw: str, kind: str) -> str:
     return " ".join(raw.split())
 
 
+def inline_markdown(line: str) -> str:
+    """One line of a block (whitespace already collapsed) with its code marks as code spans."""
+    out: list[str] = []
+    code: list[str] | None = None
+    for piece in _MARKS_RE.split(line):
+        if piece == CODE_OPEN:
+            if code is None:
+                code = []
+        elif piece == CODE_CLOSE:
+            if code is not None:
+                out.append(_spaced_code_span("".join(code)))
+                code = None
+        elif code is not None:
+            code.append(piece)
+        else:
+            out.append(piece)
+    if code is not None:
+        out.append(_spaced_code_span("".join(code)))
+    return _SPACES_RE.sub(" ", "".join(out)).strip()
+
+
+def _spaced_code_span(code: str) -> str:
+    """A code span with the spaces at the edges of ``code`` put outside it."""
+    inner = code.strip()
+    if not inner:
+        return " " if code else ""
+    before = " " if code[0].isspace() else ""
+    after = " " if code[-1].isspace() else ""
+    return before + code_span(inner) + after
+
+
+def _finish_markdown(raw: str, kind: str) -> str:
+    """The Markdown of a block that is not a table row or code block (see ``_finish_text``)."""
+    raw = raw.replace(_CELL_BREAK, " ")
+    if _LINE_BREAK in raw:
+        lines = (inline_markdown(" ".join(line.split())) for line in raw.split(_LINE_BREAK))
+        return "\n".join(line for line in lines if line)
+    return inline_markdown(" ".join(raw.split()))
+
+
+def _row_markdown(raw: str, columns: int, first: bool) -> str:
+    """A data table's row as a GFM row: every cell its inline Markdown, several blocks of a cell joined by
+    "<br>", pipes escaped; padded to the table's ``columns``; the ``first`` row of a table (its header)
+    followed by the delimiter line."""
+    cells = raw.replace(_LINE_BREAK, _CELL_BREAK).split(_CELL_MARK)[1:]
+    out = []
+    for cell in cells:
+        pieces = (inline_markdown(" ".join(piece.split())) for piece in cell.split(_CELL_BREAK))
+        out.append("<br>".join(piece for piece in pieces if piece).replace("|", "\\|"))
+    while len(out) > 1 and not out[-1] and len(out) > columns:
+        out.pop()
+    out.extend("" for _ in range(columns - len(out)))
+    row = "| " + " | ".join(out) + " |"
+    return row + "\n" + _delimiter_row(len(out)) if first else row
+
+
+@dataclass
+class _Table:
+    """A table being read: data or layout, its columns, and whether its header row was written."""
+
+    data: bool
+    columns: int = 0
+    rows: int = 0
+    cells: int = 0  # open data cells (0 or 1: a data table holds no table)
+
+
 def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation:
     """Cut the tree under ``root`` into blocks (see module docstring). With ``skip_navigation``, the
     subtrees of <nav>, <aside> and <footer> are not read at all (the extractor never keeps them; a caller
     that wants every block of the page, chrome included, leaves it off)."""
     seg = Segmentation()
     kinds, texts, owners, chars, link_chars = seg.kinds, seg.texts, seg.owners, seg.chars, seg.link_chars
+    markdowns = seg.markdowns
     ranges, marked, semantic, figures = seg.ranges, seg.marked, seg.semantic, seg.figures
     parts: list[str] = []
     links_acc = [0]  # link characters in the block being built
     # stack of (element, kind) for open block-level elements
     stack: list[tuple[etree._Element, str]] = []
     starts: dict = {}
-    table_modes: list[bool] = []  # True: data table
+    tables: list[_Table] = []
     link_depth = 0
     pre_depth = 0
+    pre_language: str | None = None  # of the outermost <pre> (set when one opens)
     code_depth = 0  # inside <pre> or <code>
+    inline_code: list[etree._Element] = []  # the open element that writes a code span (one at a time)
     quote_depth = 0
     # inside a <section>, a <header> introduces that section (the HTML standard gives it the banner role
     # only outside sectioning content): it is read like the section's other blocks, not as chrome. Inside
     # <main> or <article> it stays chrome: there it holds the headline's byline (article benchmark -0.0005)
     section_depth = 0
+    heading_depth = 0
+    own_page_links: list[etree._Element] = []
+
+    root_chars: list[int] = []
+
+    def page_chars() -> int:
+        if not root_chars:
+            root_chars.append(len("".join(root.itertext())))
+        return root_chars[0]
+
+    def add(kind: str, owner, text: str, markdown: str | None, links: int) -> None:
+        n = len(text)
+        kinds.append(kind)
+        texts.append(text)
+        owners.append(owner)
+        chars.append(n)
+        link_chars.append(links if links < n else n)
+        markdowns.append(markdown if markdown != text else None)
 
     def flush() -> None:
         if not parts:
@@ -344,26 +609,41 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
             kind = "pre"
         elif quote_depth and kind == "p":
             kind = "quote"
-        if _LINE_BREAK in raw and kind != "pre" and kind != "tr":
-            # <br><br> separates paragraphs: one block each (link text shared out by length)
-            pieces = [piece for piece in map(_finish_text, PARAGRAPH_BREAK_RE.split(raw), repeat(kind)) if piece]
-            total = sum(map(len, pieces))
-            for text in pieces:
-                n = len(text)
-                kinds.append(kind)
-                texts.append(text)
-                owners.append(owner)
-                chars.append(n)
-                link_chars.append(min(links * n // total, n))
+        marked_up = any(mark in raw for mark in _MARKS)
+        plain = raw.translate(_PLAIN_TABLE) if marked_up else raw
+        if kind == "tr":
+            text = _finish_text(plain, kind)
+            if text:
+                table = tables[-1] if tables and tables[-1].data else None
+                if table is not None:
+                    markdown = _row_markdown(raw, table.columns, first=not table.rows)
+                    table.rows += 1
+                else:
+                    markdown = None
+                add(kind, owner, text, markdown, links)
             return
-        text = _finish_text(raw, kind)
+        if kind == "pre":
+            text = _finish_text(plain, kind)
+            if text:
+                markdown = None
+                if pre_language:
+                    fence = code_fence(text)
+                    markdown = f"{fence}{pre_language}\n{text}\n{fence}"
+                add(kind, owner, text, markdown, links)
+            return
+        if _LINE_BREAK in raw:
+            # <br><br> separates paragraphs: one block each (link text shared out by length)
+            pieces = [(_finish_text(piece.translate(_PLAIN_TABLE), kind),
+                       _finish_markdown(piece, kind) if marked_up else None)
+                      for piece in PARAGRAPH_BREAK_RE.split(raw)]
+            pieces = [(text, markdown) for text, markdown in pieces if text]
+            total = sum(len(text) for text, _ in pieces)
+            for text, markdown in pieces:
+                add(kind, owner, text, markdown, min(links * len(text) // total, len(text)))
+            return
+        text = _finish_text(plain, kind)
         if text:
-            n = len(text)
-            kinds.append(kind)
-            texts.append(text)
-            owners.append(owner)
-            chars.append(n)
-            link_chars.append(links if links < n else n)
+            add(kind, owner, text, _finish_markdown(raw, kind) if marked_up else None, links)
 
     skipped = None
     walker = etree.iterwalk(root, events=("start", "end"))
@@ -389,6 +669,10 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     verdict, weight = classify_attributes(f"{cls or ''} {eid or ''}")
                     if verdict == BOILERPLATE and (tag == "main" or role in MAIN_LANDMARK_ROLES):
                         verdict = None  # the main landmark is never furniture ("main#skip-to-content")
+                    elif verdict == BOILERPLATE and heading_depth and tag not in BLOCK_TAGS:
+                        # a heading is read whole: the class of a link or span in it names how the heading
+                        # links (Sphinx's "toc-backref"), not a piece of furniture inside it
+                        verdict = None
                 if verdict is None or verdict == CONTENT:
                     style = attrs.get("style")
                     if (
@@ -410,22 +694,31 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 attrs = _NO_ATTRIBUTES
                 if tag in CHROME_TAGS and not (tag == "header" and section_depth):
                     verdict = NAVIGATION if tag in NAVIGATION_TAGS else CHROME
-            if (verdict == HIDDEN and tag not in BLOCK_TAGS) or (verdict == NAVIGATION and skip_navigation):
-                # hidden inline text (icons, screen-reader labels) and <nav>/<aside>/<footer>, which are
-                # never content: not read at all (a hidden inline does not cut its paragraph)
+            table = tables[-1] if tables else None
+            in_data_table = table is not None and table.data
+            in_cell = in_data_table and table.cells > 0
+            if (
+                (verdict == HIDDEN and (tag not in BLOCK_TAGS or in_cell))
+                or (verdict == NAVIGATION and skip_navigation)
+                or (tag == "a" and (element.get("href") or "").startswith("#") and is_permalink(element, element.get("href")))
+            ):
+                # hidden inline text (icons, screen-reader labels), <nav>/<aside>/<footer>, which are
+                # never content, and permalink anchors: not read at all (a hidden inline does not cut
+                # its paragraph)
                 walker.skip_subtree()
                 skipped = element
                 if verdict == NAVIGATION:
                     flush()
                 continue
-            in_data_table = bool(table_modes) and table_modes[-1]
             if tag == "table":
-                table_modes.append(_is_data_table(element))
+                data, columns = _table_layout(element, page_chars)
+                tables.append(_Table(data, columns))
             # an element named by the vocabulary gets its own blocks (so it can be pruned alone), except
             # inline ones inside a data table row, which would cut the row apart
             is_block = tag in BLOCK_TAGS or (verdict is not None and not in_data_table)
             if in_data_table and tag in ("td", "th"):
                 parts.append(_CELL_MARK)
+                table.cells += 1
                 is_block = False
             elif in_data_table and tag == "tr":
                 flush()
@@ -434,6 +727,12 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 is_block = False
                 if verdict is not None or weight:
                     marked.append((element, verdict, weight))
+            elif in_cell and is_block:
+                # a block inside a data cell (a paragraph, a list, code): the cell holds several blocks
+                parts.append(_CELL_BREAK)
+                is_block = False
+            elif pre_depth and is_block:
+                is_block = False  # a block inside a code block (rustdoc's attribute <div>): a line of it
             if is_block:
                 flush()
                 if tag in KIND_BY_TAG:
@@ -452,15 +751,36 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     figures.append(element)
                 elif "itemprop" in attrs or "role" in attrs:
                     semantic.append(element)
+                if tag == "dt" and not inline_code and not pre_depth and _is_code_term(element):
+                    inline_code.append(element)
+                    parts.append(CODE_OPEN)
             if tag in SECTIONING_TAGS:
                 section_depth += 1
+            elif tag in HEADING_TAGS:
+                heading_depth += 1
             if tag == "a":
-                link_depth += 1
+                if heading_depth and (element.get("href") or "").startswith("#"):
+                    # a heading's link into its own page (Sphinx's back-link to the contents, mdBook's
+                    # self-link) is the heading's text, not a link away: it is not link text
+                    own_page_links.append(element)
+                else:
+                    link_depth += 1
             elif tag == "pre":
-                pre_depth += 1
+                if in_cell:  # code inside a table cell: a code span of the cell
+                    code_depth += 1
+                    if not inline_code:
+                        inline_code.append(element)
+                        parts.append(CODE_OPEN)
+                else:
+                    if not pre_depth:
+                        pre_language = code_language(element)
+                    pre_depth += 1
+                    code_depth += 1
+            elif tag in INLINE_CODE_TAGS:
                 code_depth += 1
-            elif tag == "code":
-                code_depth += 1
+                if not inline_code and not pre_depth:
+                    inline_code.append(element)
+                    parts.append(CODE_OPEN)
             elif tag == "blockquote":
                 quote_depth += 1
             elif tag == "br":
@@ -479,21 +799,34 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
         else:
             if tag in SECTIONING_TAGS:
                 section_depth -= 1
+            elif tag in HEADING_TAGS:
+                heading_depth -= 1
+            if inline_code and inline_code[-1] is element:
+                inline_code.pop()
+                parts.append(CODE_CLOSE)
             if tag == "a":
-                link_depth -= 1
+                if own_page_links and own_page_links[-1] is element:
+                    own_page_links.pop()
+                else:
+                    link_depth -= 1
             elif tag == "pre":
-                pre_depth -= 1
                 code_depth -= 1
-            elif tag == "code":
+                if pre_depth and not (tables and tables[-1].data and tables[-1].cells):
+                    pre_depth -= 1  # pre_language stays: the block is flushed below
+            elif tag in INLINE_CODE_TAGS:
                 code_depth -= 1
             elif tag == "blockquote":
                 quote_depth -= 1
             elif tag == "table":
-                table_modes.pop()
+                tables.pop()
+            elif tag in ("td", "th") and tables and tables[-1].data and tables[-1].cells:
+                tables[-1].cells -= 1
             if stack and stack[-1][0] is element:
                 flush()
                 stack.pop()
                 ranges[element] = (starts.pop(element), len(texts))
+            if pre_depth and tag in BLOCK_TAGS and parts and not parts[-1].endswith("\n"):
+                parts.append("\n")
             tail = element.tail
             if tail:
                 parts.append(tail)
@@ -541,5 +874,7 @@ def find_image_holders(root: etree._Element) -> list[etree._Element]:
 
 
 def blocks_from(seg: Segmentation, indices: Sequence[int]) -> tuple[Block, ...]:
-    kinds, texts = seg.kinds, seg.texts
-    return tuple(Block(kinds[i], CONTROL_CHARS_RE.sub("", texts[i])) for i in indices)
+    kinds, texts, markdowns = seg.kinds, seg.texts, seg.markdowns
+    return tuple(Block(kinds[i], CONTROL_CHARS_RE.sub("", texts[i]),
+                       CONTROL_CHARS_RE.sub("", markdowns[i]) if markdowns[i] is not None else None)
+                 for i in indices)

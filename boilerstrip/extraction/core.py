@@ -72,6 +72,9 @@ class ExtractionResult:
     blocks: tuple[Block, ...] = ()
     flags: tuple[str, ...] = ()
     reason: str | None = None
+    #: the heading the extractor left out of the text as the page's headline (it is ``title``); the
+    #: Markdown opens with it: ``markdown == render_markdown((headline, *blocks))``
+    headline: Block | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready dict (attempts and blocks as dicts)."""
@@ -87,7 +90,7 @@ class ExtractionResult:
             "modified": self.modified,
             "method": self.method,
             "attempts": [a.__dict__.copy() for a in self.attempts],
-            "blocks": [{"kind": b.kind, "text": b.text} for b in self.blocks],
+            "blocks": [b.as_dict() for b in self.blocks],
             "flags": list(self.flags),
             "reason": self.reason,
         }
@@ -149,9 +152,9 @@ def _empty(reason: str, flags: list[str], metadata: Metadata = Metadata(), attem
 
 
 def _run_bodytext(document: etree._Element, params: ExtractionParams) -> tuple[tuple[Block, ...], Selection]:
-    pairs, link_chars = extract_bodytext(document, params.bodytext_include_tags, params.bodytext_exclude_tags)
-    blocks = tuple(Block(kind, text) for kind, text in pairs)
-    chars = sum(len(text) for _kind, text in pairs)
+    found, link_chars = extract_bodytext(document, params.bodytext_include_tags, params.bodytext_exclude_tags)
+    blocks = tuple(found)
+    chars = sum(len(block.text) for block in blocks)
     density = link_chars / chars if chars else 0.0
     if not chars:
         reason = "empty"
@@ -280,6 +283,7 @@ def extract(
         return _empty("over_budget", flags, metadata, attempts)
 
     page = None
+    headline: Block | None = None
     fallback: tuple[str, tuple[Block, ...], int, str] | None = None
     over_budget = False
     for name, enabled in _rungs_to_run(params):
@@ -299,6 +303,7 @@ def extract(
                     page = PageStats(seg, params, headline=metadata.title, image_holders=image_holders)
                 selection = (extract_semantic if name == "semantic" else extract_density)(page, params)
                 blocks = blocks_from(page.seg, selection.indices)
+                headline = blocks_from(page.seg, (selection.headline,))[0] if selection.headline is not None else None
         except Exception as exc:  # noqa: BLE001 - a bug in one rung must not lose the page: next rung
             logger.warning("extraction rung %s failed on %s", name, url, exc_info=True)
             attempts.append(Attempt(name, False, 0, f"error_{type(exc).__name__}"))
@@ -307,7 +312,7 @@ def extract(
         attempts.append(Attempt(name, accepted, selection.chars, selection.reason))
         logger.debug("extraction %s: %s (%d chars) for %s", name, selection.reason, selection.chars, url)
         if accepted:
-            return _result(name, blocks, attempts, flags, metadata)
+            return _result(name, blocks, attempts, flags, metadata, None if name == "bodytext" else headline)
         if (
             selection.reason in LAST_RESORT_REASONS
             and selection.chars >= params.min_last_resort_chars
@@ -369,16 +374,19 @@ def _plaintext_result(body, attempts: list[Attempt], flags: list[str], metadata:
     return _result(PLAINTEXT, blocks, attempts, flags, metadata)
 
 
-def _result(method: str, blocks, attempts, flags, metadata: Metadata) -> ExtractionResult:
+def _result(method: str, blocks, attempts, flags, metadata: Metadata, headline: Block | None = None) -> ExtractionResult:
+    """The result of the rung that won; ``headline`` is the heading it left out as the page's ``title``:
+    the Markdown opens with it (the text and the blocks leave it to ``title``)."""
     return ExtractionResult(
         text=render_text(blocks),
-        markdown=render_markdown(blocks),
+        markdown=render_markdown((headline, *blocks) if headline is not None else blocks),
         **_stated(metadata),
         method=method,
         attempts=tuple(attempts),
         blocks=tuple(blocks),
         flags=tuple(flags),
         reason=None,
+        headline=headline,
     )
 
 

@@ -93,6 +93,10 @@ def choose_density_containers(page: PageStats, params: ExtractionParams) -> list
         if page.verdicts.get(sibling) == BOILERPLATE and is_inflow_box(page, sibling, *span, params):
             chosen.append(sibling)  # a "sidebar" box among the article's paragraphs
             continue
+        if params.min_sibling_code_share and _code_share(seg, *span) >= params.min_sibling_code_share:
+            if seg.link_density(*span) < params.max_sibling_paragraph_link_density:
+                chosen.append(sibling)  # a synopsis: code beside the text
+                continue
         if sibling.tag == "p" or span[1] - span[0] == 1:
             length = seg.text_chars(*span)
             if not page.good_chars(sibling):
@@ -101,6 +105,12 @@ def choose_density_containers(page: PageStats, params: ExtractionParams) -> list
                 if seg.link_density(*span) < params.max_sibling_paragraph_link_density:
                     chosen.append(sibling)
     return _with_cousins(top, chosen, page, params)
+
+
+def _code_share(seg, start: int, end: int) -> float:
+    total = seg.text_chars(start, end)
+    code = sum(seg.chars[i] for i in range(start, end) if seg.kinds[i] == "pre")
+    return code / total if total else 0.0
 
 
 def _with_cousins(

@@ -133,6 +133,11 @@ class ExtractionParams:
     #: A sibling paragraph joins without a score when longer than this and nearly link-free.
     min_sibling_paragraph_chars: int = 80
     max_sibling_paragraph_link_density: float = 0.25
+    #: A sibling whose text is at least this share code (<pre> blocks) joins without a score when nearly
+    #: link-free: a reference page's synopsis beside its description (DocBook's refsynopsisdiv). 0: off.
+    #: Markdown benchmark, 2026-12-03: docbook-xsl-doc-html <pre> kept 0.63 -> 0.98; extraction benchmark
+    #: unchanged (WCXB-dev documentation +0.0007).
+    min_sibling_code_share: float = 0.5
 
     # --- repeated units (posts, items, cards) ------------------------------------------------------
     #: The chosen container's first ancestor whose shape (tag and first class token) recurs under its

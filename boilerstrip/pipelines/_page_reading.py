@@ -50,7 +50,7 @@ class PageReading:
 
 def extracted_blocks(result: ExtractionResult) -> list[dict[str, Any]]:
     """The ``blocks`` field ``ExtractionPipeline`` writes for ``result``."""
-    return [{"kind": b.kind, "text": b.text} for b in result.blocks]
+    return [b.as_dict() for b in result.blocks]
 
 
 def hashed_fields(features: PageFeatures | None, result: ExtractionResult, source: str) -> dict[str, Any]:
