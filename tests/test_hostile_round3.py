@@ -109,10 +109,10 @@ def test_kill_9_of_the_scheduler_stops_its_crawl_which_holds_the_jobs_lock(serve
 
     site = serve(routes=_slow_site())
     add = subprocess.run([sys.executable, "-m", "boilerstrip", "schedule", "add", "j", site.url + "/", "--every", "1h",
-                          "-o", "runs", "--state", "st", *FAST, "--no-sitemaps", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1"],
+                          "-o", "runs", "--store", "st", *FAST, "--no-sitemaps", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1"],
                          cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=60)
     assert add.returncode == 0, add.stderr
-    runner = subprocess.Popen([sys.executable, "-m", "boilerstrip", "schedule", "run", "--state", "st"], cwd=tmp_path,
+    runner = subprocess.Popen([sys.executable, "-m", "boilerstrip", "schedule", "run", "--store", "st"], cwd=tmp_path,
                               env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     tree: set[int] = set()
     again = None
@@ -125,7 +125,7 @@ def test_kill_9_of_the_scheduler_stops_its_crawl_which_holds_the_jobs_lock(serve
         assert str(lock) in held  # the crawl holds the job's lock itself: a new scheduler skips the job
         _kill_and_expect_gone(runner, tree)
         # a scheduler started again runs the job once the old crawl is gone, alone
-        again = subprocess.Popen([sys.executable, "-m", "boilerstrip", "schedule", "run", "--state", "st"],
+        again = subprocess.Popen([sys.executable, "-m", "boilerstrip", "schedule", "run", "--store", "st"],
                                  cwd=tmp_path, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         new_tree = wait_for_tree(again.pid, lambda pids: any(" crawl " in command_line(p) for p in pids), 60)
         tree |= new_tree

@@ -175,9 +175,9 @@ def test_the_model_from_the_crawls_state_is_the_model_from_its_records(tmp_path:
     byte for byte the output and report of the pass that hashes every record again; and the same again
     when the records are cleaned and signed in worker processes."""
     raw = tmp_path / "raw" / "out.jsonl"
-    with SiteServer(root=SITE_DIR) as server:
+    with SiteServer(root=SITE_DIR) as server:  # --trail: the records keep what hashing them again needs
         proc, records = run_crawl(server.url + "/", out=raw, settings={"BOILERSTRIP_FINISHING_ENABLED": "false"},
-                                  args=["--profile", "test"])
+                                  args=["--profile", "test", "--trail"])
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert len(records) > 10
     written = {}
@@ -540,7 +540,9 @@ def test_the_crawl_process_takes_a_static_pages_links_from_the_decisions_job(mon
     monkeypatch.setattr(page_links_module, "read_links", lambda *a: read_here.append(a[1]) or real_read(*a))
     links = page_links_module.page_links(resp)
     assert links.hrefs == ("/", "/b") and links.base == resp.url
-    assert AiOptOutMiddleware._metas(AiOptOutMiddleware.__new__(AiOptOutMiddleware), resp) == [("robots", "noai")]
+    from boilerstrip.optout import OptOutParams
+
+    assert AiOptOutMiddleware(OptOutParams())._metas(resp) == [("robots", "noai")]
     assert page_links_module.page_hrefs(resp) == ["/", "/b"]
     assert read_here == []  # all from the job's reading
 
