@@ -8,6 +8,7 @@ installed, or an input that is not a crawl's records (nothing is written then, t
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,7 @@ def run_chunks(in_path: Path, out_path: Path, params: Any, counter: Any, state: 
     except NotCrawlRecord as exc:
         print(f"{prog}: {in_path} is not a crawl's records ({exc}); nothing written", file=sys.stderr)
         return 2
-    except (OSError, UnicodeError, __import__("sqlite3").Error) as exc:
+    except (OSError, UnicodeError, sqlite3.Error) as exc:
         print(f"{prog}: cannot chunk {in_path} -> {out_path}: {exc}", file=sys.stderr)
         return 1
     finally:

@@ -535,6 +535,8 @@ _TOMBSTONE_MAX_BYTES = 16384
 
 def _wrote_a_page(out: Path) -> bool:
     """Whether ``out`` holds a page's record (not only a recurring crawl's tombstones); stops at the first."""
+    from boilerstrip.recrawl import TOMBSTONES
+
     if not out.is_file():
         return False
     with open(out, "rb") as handle:
@@ -547,7 +549,7 @@ def _wrote_a_page(out: Path) -> bool:
                 record = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(record, dict) and record.get("change") not in CHANGE_KINDS[3:]:
+            if isinstance(record, dict) and record.get("change") not in TOMBSTONES:
                 return True
     return False
 

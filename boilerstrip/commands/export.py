@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 HELP = "export crawls' JSONL as a deduplicated dataset for AI training (Parquet shards, excluded.jsonl, card)"
 
@@ -46,15 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--license", default=defaults.license, help="the dataset card's license field (default: other)")
 
 
-def _lines(path: Path) -> int:
-    """The lines of an input (the progress line's total), counted in chunks."""
-    count = 0
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            count += chunk.count(b"\n")
-    return count
-
-
 def run(args: argparse.Namespace) -> int:
     from boilerstrip.export import ExportParams, FilterParams, NearDedupParams, run_export
 
@@ -71,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"boilerstrip export: {exc}", file=sys.stderr)
         return 2
-    from boilerstrip.finishing.base import EMPTY, records_file_problem
+    from boilerstrip.finishing.base import EMPTY, count_lines, records_file_problem
 
     for path in args.inputs:
         problem = records_file_problem(path)
@@ -85,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
               "included; their ai_opt_out column names the signals", file=sys.stderr)
     from boilerstrip.finishing.steps import PassProgress, ProgressTicker
 
-    progress = PassProgress(total=sum(_lines(Path(p)) for p in args.inputs), phase="reading records", label="export")
+    progress = PassProgress(total=sum(count_lines(p) for p in args.inputs), phase="reading records", label="export")
     ticker = ProgressTicker(progress)
     try:
         stats = run_export(args.inputs, args.output, params, index_dir=args.index, index_backend=args.index_backend,

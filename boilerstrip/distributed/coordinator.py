@@ -31,6 +31,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -155,13 +156,7 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
     except KeyboardInterrupt:
         finish_reason = "shutdown"
     store.set_done()
-    deadline = time.monotonic() + params.worker_exit_timeout_s
-    for proc in procs:
-        try:
-            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.terminate()
-            proc.wait(timeout=10)
+    _wait_for_workers(procs, params.worker_exit_timeout_s, then=subprocess.Popen.terminate)
     counters = store.counters()
     print(f"[boilerstrip] finished ({finish_reason}) in {time.monotonic() - began:.1f} s: "
           f"{client.hlen(store.keys.records)} pages extracted by {workers} local worker(s); "
@@ -188,6 +183,19 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
     return 0
 
 
+def _wait_for_workers(procs: list[subprocess.Popen], timeout_s: float,
+                      then: Callable[[subprocess.Popen], None]) -> None:
+    """Wait for the local workers to exit, all within ``timeout_s``; one still running then gets ``then``
+    (``terminate`` or ``kill``) and 10 s more."""
+    deadline = time.monotonic() + timeout_s
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            then(proc)
+            proc.wait(timeout=10)
+
+
 def _stop_on_outage(out: Path, procs: list[subprocess.Popen], crawl_id: str, started_at: str, reason: str,
                     error: str, params: CoordinatorParams) -> int:
     """Stop every local worker, write a manifest saying what happened (the records live in Redis: none can
@@ -200,13 +208,7 @@ def _stop_on_outage(out: Path, procs: list[subprocess.Popen], crawl_id: str, sta
     for proc in procs:
         if proc.poll() is None:
             proc.terminate()
-    deadline = time.monotonic() + params.worker_exit_timeout_s
-    for proc in procs:
-        try:
-            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+    _wait_for_workers(procs, params.worker_exit_timeout_s, then=subprocess.Popen.kill)
     layout = crawl_layout(out)
     atomic_write_json(layout.manifest, {
         "run_id": crawl_id, "version": __version__, "started_at": started_at,

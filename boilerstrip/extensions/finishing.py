@@ -29,6 +29,7 @@ from boilerstrip.boilerplate.duplicates import lsh_bands
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings
 from boilerstrip.feeds import FeedParams
 from boilerstrip.finishing import FinishContext, finish_crawl
+from boilerstrip.finishing.base import count_lines
 from boilerstrip.finishing.steps import PassProgress, ProgressTicker, bands_key, field_list
 from boilerstrip.state import StateParams, crawl_layout, feed_output, open_state
 
@@ -153,7 +154,11 @@ class FinishingExtension:
         layout = crawl_layout(self.output)
         context = FinishContext(executor=self._executor(), ahead=dict(self.ahead))
         step = "state"
-        progress = PassProgress(total=_lines(self.output))
+        try:
+            total = count_lines(self.output)
+        except OSError:
+            total = 0  # no total on the progress line
+        progress = PassProgress(total=total)
         ticker = ProgressTicker(progress) if component_enabled(self.settings, "progress") else None
         try:
             context.state = open_state(state_params, self.output)
@@ -233,18 +238,6 @@ def mark_finishing_failed(manifest: Path, failure: dict[str, str]) -> None:
         atomic_write_json(manifest, data)
     except (OSError, ValueError) as exc:
         logger.error("cannot record the failed finishing pass in %s: %s", manifest, exc)
-def _lines(path: Path) -> int:
-    """The lines of ``path`` (the pass's total), counted in chunks."""
-    count = 0
-    try:
-        with open(path, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                count += chunk.count(b"\n")
-    except OSError:
-        return 0
-    return count
-
-
 def selected_fields(settings: Any) -> list[str] | None:
     """``FEED_EXPORT_FIELDS`` when it selects fewer fields than a record has (``crawl --fields``), else None.
     The crawl's feed writes whole records (the pass needs their blocks and hashes); the pass writes these."""

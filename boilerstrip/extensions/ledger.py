@@ -47,6 +47,7 @@ from boilerstrip.feeds import (
 )
 from boilerstrip.items import SCHEMA_VERSION
 from boilerstrip.outcomes import FailedItem, FilteredItem, url_settled
+from boilerstrip.recrawl import TOMBSTONES
 from boilerstrip.state import feed_output
 
 __all__ = ["LedgerParams", "LedgerExtension", "LEDGER_KEY", "LEDGER_SKIP", "Record", "reconcile_output", "dropped_from_report", "run_status", "tombstone_urls"]
@@ -486,7 +487,7 @@ def tombstone_urls(path: Path) -> set[str]:
             record = json.loads(line)
         except ValueError:
             continue
-        if isinstance(record, dict) and record.get("change") in ("removed", "unseen") and isinstance(record.get("url"), str):
+        if isinstance(record, dict) and record.get("change") in TOMBSTONES and isinstance(record.get("url"), str):
             urls.add(record["url"])
     return urls
 

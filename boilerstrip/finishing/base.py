@@ -20,16 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from boilerstrip.boilerplate.finish import dump_record
+from boilerstrip.recrawl import TOMBSTONES
 
 __all__ = ["Record", "Dropped", "FinishContext", "Step", "run_steps", "Spill", "is_page", "dump_record",
-           "read_jsonl", "records_file_problem", "EMPTY"]
+           "read_jsonl", "records_file_problem", "EMPTY", "count_lines"]
 
 Record = dict[str, Any]
 
 #: records with these outcomes are not pages: steps that work on pages pass them through untouched
 NOT_PAGES = ("failed", "filtered")
 #: nor are the tombstones of a recurring crawl (``change`` removed/unseen: a page of an earlier crawl)
-TOMBSTONES = ("removed", "unseen")
 
 
 def is_page(record: Mapping[str, Any]) -> bool:
@@ -129,6 +129,15 @@ def read_jsonl(path: str | Path, context: FinishContext | None = None) -> Iterat
                 yield value
             elif context is not None:
                 context.invalid_lines.append(number)
+
+
+def count_lines(path: str | Path) -> int:
+    """The lines of a file (a pass's progress total), counted in 1 MiB chunks; OSError when unreadable."""
+    count = 0
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            count += chunk.count(b"\n")
+    return count
 
 
 #: how much of a file :func:`records_file_problem` reads to tell what it is

@@ -30,6 +30,7 @@ from boilerstrip.boilerplate.finish import (REPORT_JSON, REPORT_TXT, ReportBuild
 from boilerstrip.boilerplate.model import TemplateModel
 from boilerstrip.boilerplate.params import BoilerplateParams, DuplicateParams
 from boilerstrip.items import without_trail
+from boilerstrip.recrawl import TOMBSTONES
 
 from .base import FinishContext, Record, Spill, Step, dump_record, is_page
 
@@ -374,7 +375,7 @@ def select_fields(record: Record, fields: Sequence[str] | None) -> Record:
     tombstone keeps ``TOMBSTONE_FIELDS`` too. None: the whole record."""
     if not fields:
         return record
-    keep = [*fields, *TOMBSTONE_FIELDS] if record.get("change") in ("removed", "unseen") else fields
+    keep = [*fields, *TOMBSTONE_FIELDS] if record.get("change") in TOMBSTONES else fields
     return {name: record[name] for name in dict.fromkeys(keep) if name in record}
 
 

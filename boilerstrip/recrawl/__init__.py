@@ -27,7 +27,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 __all__ = [
-    "RecrawlParams", "CHANGES", "NEW", "CHANGED", "UNCHANGED", "REMOVED", "UNSEEN", "REUSED_FLAG",
+    "RecrawlParams", "CHANGES", "NEW", "CHANGED", "UNCHANGED", "REMOVED", "UNSEEN", "TOMBSTONES", "REUSED_FLAG",
     "settings_digest", "text_hash", "change_of", "conditional_headers", "reuse_refusal", "lastmod_unchanged",
     "stub_html", "Vanished", "vanished_verdicts", "tombstone", "utc_now", "GONE_STATUSES", "CUT_REASONS",
     "digest_of_settings",
@@ -35,6 +35,8 @@ __all__ = [
 
 NEW, CHANGED, UNCHANGED, REMOVED, UNSEEN = "new", "changed", "unchanged", "removed", "unseen"
 CHANGES = (NEW, CHANGED, UNCHANGED, REMOVED, UNSEEN)
+#: the change kinds of a recurring crawl's lines that are not pages
+TOMBSTONES = (REMOVED, UNSEEN)
 #: the flag of a record re-emitted from the state: ``reused:not_modified`` (a 304) or ``reused:sitemap_lastmod``
 REUSED_FLAG = "reused"
 #: ledger reasons of a fetch that says the page is gone

@@ -39,6 +39,7 @@ from typing import Any
 
 from boilerstrip.atomicfile import atomic_open
 from boilerstrip.lifetime import parent_death_hook
+from boilerstrip.recrawl import TOMBSTONES
 from boilerstrip.state.layout import schedule_layout
 
 from .jobs import JobError, JobStore, ScheduledJob
@@ -59,10 +60,6 @@ def utc_stamp(moment: datetime) -> str:
 
 def _iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-#: a recurring crawl's lines that are not pages (boilerstrip.finishing.base.TOMBSTONES; not imported: no Scrapy here)
-TOMBSTONES = ("removed", "unseen")
 
 
 def _change_counts(path: Path) -> tuple[int, int, dict[str, int]]:
