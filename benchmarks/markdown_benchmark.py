@@ -439,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         failures = check(results, floors)
         for failure in failures:
             print("below floor: " + failure, file=sys.stderr)
-        missing = [name for name in floors if name not in results]
+        missing = [name for name in floors if not name.startswith("_") and name not in results]  # "_": notes
         for name in missing:
             print(f"not measured: {name}", file=sys.stderr)
         return 1 if failures or missing else 0
