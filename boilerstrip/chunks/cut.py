@@ -139,6 +139,23 @@ def _units(md: str, blocks: list, limits: tuple[float, float, float, float],
     max_size, label_max = limits[2], limits[3]
     for kind, start, end, level, title in blocks:
         text = md[start:end]
+        if kind is PARAGRAPH and count is None and "\n" not in text and "\t" not in text and text.isascii() \
+                and "  " not in text:
+            # the common case, two blocks in three: one line of single-spaced ASCII words, counted at C speed
+            # (the same count as split), not over the maximum, no flag; what the general path below does
+            size = text.count(" ") + 1 - (text[-1] == " ") - (text[0] == " ")
+            if size <= max_size:
+                if glue:
+                    last = units[-1]
+                    last[_END] = end
+                    last[_TOKENS] += size
+                    last[_LAST] = start
+                    if last[_PATH] != path:
+                        last[_PATH] = _common(last[_PATH], path)
+                else:
+                    append([start, end, size, False, path, start, ""])
+                glue = size <= label_max and not text.rstrip().endswith(_LABEL_ENDS)
+                continue
         if count is not None:
             size = count(text)
         elif kind is PARAGRAPH and "\n" not in text and "  " not in text and "\t" not in text and text.isascii():
@@ -270,7 +287,8 @@ def plain_text(markdown: str) -> str:
     """The text of a piece of Markdown without its syntax (list markers kept: they read as bullets); the
     lines of fenced code as they are. Each pass runs only when the text holds what it removes (the
     passes, run over every chunk, were two thirds of the chunker's time)."""
-    if "```" not in markdown and "~~~" not in markdown:
+    # (a one-character test first: ``in`` finds one character at memchr speed, three several times slower)
+    if ("`" not in markdown or "```" not in markdown) and ("~" not in markdown or "~~~" not in markdown):
         return _plain_prose(markdown).strip()
     parts = []
     pos = 0
@@ -298,7 +316,7 @@ def _closing(fence: str) -> re.Pattern[str]:
 
 def _plain_prose(text: str) -> str:
     text = "\n" + text
-    if "---" in text:
+    if "-" in text and "---" in text:
         text = _DELIMITER_ROW_RE.sub("", text)
     if "#" in text:
         text = _HEADING_MARK_RE.sub("\n", text)
@@ -308,7 +326,7 @@ def _plain_prose(text: str) -> str:
             text = text[:-2]
     if ">" in text:
         text = _QUOTE_MARK_RE.sub("\n", text)
-    if "](" in text:
+    if "]" in text and "](" in text:
         if "![" in text:
             text = text.replace("![", "[")
         text = _LINK_RE.sub(r"\1", text)
@@ -316,7 +334,7 @@ def _plain_prose(text: str) -> str:
         if "``" in text:
             text = _DOUBLE_CODE_SPAN_RE.sub(r"\1", text)
         text = _CODE_SPAN_RE.sub(r"\1", text)
-    if "**" in text:
+    if "*" in text and "**" in text:
         text = _STRONG_RE.sub(r"\1", text)
     if "\\" in text:
         text = _ESCAPE_RE.sub(r"\1", text)
