@@ -36,6 +36,7 @@ Speed: this runs once per block of every page, so the hot loops use tuples and l
 from __future__ import annotations
 
 import hashlib
+import operator
 import re
 import zlib
 from collections.abc import Callable
@@ -242,24 +243,23 @@ def _bounds(md: str, units: list[list], limits: tuple[float, float, float, float
     path: tuple[str, ...] = ()
     flags = ""
     previous_oversize = False
-    for i, unit in enumerate(units):
-        tokens, flag = unit[_TOKENS], unit[_FLAG]
+    for i, (_, end, tokens, heading, unit_path, last, flag) in enumerate(units):
         oversize = flag == FLAG_OVERSIZE
-        if i > first and ((unit[_HEADING] and size >= min_size) or size + tokens > max_size
+        if i > first and ((heading and size >= min_size) or size + tokens > max_size
                           or oversize or previous_oversize):
             spans.append((first, i, size, path, flags))
             first, size = i, 0
         if i == first:
-            path, flags = unit[_PATH], flag
+            path, flags = unit_path, flag
         else:
-            if unit[_PATH] is not path:
-                path = _common(path, unit[_PATH])
+            if unit_path is not path:
+                path = _common(path, unit_path)
             if flag and flag not in flags:
                 flags = ",".join(sorted(filter(None, (*flags.split(","), flag))))
         size += tokens
         previous_oversize = oversize
         # rule 2, its crc32 read only once the chunk is large enough for it to matter
-        if size >= min_size and crc32(md[unit[_LAST]:unit[_END]].encode("utf-8", "surrogatepass")) * span < tokens * _TWO32:
+        if size >= min_size and crc32(md[last:end].encode("utf-8", "surrogatepass")) * span < tokens * _TWO32:
             spans.append((first, i + 1, size, path, flags))
             first, size = i + 1, 0
             previous_oversize = False
@@ -277,6 +277,9 @@ _LINK_RE = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
 _CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
 _DOUBLE_CODE_SPAN_RE = re.compile(r"``[ ]?([^\n]+?)[ ]?``")
 _STRONG_RE = re.compile(r"\*\*(?=\S)([^*\n]+?)(?<=\S)\*\*")
+#: the replacement of the passes below that keep a match's first group: a C callable (a template such as
+#: r"\1" is expanded by a Python function at every match)
+_GROUP_1 = operator.itemgetter(1)
 _ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>])")
 
 
@@ -329,15 +332,15 @@ def _plain_prose(text: str) -> str:
     if "]" in text and "](" in text:
         if "![" in text:
             text = text.replace("![", "[")
-        text = _LINK_RE.sub(r"\1", text)
+        text = _LINK_RE.sub(_GROUP_1, text)
     if "`" in text:
         if "``" in text:
-            text = _DOUBLE_CODE_SPAN_RE.sub(r"\1", text)
-        text = _CODE_SPAN_RE.sub(r"\1", text)
+            text = _DOUBLE_CODE_SPAN_RE.sub(_GROUP_1, text)
+        text = _CODE_SPAN_RE.sub(_GROUP_1, text)
     if "*" in text and "**" in text:
-        text = _STRONG_RE.sub(r"\1", text)
+        text = _STRONG_RE.sub(_GROUP_1, text)
     if "\\" in text:
-        text = _ESCAPE_RE.sub(r"\1", text)
+        text = _ESCAPE_RE.sub(_GROUP_1, text)
     return text[1:]
 
 
