@@ -207,12 +207,14 @@ def _units(md: str, blocks: list, limits: tuple[float, float, float, float],
 
 #: ASCII whitespace (what str.split splits at) as b" ", any other byte as b"x"
 _WORD_BYTES = bytes(32 if chr(i).isspace() else 120 for i in range(256))
+# below this many characters split is the faster count (a heading, a table row)
+_SPLIT_MAX_CHARS = 160
 
 
 def _count_words(text: str) -> int:
     """``len(text.split())``; an ASCII text counted without building its words (a code block or a list
     holds hundreds): the starts of words, `` x`` in its bytes mapped to space or not."""
-    if text.isascii():
+    if len(text) > _SPLIT_MAX_CHARS and text.isascii():
         marks = text.encode("ascii").translate(_WORD_BYTES)
         return marks.count(b" x") + (marks[:1] == b"x")
     return len(text.split())
