@@ -157,6 +157,10 @@ def _text_blocks(md: str, start: int, end: int, out: list[_Raw], lists: bool) ->
                 first = text[0]
                 if first not in special and "\n" not in text:
                     append((PARAGRAPH, pos, stop, 0, ""))  # the common case: a paragraph on one line
+                elif first == "#" and "\n" not in text and text[-1] not in " \t\r" \
+                        and (h := _HEADING_RE.match(md, pos, stop)) is not None:
+                    # the next most common: a heading line (what _piece would find, without its steps)
+                    append((HEADING, pos, stop, len(h.group(1)), heading_title(h.group(0))))
                 elif first == "\n":  # three or more newlines in a row
                     lead = len(text) - len(text.lstrip("\n"))
                     if lead < len(text):
