@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from boilerstrip.chunks import (FLAG_OVERSIZE, FLAG_SPLIT_PARAGRAPH, ChunkParams, TokenizerError, chunk_markdown,
-                                load_token_counter, parse_blocks, plain_text)
+from boilerstrip.chunks import (FLAG_OVERSIZE, FLAG_SPLIT_PARAGRAPH, FLAG_TABLE_CONTINUED, ChunkParams, TokenizerError,
+                                chunk_markdown, load_token_counter, parse_blocks, plain_text)
 from boilerstrip.chunks.records import NotCrawlRecord, diff_ids, record_kind
 
 URL = "https://docs.example.org/guide.html"
@@ -80,7 +80,9 @@ def test_no_chunk_splits_a_block_and_chunks_cover_the_page_in_order(seed: int) -
         assert holders[0].char_start <= block.start and block.end <= holders[0].char_end
     assert [c.index for c in chunks] == list(range(len(chunks)))
     assert all(a.char_end <= b.char_start for a, b in zip(chunks, chunks[1:]))
-    assert all(c.markdown == md[c.char_start:c.char_end] for c in chunks)
+    # a chunk's Markdown is its stretch of the page, after the table's header rows when it begins inside a table
+    assert all(c.markdown == md[c.char_start:c.char_end] for c in chunks if FLAG_TABLE_CONTINUED not in c.flags)
+    assert all(c.markdown.endswith("\n" + md[c.char_start:c.char_end]) for c in chunks if FLAG_TABLE_CONTINUED in c.flags)
     assert all(c.tokens <= params.max_tokens for c in chunks if not c.flags)
 
 
@@ -126,6 +128,48 @@ def test_a_list_item_over_the_maximum_is_not_split() -> None:
     chunks = chunk_markdown(f"## List\n\n- small\n{item}\n- after", URL)
     holders = [c for c in chunks if item in c.markdown]
     assert len(holders) == 1 and holders[0].flags == (FLAG_OVERSIZE,)
+
+
+def _table(rng: random.Random, rows: int) -> str:
+    return "| Option | Effect |\n| :--- | ---: |\n" + "\n".join(f"| `opt{k}` | {_para(rng, 20)} |" for k in range(rows))
+
+
+def test_each_chunk_of_a_table_split_over_chunks_repeats_its_header_rows() -> None:
+    """A table larger than a chunk is cut between rows; each later chunk begins with the table's header and
+    delimiter rows, so it is a valid GFM table of its own (flag ``table_continued``); the offsets still
+    point into the page, and the IDs are stable (recomputed, and with text added above the table)."""
+    rng = random.Random(5)
+    table = _table(rng, 80)
+    md = "## Options\n\nWhat each option does.\n\n" + table + "\n\nAfter the table.\n\n| a | b |\n| - | - |\n| 1 | 2 |"
+    chunks = chunk_markdown(md, URL)
+    holding = [c for c in chunks if "`opt" in c.markdown]
+    assert len(holding) >= 3  # the table is split
+    head = "| Option | Effect |\n| :--- | ---: |\n"
+    assert head in holding[0].markdown and FLAG_TABLE_CONTINUED not in holding[0].flags
+    rows_seen = []
+    for c in holding[1:]:
+        assert c.markdown.startswith(head) and FLAG_TABLE_CONTINUED in c.flags
+        assert c.markdown == head + md[c.char_start:c.char_end]
+        blocks = parse_blocks(c.markdown)
+        assert [b.kind for b in blocks[:3]] == ["header_row", "header_row", "row"]  # a table, not loose rows
+        assert c.text.startswith("Options\n\nOption | Effect\n")  # the heading path, then the header's cells
+        rows_seen += [line for line in md[c.char_start:c.char_end].splitlines() if line.startswith("| `opt")]
+    assert len(set(rows_seen)) == len(rows_seen)  # no row repeated: only the header is
+    # the header counts in the chunk's size
+    assert all(c.tokens > 0 for c in holding)
+    # stable: the same page gives the same IDs; a paragraph added above the table changes no table chunk
+    assert [c.chunk_id for c in chunk_markdown(md, URL)] == [c.chunk_id for c in chunks]
+    edited = md.replace("What each option does.", "What each option does.\n\n" + _para(rng, 40))
+    assert {c.chunk_id for c in holding[1:]} <= {c.chunk_id for c in chunk_markdown(edited, URL)}
+    # the small table after it, whole in one chunk, is not flagged
+    assert not any(FLAG_TABLE_CONTINUED in c.flags for c in chunks if "| 1 | 2 |" in c.markdown)
+
+
+def test_rows_after_a_blank_line_are_another_table_and_get_no_header() -> None:
+    rng = random.Random(6)
+    rows = "\n".join(f"| r{k} | {_para(rng, 25)} |" for k in range(60))  # rows without a header of their own
+    md = "## T\n\n" + _table(rng, 3) + "\n\n" + rows
+    assert not any(FLAG_TABLE_CONTINUED in c.flags for c in chunk_markdown(md, URL))
 
 
 def test_params_reject_impossible_sizes() -> None:

@@ -42,13 +42,17 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .parse import HEADER_ROW, HEADING, LIST, PARAGRAPH, heading_title, item_spans, scan_blocks
+from .parse import HEADER_ROW, HEADING, LIST, PARAGRAPH, ROW, heading_title, item_spans, scan_blocks
 from .parse import _HEADING_RE as _PAGE_HEADING_RE
 
-__all__ = ["ChunkParams", "Chunk", "chunk_markdown", "chunk_id", "plain_text", "FLAG_OVERSIZE", "FLAG_SPLIT_PARAGRAPH"]
+__all__ = ["ChunkParams", "Chunk", "chunk_markdown", "chunk_id", "plain_text", "FLAG_OVERSIZE", "FLAG_SPLIT_PARAGRAPH",
+           "FLAG_TABLE_CONTINUED"]
 
 FLAG_OVERSIZE = "oversize"  # one code block, table row, list item or quote larger than max_tokens, kept whole
 FLAG_SPLIT_PARAGRAPH = "split_paragraph"  # a paragraph larger than max_tokens, cut between sentences
+#: a chunk that begins inside a table: its ``markdown`` is the table's header and delimiter rows, then
+#: ``page[char_start:char_end]`` (so each chunk of a table is a valid GFM table)
+FLAG_TABLE_CONTINUED = "table_continued"
 
 
 @dataclass(frozen=True)
@@ -128,9 +132,13 @@ def _common(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _units(md: str, blocks: list, limits: tuple[float, float, float, float],
-           count: Callable[[str], int] | None) -> list[list]:
+           count: Callable[[str], int] | None, heads: dict[int, tuple[int, int]]) -> list[list]:
     """Blocks with their heading paths, oversize paragraphs cut into sentences, glued into units.
-    ``count`` None counts words (inlined: this loop runs once per block)."""
+    ``count`` None counts words (inlined: this loop runs once per block). ``heads`` is filled with
+    {start of a unit that begins with a table's body row: (start, end) of the table's header and delimiter
+    rows}, which a chunk beginning with that unit repeats."""
+    head: tuple[int, int] | None = None  # the header rows of the table being read
+    head_start, row_end = 0, -2
     units: list[list] = []
     append = units.append
     levels: list[int] = []
@@ -186,6 +194,12 @@ def _units(md: str, blocks: list, limits: tuple[float, float, float, float],
                 first_item = False
             glue = False
             continue
+        if kind is ROW or kind is HEADER_ROW:
+            if start != row_end + 1:  # not on the line after the last row: another table
+                head, head_start = None, start
+            if kind is HEADER_ROW:
+                head = (head_start, end)
+            row_end = end
         flag = FLAG_OVERSIZE if size > max_size else ""
         if glue and (kind != HEADING or units[-1][_HEADING]):
             last = units[-1]
@@ -198,6 +212,8 @@ def _units(md: str, blocks: list, limits: tuple[float, float, float, float],
                 last[_FLAG] = flag
         else:
             append([start, end, size, kind == HEADING, path, start, flag])
+            if kind is ROW and head is not None:
+                heads[start] = head
         if kind == PARAGRAPH:
             glue = size <= label_max and not flag and "\n" not in text and not text.rstrip().endswith(_LABEL_ENDS)
         else:
@@ -405,12 +421,18 @@ def chunk_markdown(markdown: str, url: str, params: ChunkParams | None = None,
     else:
         ratio = 1.0
         limits = (params.min_tokens, params.target_tokens, params.max_tokens, params.label_max_tokens)
-    units = _units(markdown, scan_blocks(markdown, lists=True), limits, count)
+    heads: dict[int, tuple[int, int]] = {}
+    units = _units(markdown, scan_blocks(markdown, lists=True), limits, count, heads)
     chunks: list[Chunk] = []
     seen: dict[tuple[tuple[str, ...], str], int] = {}
     for index, (a, b, size, path, flags) in enumerate(_bounds(markdown, units, limits)):
         start, end = units[a][_START], units[b - 1][_END]
         md = markdown[start:end]
+        if heads and start in heads:  # a table's later rows: its header rows first, a table of its own
+            head = markdown[heads[start][0]:heads[start][1]]
+            md = head + "\n" + md
+            size += count(head) if count is not None else _count_words(head)
+            flags = ",".join(sorted(filter(None, (*flags.split(","), FLAG_TABLE_CONTINUED))))
         normalised = md.strip()
         key = (path, normalised)
         occurrence = seen.get(key, 0)
