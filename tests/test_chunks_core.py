@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
+import re
 import sys
+import time
 
 import pytest
 
@@ -299,3 +302,52 @@ def test_diff_ids() -> None:
     diff = diff_ids(("a", "b", "c"), ("a", "c", "d"))
     assert (diff.new, diff.unchanged, diff.removed) == (("d",), ("a", "c"), ("b",))
     assert diff_ids(None, ("x",)).new == ("x",)
+
+
+_BLANK_LINES_RE = re.compile(r"\n[ \t]*\n")
+
+
+def _greedy_reference(markdown: str, url: str) -> list[str]:
+    """A plain chunker for the speed floor: split at blank lines, count words, pack greedily, hash each."""
+    ids, parts, size = [], [], 0
+    for part in _BLANK_LINES_RE.split(markdown):
+        parts.append(part)
+        size += len(part.split())
+        if size >= 300:
+            ids.append(hashlib.sha256((url + "\n\n".join(parts)).encode()).hexdigest())
+            parts, size = [], 0
+    return ids
+
+
+def test_chunking_speed_stays_within_a_few_times_a_plain_greedy_split() -> None:
+    """A speed floor as a ratio, both measured in this process (a throughput figure is the machine's
+    load as much as the code's): the chunker takes about 3x the CPU time of a plain blank-line split, word
+    count and sha256 of the same pages (2026-12-03, 2.7 MB of generated Markdown). 10x catches a change
+    that makes it several times slower (a quadratic scan, a regex per line) and no noise of a busy machine.
+    The figure that matters, MB of real Markdown per CPU second, is benchmarks/chunk_benchmark.py's."""
+    pages = [_render(_sections(seed, 8, 14)) for seed in range(30)]
+
+    def best(run) -> float:
+        times = []
+        for _ in range(5):
+            t0 = time.process_time()
+            run()
+            times.append(time.process_time() - t0)
+        return min(times)
+
+    reference = best(lambda: [_greedy_reference(md, URL) for md in pages])
+    chunker = best(lambda: [chunk_markdown(md, URL) for md in pages])
+    assert chunker < 10 * reference, (chunker, reference)
+
+
+def test_chunk_ids_are_those_of_earlier_releases() -> None:
+    """The IDs of generated pages, pinned: a change to the chunker that moves a boundary or changes an ID
+    (a speed-up, a parser fix) would make every user's index re-embed; it must then be deliberate, with
+    this figure updated and the change named in docs/chunks.md."""
+    digest = hashlib.sha256()
+    count = 0
+    for seed in range(20):
+        for chunk in chunk_markdown(_render(_sections(seed, 8, 14)), URL):
+            digest.update(chunk.chunk_id.encode())
+            count += 1
+    assert (count, digest.hexdigest()) == (688, "afc0dd6a2015610686d3a6ac68e04293e155cc981d58e166bdc8f49b90ce8d96")
