@@ -29,8 +29,15 @@ for the first). The ID does not depend on the chunk's index or offset, so an unc
 when text is added or removed elsewhere on the page; two identical chunks under the same headings are told
 apart by their order among themselves only.
 
+**Tables.** A chunk that begins inside a table (a boundary fell between two of its body rows) repeats the
+table's header and delimiter rows before its own rows (flag ``table_continued``), so each chunk of a table
+is a table with its column names. The boundaries are those of the rows alone (the rule reads the page's
+blocks); the ID is over the chunk's Markdown, header rows included.
+
 Speed: this runs once per block of every page, so the hot loops use tuples and lists, count words with
-``str`` methods, and read a block's crc32 only where rule 2 can apply.
+``str``/``bytes`` methods (no list of words for a long block), give the common blocks (a one-line paragraph, a heading
+line) short paths, and read a block's crc32 only where rule 2 can apply. A speed-up must not move a
+boundary or change an ID: tests/test_chunks_core.py pins the IDs of generated pages.
 """
 
 from __future__ import annotations
