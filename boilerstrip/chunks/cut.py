@@ -314,7 +314,8 @@ _GROUP_1 = operator.itemgetter(1)
 _ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>])")
 
 
-_FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*$", re.M)
+# (after a newline, not "^" with re.M: the regex engine then looks only at newlines)
+_FENCE_RE = re.compile(r"\n[ \t]*(`{3,}|~{3,})[^\n]*(?=\n|\Z)")
 
 
 def plain_text(markdown: str) -> str:
@@ -324,16 +325,20 @@ def plain_text(markdown: str) -> str:
     # (a one-character test first: ``in`` finds one character at memchr speed, three several times slower)
     if ("`" not in markdown or "```" not in markdown) and ("~" not in markdown or "~~~" not in markdown):
         return _plain_prose(markdown).strip()
+    # the fences are matched after a newline, in "\n" + markdown: index i there is index i - 1 here, and a
+    # match's start (its newline) is the start of its line here
+    lines = "\n" + markdown
     parts = []
     pos = 0
-    for fence in _FENCE_RE.finditer(markdown):
-        if fence.start() < pos:
+    for fence in _FENCE_RE.finditer(lines):
+        start = fence.start()
+        if start < pos:
             continue
-        close = _closing(fence.group(1)).search(markdown, fence.end())
-        parts.append(_plain_prose(markdown[pos:fence.start()]))
+        close = _closing(fence.group(1)).search(lines, fence.end())
+        parts.append(_plain_prose(markdown[pos:start]))
         code_end = close.start() if close is not None else len(markdown)
-        parts.append(markdown[fence.end() + 1:code_end])
-        pos = close.end() if close is not None else len(markdown)
+        parts.append(markdown[fence.end():code_end])
+        pos = close.end() - 1 if close is not None else len(markdown)
     parts.append(_plain_prose(markdown[pos:]))
     return "".join(parts).strip()
 
@@ -344,7 +349,7 @@ _closings: dict[str, re.Pattern[str]] = {}
 def _closing(fence: str) -> re.Pattern[str]:
     pattern = _closings.get(fence)
     if pattern is None:
-        pattern = _closings[fence] = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.M)
+        pattern = _closings[fence] = re.compile(rf"\n[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*(?=\n|\Z)")
     return pattern
 
 
