@@ -67,6 +67,13 @@ def test_the_parser_reads_fences_tables_lists_and_headings() -> None:
     assert kinds[-1] == ("code", "```python\nunclosed fence\n\nruns to the end")
 
 
+@pytest.mark.parametrize("md", [" \n \n- item", " \n\n \n# A\n\ntext", "\t\n \n\n", " \r\n \r\n> q"])
+def test_lines_of_spaces_alone_are_no_block_and_no_crash(md: str) -> None:
+    blocks = parse_blocks(md)
+    assert all(md[b.start:b.end].strip() for b in blocks)
+    assert "".join(c.markdown for c in chunk_markdown(md * 30, URL)).split() == (md * 30).split()
+
+
 def test_inline_triple_backticks_on_a_line_are_not_a_fence() -> None:
     md = "```a``` is inline\n\nnext paragraph"
     assert [b.kind for b in parse_blocks(md)] == ["paragraph", "paragraph"]

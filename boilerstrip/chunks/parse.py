@@ -62,7 +62,10 @@ def _closing_fence(fence: str) -> re.Pattern[str]:
     key = (fence[0], len(fence))
     pattern = _closing_fences.get(key)
     if pattern is None:
-        pattern = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.M)
+        # matched from its newline (searched from the opening line's end): the regex engine then tries only
+        # the newlines of the code block, where "^" with re.M would try every position of it; only the
+        # match's end is read
+        pattern = re.compile(rf"\n[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*(?=\n|\Z)")
         _closing_fences[key] = pattern
     return pattern
 
@@ -180,6 +183,8 @@ def _text_blocks(md: str, start: int, end: int, out: list[_Raw], lists: bool) ->
 
 def _piece(md: str, text: str, start: int, end: int, out: list[_Raw], lists: bool) -> None:
     stripped = text.rstrip(" \t\n\r")
+    if not stripped:  # spaces alone (a page that begins with a line of spaces and a blank line)
+        return
     end = start + len(stripped)
     text = stripped
     first = text[0]
