@@ -3,7 +3,9 @@
 The crawl (its start URLs and options) is read from Redis, where ``boilerstrip crawl ... --redis URL``
 published it; without ``--crawl ID`` the worker joins the crawl running now. It runs the ``site`` spider
 on the shared frontier until the coordinator says the crawl is done, writes nothing locally (records and
-ledger go to Redis) and exits 0. See docs/distributed.md.
+ledger go to Redis) and exits 0. A worker whose coordinator died stops with exit status 1 once the
+coordinator's liveness key has expired: within ``CoordinatorParams.liveness_ttl_s`` (90 s) plus one heartbeat
+(1 s) and the spider's close. See docs/distributed.md.
 """
 
 from __future__ import annotations
@@ -101,5 +103,10 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"boilerstrip worker: {exc}", file=sys.stderr)
         return 2
-    code, _stats = run_spider(settings, spider_kwargs)
+    code, stats = run_spider(settings, spider_kwargs)
+    if stats.get("boilerstrip/distributed/coordinator_lost"):
+        print(f"boilerstrip worker: the coordinator of crawl {crawl_id} is gone (its liveness key in {args.redis} "
+              "expired: it died or lost Redis): stopped; restart the crawl with `boilerstrip crawl ... --resume --redis`",
+              file=sys.stderr)
+        return 1
     return code
