@@ -616,10 +616,20 @@ def test_resume_of_a_killed_distributed_crawl_goes_on_from_its_redis_frontier(se
     pages = 40
     site = serve(routes=_slow_site(pages, delay_s=0.1))
     out = tmp_path / "o.jsonl"
+    import redis
+
+    from boilerstrip.distributed.store import CrawlKeys
+
+    client = redis.Redis.from_url(redis_url)
     proc = _distributed(site.url, out, redis_url)
     tree: set[int] = set()
     try:
-        _wait_for_requests(site, proc, 12)
+        _wait_for_requests(site, proc, 1)
+        outcomes = CrawlKeys(json.loads((tmp_path / "o.workers" / "crawl.json").read_text())["crawl_id"]).outcomes
+        deadline = time.monotonic() + 120
+        while client.hlen(outcomes) < 8:  # some pages settled, most not yet
+            assert proc.poll() is None and time.monotonic() < deadline, "too few pages settled"
+            time.sleep(0.05)
         tree = descendants(proc.pid)
         _kill_and_expect_gone(proc, tree)
     finally:
@@ -627,15 +637,9 @@ def test_resume_of_a_killed_distributed_crawl_goes_on_from_its_redis_frontier(se
             proc.kill()
             proc.wait(timeout=30)
         kill_all(snapshot(tree))
-    import redis
-
-    from boilerstrip.distributed.store import CrawlKeys
-
     before = [entry.path for entry in site.log]
-    crawl_id = json.loads((tmp_path / "o.workers" / "crawl.json").read_text())["crawl_id"]
-    settled = {url.decode().split(site.url, 1)[1]
-               for url in redis.Redis.from_url(redis_url).hkeys(CrawlKeys(crawl_id).outcomes)}
-    assert 0 < len(settled) < pages  # stopped mid-crawl
+    settled = {url.decode().split(site.url, 1)[1] for url in client.hkeys(outcomes)}
+    assert len(settled) < pages  # stopped mid-crawl
     resumed = _distributed(site.url, out, redis_url, "--resume")
     _, stderr = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, stderr[-3000:]
