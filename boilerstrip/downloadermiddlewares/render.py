@@ -537,8 +537,8 @@ class RenderWhenNeededMiddleware:
                                                  _target_chars(meta))}
             fresh["boilerstrip_render_retries"] = retries + 1
             return request.replace(meta=fresh, dont_filter=True)
-        # Give up on the browser for this page: fetch it static again, with the reason on the record.
-        self._inc(f"failed/{reason}")
+        # Give up on the browser for this page: fetch it static again, with the reason on the record
+        # (failed/<reason> counts the pages that end static: the crawl's exit status reads it).
         self.consecutive_failures += 1
         if not self.disabled and self.consecutive_failures >= self.browser.max_consecutive_failures:
             if reason == "browser_unavailable":  # it cannot start (not installed): no use trying again
@@ -566,6 +566,7 @@ class RenderWhenNeededMiddleware:
             # it is back, rather than the static shell for good
             return self._render_after_restart(request, reason)
         logger.warning("render failed for %s (%s): falling back to the static page", request.url, reason)
+        self._inc(f"failed/{reason}")
         return self._static_fallback(request, reason)
 
     async def _render_after_restart(self, request: Request, reason: str) -> Request:
@@ -578,6 +579,7 @@ class RenderWhenNeededMiddleware:
         if off is not None:
             logger.warning("render failed for %s (%s), and the browser is still %s: falling back to the static page",
                            request.url, reason, off.removeprefix("browser_"))
+            self._inc(f"failed/{reason}")
             return self._static_fallback(request, reason)
         logger.warning("render of %s failed while the browser was down (%s): rendering it once more after the "
                        "browser's restart", request.url, reason)
