@@ -134,7 +134,8 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
                     resumed=bool(resumed))
     except redis.RedisError as exc:
         # Redis was gone longer than the outage limit (boilerstrip.distributed.connection): nothing can be
-        # read or settled any more
+        # read or settled any more (nor the liveness key deleted: it expires)
+        liveness.stop(forget=False)
         return _stop_on_outage(out, procs, crawl_id, started_at, "redis_unavailable", f"{type(exc).__name__}: {exc}", params)
     finally:
         liveness.stop()
@@ -183,13 +184,17 @@ class _Liveness:
             except redis.RedisError as exc:  # an outage: the main thread decides what it means
                 logger.debug("coordinator liveness key not refreshed: %s", exc)
 
-    def stop(self) -> None:
+    def stop(self, forget: bool = True) -> None:
+        """Stop refreshing; ``forget``: delete the key now (workers of a crawl not done stop at once)."""
+        if self._stop.is_set():
+            return
         self._stop.set()
         self._thread.join(timeout=5)
-        try:
-            self.store.r.delete(self.store.keys.coordinator)
-        except redis.RedisError:
-            pass
+        if forget:
+            try:
+                self.store.r.delete(self.store.keys.coordinator)
+            except redis.RedisError:
+                pass
 
 
 def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.Popen], workers: int, out: Path,
