@@ -105,15 +105,6 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
         print(f"boilerstrip crawl: --resume: no distributed crawl wrote {out} yet: starting a new one", file=sys.stderr)
     crawl_id, started_at = resumed or (uuid.uuid4().hex[:12], time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     store = CrawlStore(client, crawl_id)
-    liveness = _Liveness(store, params.liveness_ttl_s)
-    liveness.start()  # before any worker can join: a worker stops when this key expires
-    if resumed:
-        store.reopen()
-        print(f"boilerstrip crawl: resuming distributed crawl {crawl_id} (started {started_at}) from its frontier "
-              f"in {redis_url}", file=sys.stderr)
-    else:
-        client.set(store.keys.config, json.dumps(config))
-    client.set(CURRENT_KEY, crawl_id)
     log_dir.mkdir(parents=True, exist_ok=True)
     from boilerstrip.feeds import atomic_write_json
 
@@ -121,7 +112,16 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
     host = socket.gethostname().split(".")[0] or "host"
     procs: list[subprocess.Popen] = []
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    liveness = _Liveness(store, params.liveness_ttl_s)
     try:
+        liveness.start()  # before any worker can join: a worker stops when this key expires
+        if resumed:
+            store.reopen()
+            print(f"boilerstrip crawl: resuming distributed crawl {crawl_id} (started {started_at}) from its frontier "
+                  f"in {redis_url}", file=sys.stderr)
+        else:
+            client.set(store.keys.config, json.dumps(config))
+        client.set(CURRENT_KEY, crawl_id)
         for i in range(workers):
             worker_id = f"{host}-{os.getpid()}-{i + 1}"
             handle = open(log_dir / f"worker-{i + 1}.log", "ab" if resumed else "wb")  # noqa: SIM115 - handed to the child
@@ -189,7 +189,8 @@ class _Liveness:
         if self._stop.is_set():
             return
         self._stop.set()
-        self._thread.join(timeout=5)
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
         if forget:
             try:
                 self.store.r.delete(self.store.keys.coordinator)
