@@ -726,3 +726,22 @@ def test_a_remote_worker_of_a_dead_coordinator_stops_with_a_clear_message(serve,
     time.sleep(2)
     assert len(site.log) == requests  # it crawls no more
     assert client.zcard(store.keys.queue) + sum(client.zcard(k) for k in client.scan_iter(store.keys.inflight("*"))) > 0
+
+
+def test_a_worker_does_not_join_a_crawl_whose_coordinator_is_gone(redis_url) -> None:
+    """A coordinator killed before its crawl was done leaves the crawl in Redis (for --resume), but its
+    liveness key expires: a worker started then waits for a live crawl instead of joining a dead one."""
+    import redis
+
+    from boilerstrip.distributed.coordinator import CURRENT_KEY
+    from boilerstrip.distributed.store import CrawlStore
+
+    client = redis.Redis.from_url(redis_url)
+    store = CrawlStore(client, "orphan0001")
+    client.set(store.keys.config, json.dumps({"urls": ["http://127.0.0.1:9/"]}))
+    client.set(CURRENT_KEY, "orphan0001")
+    proc = subprocess.run([sys.executable, "-m", "boilerstrip", "worker", "--redis", redis_url, "--wait", "1"],
+                          cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "no crawl with a live coordinator to join" in proc.stderr and "Traceback" not in proc.stderr
+    assert not client.scard(store.keys.workers)  # it never joined

@@ -69,11 +69,14 @@ def worker_run_settings(config: dict[str, Any], redis_url: str, crawl_id: str, w
 
 def _join(client: Any, crawl: str | None, wait_s: float) -> tuple[str, dict[str, Any]] | None:
     from boilerstrip.distributed.coordinator import CURRENT_KEY, read_config
+    from boilerstrip.distributed.store import CrawlKeys
 
     deadline = time.monotonic() + wait_s
     while True:
         crawl_id = crawl or (client.get(CURRENT_KEY) or b"").decode()
-        config = read_config(client, crawl_id) if crawl_id else None
+        # a crawl whose coordinator is gone (its liveness key expired: killed, not resumed yet) is not joined
+        alive = bool(crawl_id) and bool(client.exists(CrawlKeys(crawl_id).coordinator))
+        config = read_config(client, crawl_id) if alive else None
         if config is not None:
             return crawl_id, config
         if time.monotonic() >= deadline:
@@ -94,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     joined = _join(client, args.crawl, args.wait)
     if joined is None:
-        print(f"boilerstrip worker: no crawl to join on {args.redis}", file=sys.stderr)
+        print(f"boilerstrip worker: no crawl with a live coordinator to join on {args.redis}"
+              + (f" (crawl {args.crawl})" if args.crawl else ""), file=sys.stderr)
         return 1
     crawl_id, config = joined
     worker_id = args.worker_id or f"{socket.gethostname().split('.')[0]}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
