@@ -409,7 +409,7 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"boilerstrip crawl: {exc}", file=sys.stderr)
         return 2
-    if getattr(args, "resume", False) and not getattr(args, "redis", None):
+    if getattr(args, "resume", False):
         from boilerstrip.extensions.ledger import finished_run, run_status
 
         manifest = finished_run(out)

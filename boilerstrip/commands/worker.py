@@ -3,7 +3,9 @@
 The crawl (its start URLs and options) is read from Redis, where ``boilerstrip crawl ... --redis URL``
 published it; without ``--crawl ID`` the worker joins the crawl running now. It runs the ``site`` spider
 on the shared frontier until the coordinator says the crawl is done, writes nothing locally (records and
-ledger go to Redis) and exits 0. See docs/distributed.md.
+ledger go to Redis) and exits 0. A worker whose coordinator died stops with exit status 1 once the
+coordinator's liveness key has expired: within ``CoordinatorParams.liveness_ttl_s`` (90 s) plus one heartbeat
+(1 s) and the spider's close. See docs/distributed.md.
 """
 
 from __future__ import annotations
@@ -67,11 +69,14 @@ def worker_run_settings(config: dict[str, Any], redis_url: str, crawl_id: str, w
 
 def _join(client: Any, crawl: str | None, wait_s: float) -> tuple[str, dict[str, Any]] | None:
     from boilerstrip.distributed.coordinator import CURRENT_KEY, read_config
+    from boilerstrip.distributed.store import CrawlKeys
 
     deadline = time.monotonic() + wait_s
     while True:
         crawl_id = crawl or (client.get(CURRENT_KEY) or b"").decode()
-        config = read_config(client, crawl_id) if crawl_id else None
+        # a crawl whose coordinator is gone (its liveness key expired: killed, not resumed yet) is not joined
+        alive = bool(crawl_id) and bool(client.exists(CrawlKeys(crawl_id).coordinator))
+        config = read_config(client, crawl_id) if alive else None
         if config is not None:
             return crawl_id, config
         if time.monotonic() >= deadline:
@@ -92,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     joined = _join(client, args.crawl, args.wait)
     if joined is None:
-        print(f"boilerstrip worker: no crawl to join on {args.redis}", file=sys.stderr)
+        print(f"boilerstrip worker: no crawl with a live coordinator to join on {args.redis}"
+              + (f" (crawl {args.crawl})" if args.crawl else ""), file=sys.stderr)
         return 1
     crawl_id, config = joined
     worker_id = args.worker_id or f"{socket.gethostname().split('.')[0]}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
@@ -101,5 +107,10 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"boilerstrip worker: {exc}", file=sys.stderr)
         return 2
-    code, _stats = run_spider(settings, spider_kwargs)
+    code, stats = run_spider(settings, spider_kwargs)
+    if stats.get("boilerstrip/distributed/coordinator_lost"):
+        print(f"boilerstrip worker: the coordinator of crawl {crawl_id} is gone (its liveness key in {args.redis} "
+              "expired: it died or lost Redis): stopped; restart the crawl with `boilerstrip crawl ... --resume --redis`",
+              file=sys.stderr)
+        return 1
     return code

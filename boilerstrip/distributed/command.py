@@ -25,9 +25,6 @@ def crawl_distributed(args: argparse.Namespace, settings: Any, out: Path, worker
     from boilerstrip.commands.worker import apply_settings
     from boilerstrip.distributed.coordinator import coordinate
 
-    if getattr(args, "resume", False):
-        print("boilerstrip crawl: --resume is not supported with --redis", file=sys.stderr)
-        return 2
     try:
         redis.Redis.from_url(args.redis).ping()
     except (ValueError, redis.RedisError) as exc:
@@ -35,4 +32,4 @@ def crawl_distributed(args: argparse.Namespace, settings: Any, out: Path, worker
         return 2
     # the finishing pass reads the template counts the workers kept in Redis
     apply_settings(settings, {"BOILERSTRIP_STATE_DIR": args.redis, "BOILERSTRIP_STATE_BACKEND": "boilerstrip.state.RedisState"})
-    return coordinate(args.redis, workers, crawl_config(args), out, settings)
+    return coordinate(args.redis, workers, crawl_config(args), out, settings, resume=bool(getattr(args, "resume", False)))

@@ -29,12 +29,15 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import redis
 
 from boilerstrip.distributed.connection import OUTAGE, redis_client
 from boilerstrip.distributed.store import KEY_ROOT, CrawlStore
@@ -60,6 +63,11 @@ class CoordinatorParams:
     worker_exit_timeout_s: float = 60.0
     # How often a line sums up the workers' progress on stderr (the workers' own lines go to their logs).
     progress_every_s: float = 10.0
+    # The coordinator's liveness key lives this long unless refreshed (every sixth of it): a worker whose
+    # coordinator died stops once it has expired, within this plus one worker heartbeat. It outlasts the
+    # Redis outage limit (OutageParams.limit_s, 60 s) with a margin, so a ridden-out outage never reads as
+    # a dead coordinator.
+    liveness_ttl_s: float = 90.0
 
 
 def progress_line(elapsed_s: float, settled: int, items: int, snap: Any) -> str:
@@ -80,42 +88,119 @@ def _worker_command(redis_url: str, crawl_id: str, worker_id: str) -> list[str]:
 
 
 def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, settings: Any,
-               params: CoordinatorParams | None = None, on_start: Any = None) -> int:
+               params: CoordinatorParams | None = None, on_start: Any = None, resume: bool = False) -> int:
     """Run the crawl described by ``config`` on ``workers`` local processes (and any that join); exit status
-    as ``boilerstrip crawl``: 0, 1 (stopped early), 3 (the ledger does not reconcile)."""
-    import redis
-
+    as ``boilerstrip crawl``: 0, 1 (stopped early), 3 (the ledger does not reconcile). With ``resume``, the
+    crawl that last wrote ``out`` (its id in ``OUT.workers/crawl.json``) goes on from its frontier in Redis."""
     params = params or CoordinatorParams()
     client = redis_client(redis_url)
     client.ping()
-    crawl_id = uuid.uuid4().hex[:12]
-    store = CrawlStore(client, crawl_id)
-    started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    client.set(store.keys.config, json.dumps(config))
-    client.set(CURRENT_KEY, crawl_id)
     log_dir = out.parent / f"{out.name[:-len('.jsonl')] if out.name.endswith('.jsonl') else out.name}.workers"
+    resumed = None
+    if resume and (log_dir / _CRAWL_FILE).exists():
+        resumed = _resumable(client, log_dir / _CRAWL_FILE)
+        if resumed is None:
+            return 1
+    elif resume:  # as a single-process --resume with nothing to resume from: a new crawl
+        print(f"boilerstrip crawl: --resume: no distributed crawl wrote {out} yet: starting a new one", file=sys.stderr)
+    crawl_id, started_at = resumed or (uuid.uuid4().hex[:12], time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    store = CrawlStore(client, crawl_id)
     log_dir.mkdir(parents=True, exist_ok=True)
+    from boilerstrip.feeds import atomic_write_json
+
+    atomic_write_json(log_dir / _CRAWL_FILE, {"crawl_id": crawl_id, "redis": redis_url, "started_at": started_at})
     host = socket.gethostname().split(".")[0] or "host"
     procs: list[subprocess.Popen] = []
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    for i in range(workers):
-        worker_id = f"{host}-{os.getpid()}-{i + 1}"
-        handle = open(log_dir / f"worker-{i + 1}.log", "wb")  # noqa: SIM115 - handed to the child
-        # a local worker dies with its coordinator (SIGKILL from the kernel, however the coordinator died):
-        # nobody would stop it or read what it crawls; its own worker processes die with it
-        procs.append(subprocess.Popen(_worker_command(redis_url, crawl_id, worker_id), stdout=handle,
-                                      stderr=subprocess.STDOUT, env=env, preexec_fn=parent_death_hook(signal.SIGKILL)))  # noqa: PLW1509 - prctl only
-        handle.close()
+    liveness = _Liveness(store, params.liveness_ttl_s)
     try:
-        return _run(client, store, crawl_id, procs, workers, out, settings, params, started_at, redis_url, on_start)
+        liveness.start()  # before any worker can join: a worker stops when this key expires
+        if resumed:
+            store.reopen()
+            print(f"boilerstrip crawl: resuming distributed crawl {crawl_id} (started {started_at}) from its frontier "
+                  f"in {redis_url}", file=sys.stderr)
+        else:
+            client.set(store.keys.config, json.dumps(config))
+        client.set(CURRENT_KEY, crawl_id)
+        for i in range(workers):
+            worker_id = f"{host}-{os.getpid()}-{i + 1}"
+            handle = open(log_dir / f"worker-{i + 1}.log", "ab" if resumed else "wb")  # noqa: SIM115 - handed to the child
+            # a local worker dies with its coordinator (SIGKILL from the kernel, however the coordinator died):
+            # nobody would stop it or read what it crawls; its own worker processes die with it
+            procs.append(subprocess.Popen(_worker_command(redis_url, crawl_id, worker_id), stdout=handle,
+                                          stderr=subprocess.STDOUT, env=env, preexec_fn=parent_death_hook(signal.SIGKILL)))  # noqa: PLW1509 - prctl only
+            handle.close()
+        return _run(client, store, crawl_id, procs, workers, out, settings, params, started_at, redis_url, on_start,
+                    resumed=bool(resumed))
     except redis.RedisError as exc:
         # Redis was gone longer than the outage limit (boilerstrip.distributed.connection): nothing can be
-        # read or settled any more
+        # read or settled any more (nor the liveness key deleted: it expires)
+        liveness.stop(forget=False)
         return _stop_on_outage(out, procs, crawl_id, started_at, "redis_unavailable", f"{type(exc).__name__}: {exc}", params)
+    finally:
+        liveness.stop()
+
+
+#: in OUT.workers/: the id of the crawl that writes OUT (what ``crawl --resume --redis`` goes on with)
+_CRAWL_FILE = "crawl.json"
+
+
+def _resumable(client: Any, crawl_file: Path) -> tuple[str, str] | None:
+    """(crawl id, started at) of the crawl ``crawl_file`` names, when its frontier is still in Redis; None
+    (with the reason on stderr) when there is nothing to resume from."""
+    try:
+        known = json.loads(crawl_file.read_text(encoding="utf-8"))
+        crawl_id, started_at = str(known["crawl_id"]), str(known.get("started_at") or "")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"boilerstrip crawl: --resume: {crawl_file} is unreadable ({exc}); run without --resume for a new crawl",
+              file=sys.stderr)
+        return None
+    if not client.exists(CrawlStore(client, crawl_id).keys.config):
+        print(f"boilerstrip crawl: --resume: crawl {crawl_id} is not in this Redis any more (it finished, or Redis lost "
+              f"its keys; it was started on {known.get('redis')}); run without --resume for a new crawl", file=sys.stderr)
+        return None
+    return crawl_id, started_at
+
+
+class _Liveness:
+    """The coordinator's liveness key, refreshed from a thread (so a long finishing pass or a slow Redis call
+    on the main thread does not let it lapse): a remote worker whose coordinator died sees it expire and
+    stops (:meth:`boilerstrip.distributed.scheduler.RedisFrontierScheduler._heartbeat`)."""
+
+    def __init__(self, store: CrawlStore, ttl_s: float) -> None:
+        self.store = store
+        self.ttl_s = ttl_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._refresh, name="boilerstrip-coordinator-liveness", daemon=True)
+
+    def start(self) -> None:
+        self.store.coordinator_alive(self.ttl_s)  # set before the first worker starts
+        self._thread.start()
+
+    def _refresh(self) -> None:
+        while not self._stop.wait(self.ttl_s / 6):
+            try:
+                self.store.coordinator_alive(self.ttl_s)
+            except redis.RedisError as exc:  # an outage: the main thread decides what it means
+                logger.debug("coordinator liveness key not refreshed: %s", exc)
+
+    def stop(self, forget: bool = True) -> None:
+        """Stop refreshing; ``forget``: delete the key now (workers of a crawl not done stop at once)."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+        if forget:
+            try:
+                self.store.r.delete(self.store.keys.coordinator)
+            except redis.RedisError:
+                pass
 
 
 def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.Popen], workers: int, out: Path,
-         settings: Any, params: CoordinatorParams, started_at: str, redis_url: str, on_start: Any) -> int:
+         settings: Any, params: CoordinatorParams, started_at: str, redis_url: str, on_start: Any,
+         resumed: bool = False) -> int:
     deadline = time.monotonic() + params.start_timeout_s
     while client.scard(store.keys.workers) < workers and time.monotonic() < deadline:
         if any(p.poll() is not None for p in procs):
@@ -164,16 +249,18 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
           f"{counters.get('settled_again', 0)} settled again (see docs/distributed.md)", file=sys.stderr, flush=True)
     counters["workers_local"] = workers
     counters["worker_exit_codes"] = [p.returncode for p in procs]  # type: ignore[assignment]
-    ok = merge_outputs(store, out, settings, finish_reason, started_at, counters)
+    ok = merge_outputs(store, out, settings, finish_reason, started_at, counters, resumed=resumed)
     if finish_reason == "finished":
         print("[boilerstrip] finishing pass over the merged output...", file=sys.stderr, flush=True)
     status = finish(out, settings) if finish_reason == "finished" else "skipped"
     if client.get(CURRENT_KEY) == crawl_id.encode():
         client.delete(CURRENT_KEY)
-    store.clear()
     if finish_reason != "finished":
-        print(f"boilerstrip crawl: stopped early ({finish_reason})", file=sys.stderr)
+        # the frontier, the ledger and the records stay in Redis: the same command with --resume goes on
+        print(f"boilerstrip crawl: stopped early ({finish_reason}); crawl {crawl_id} stays in Redis: "
+              "the same command with --resume goes on from where it stopped", file=sys.stderr)
         return 1
+    store.clear()
     if status == "failed":
         print("boilerstrip crawl: the finishing pass failed; the output is left as crawled (see the log)", file=sys.stderr)
         return 1
@@ -224,7 +311,7 @@ def _stop_on_outage(out: Path, procs: list[subprocess.Popen], crawl_id: str, sta
 
 
 def merge_outputs(store: CrawlStore, out: Path, settings: Any, finish_reason: str, started_at: str,
-                  distributed: dict[str, Any]) -> bool:
+                  distributed: dict[str, Any], resumed: bool = False) -> bool:
     """Write OUT.jsonl, OUT.ledger.jsonl and OUT.manifest.json from what the workers settled in Redis."""
     from boilerstrip import __version__
     from boilerstrip.extensions.ledger import describe_part
@@ -277,7 +364,7 @@ def merge_outputs(store: CrawlStore, out: Path, settings: Any, finish_reason: st
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "finish_reason": finish_reason,
         "finished": finish_reason == "finished",
-        "resumed": False,
+        "resumed": resumed,
         "reconciled": ok,
         "fail_on_mismatch": True,
         "output": {"records": str(layout.final), "complete": True, "record_lines": len(lines),

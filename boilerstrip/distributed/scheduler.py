@@ -85,6 +85,7 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
         self.ledger = WorkerLedger(self, crawler)
         self._beat: task.LoopingCall | None = None
         self._poll: task.LoopingCall | None = None
+        self.done_seen = False  # the coordinator said the crawl is done
         connect = crawler.signals.connect
         connect(self.ledger.request_scheduled, signal=signals.request_scheduled)
         connect(self.ledger.item_scraped, signal=signals.item_scraped)
@@ -105,15 +106,26 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
 
     def _heartbeat(self) -> None:
         try:
-            self.store.beat(self.worker, self.params.heartbeat_ttl_s)
+            coordinated = self.store.beat(self.worker, self.params.heartbeat_ttl_s)
         except redis.RedisError as exc:
             # Redis was gone past the outage limit (boilerstrip.distributed.connection): nothing this worker
             # crawls could be queued or settled any more, so it stops (its coordinator stops too)
             logger.error("worker %s: Redis unavailable past the outage limit (%s): stopping", self.worker, exc)
-            if self._beat is not None and self._beat.running:
-                self._beat.stop()
-            self.crawler.stats.set_value(f"{STATS}/redis_unavailable", 1)
-            deferred_from_coro(self.crawler.engine.close_spider_async(reason="redis_unavailable"))
+            self._stop("redis_unavailable")
+            return
+        if not coordinated and not self.done_seen:
+            # the coordinator's liveness key expired (CoordinatorParams.liveness_ttl_s): it died, and nobody
+            # will call the crawl done, requeue a dead worker's requests or write the output
+            logger.error("worker %s: the coordinator of crawl %s is gone (its liveness key expired): stopping; "
+                         "what this worker holds stays in Redis for `crawl --resume --redis`",
+                         self.worker, self.store.keys.crawl_id)
+            self._stop("coordinator_lost")
+
+    def _stop(self, reason: str) -> None:
+        if self._beat is not None and self._beat.running:
+            self._beat.stop()
+        self.crawler.stats.set_value(f"{STATS}/{reason}", 1)
+        deferred_from_coro(self.crawler.engine.close_spider_async(reason=reason))
 
     def close(self, reason: str) -> Any:
         for loop in (self._beat, self._poll):
@@ -144,6 +156,7 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
             self.held.clear()
             self.tokens_by_key.clear()
         if self.store.is_done():
+            self.done_seen = True  # from now on the coordinator may finish and delete the crawl's keys
             return
         if self._poll is None:
             engine = self.crawler.engine

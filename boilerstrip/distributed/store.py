@@ -46,15 +46,17 @@ redis.call('SADD', KEYS[3], ARGV[1])
 return got[1]
 """
 
-# KEYS[1] worker:W, KEYS[2] workers, KEYS[3] started, KEYS[4] dead; ARGV[1] value, ARGV[2] ttl ms, ARGV[3] "1" when past
-# its start requests, ARGV[4] worker. A worker taken for dead (its reactor was blocked longer than the TTL)
-# joins again with its next beat; what it held was requeued, and done twice settles once.
+# KEYS[1] worker:W, KEYS[2] workers, KEYS[3] started, KEYS[4] dead, KEYS[5] coordinator, KEYS[6] done; ARGV[1]
+# value, ARGV[2] ttl ms, ARGV[3] "1" when past its start requests, ARGV[4] worker. A worker taken for dead (its
+# reactor was blocked longer than the TTL) joins again with its next beat; what it held was requeued, and done
+# twice settles once. Returns 1 while the crawl has a coordinator (its liveness key) or is done, 0 when not.
 _BEAT = """
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('SADD', KEYS[2], ARGV[4])
 redis.call('SREM', KEYS[4], ARGV[4])
 if ARGV[3] == '1' then redis.call('SADD', KEYS[3], ARGV[4]) end
-return 1
+if redis.call('EXISTS', KEYS[5]) == 1 or redis.call('EXISTS', KEYS[6]) == 1 then return 1 end
+return 0
 """
 
 # KEYS[1] queue, KEYS[2] inflight:W, KEYS[3] admitted, KEYS[4] dupefilter; ARGV[1] score, ARGV[2] data,
@@ -182,6 +184,10 @@ class CrawlKeys:
         return self._k("done")
 
     @property
+    def coordinator(self) -> str:
+        return self._k("coordinator")  # the coordinator's liveness key (a TTL it keeps refreshing)
+
+    @property
     def go(self) -> str:
         return self._k("go")  # set once the local workers are all up: start requests may be scheduled
 
@@ -238,11 +244,18 @@ class CrawlStore:
     def register(self, worker: str, ttl_s: float) -> None:
         self.beat(worker, ttl_s)
 
-    def beat(self, worker: str, ttl_s: float) -> None:
+    def beat(self, worker: str, ttl_s: float) -> bool:
+        """Refresh this worker's heartbeat; False when the crawl has lost its coordinator (its liveness key
+        expired, and the crawl is not done)."""
         # the value says which process it is (a test or an operator can find the pid of a worker)
         value = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "at": time.time()})
-        self._beat(keys=[self.keys.heartbeat(worker), self.keys.workers, self.keys.started, self.keys.dead],
-                   args=[value, max(1, int(ttl_s * 1000)), "1" if worker in self._started else "0", worker])
+        return bool(self._beat(keys=[self.keys.heartbeat(worker), self.keys.workers, self.keys.started, self.keys.dead,
+                                     self.keys.coordinator, self.keys.done],
+                               args=[value, max(1, int(ttl_s * 1000)), "1" if worker in self._started else "0", worker]))
+
+    def coordinator_alive(self, ttl_s: float) -> None:
+        """The coordinator says it lives, for ``ttl_s`` more (workers stop when this key expires)."""
+        self.r.set(self.keys.coordinator, os.getpid(), px=max(1, int(ttl_s * 1000)))
 
     def mark_started(self, worker: str) -> None:
         self._started.add(worker)
@@ -299,6 +312,10 @@ class CrawlStore:
 
     def set_go(self) -> None:
         self.r.set(self.keys.go, "1")
+
+    def reopen(self) -> None:
+        """A crawl resumed (``crawl --resume --redis``): no longer done; its new workers start together."""
+        self.r.delete(self.keys.done, self.keys.go)
 
     def is_go(self) -> bool:
         return bool(self.r.exists(self.keys.go))

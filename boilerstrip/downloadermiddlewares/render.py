@@ -124,6 +124,8 @@ _INLINE = InlineJudgeParams()
 
 #: meta: this page already waited once for a paused browser (it goes static if the browser is paused again)
 _HELD_META = "boilerstrip_render_held"
+#: meta: this page's render failed while the browser was down and it was rendered once more after (its last)
+_AFTER_RESTART_META = "boilerstrip_render_after_restart"
 #: verdicts on a *rendered* page that say it still shows a placeholder (the others, such as little text
 #: with scripts, describe many a short page that rendered fine)
 _PLACEHOLDER_REASONS = ("loading_shell", "empty_app_root")
@@ -535,8 +537,8 @@ class RenderWhenNeededMiddleware:
                                                  _target_chars(meta))}
             fresh["boilerstrip_render_retries"] = retries + 1
             return request.replace(meta=fresh, dont_filter=True)
-        # Give up on the browser for this page: fetch it static again, with the reason on the record.
-        self._inc(f"failed/{reason}")
+        # Give up on the browser for this page: fetch it static again, with the reason on the record
+        # (failed/<reason> counts the pages that end static: the crawl's exit status reads it).
         self.consecutive_failures += 1
         if not self.disabled and self.consecutive_failures >= self.browser.max_consecutive_failures:
             if reason == "browser_unavailable":  # it cannot start (not installed): no use trying again
@@ -559,8 +561,32 @@ class RenderWhenNeededMiddleware:
                     "wait for it once, then go static (flag render_failed:browser_paused)",
                     self.browser.max_consecutive_failures, reason, self.browser.max_render_ms / 1000,
                 )
+        if (reason in _RETRIED or self._off() == "browser_paused") and not meta.get(_AFTER_RESTART_META):
+            # the browser was down (lost, stalled or paused), not this page at fault: one more render once
+            # it is back, rather than the static shell for good
+            return self._render_after_restart(request, reason)
         logger.warning("render failed for %s (%s): falling back to the static page", request.url, reason)
+        self._inc(f"failed/{reason}")
         return self._static_fallback(request, reason)
+
+    async def _render_after_restart(self, request: Request, reason: str) -> Request:
+        """A page whose render failed while the browser was down: it waits for the browser's pause to end
+        (at most one render budget; a lost or stalled browser is relaunched by the next render) and is
+        rendered once more; static (with the reason) if the browser is still off then."""
+        self._inc(f"after_restart/{reason}")
+        await asyncio.sleep(max(0.0, min(self.paused_until - time.monotonic(), self.browser.max_render_ms / 1000)))
+        off = self._off()
+        if off is not None:
+            logger.warning("render failed for %s (%s), and the browser is still %s: falling back to the static page",
+                           request.url, reason, off.removeprefix("browser_"))
+            self._inc(f"failed/{reason}")
+            return self._static_fallback(request, reason)
+        logger.warning("render of %s failed while the browser was down (%s): rendering it once more after the "
+                       "browser's restart", request.url, reason)
+        meta = request.meta
+        fresh = {**meta, **self._render_meta(request, meta.get("boilerstrip_render_reason", "retry"), _target_chars(meta))}
+        fresh[_AFTER_RESTART_META] = True
+        return request.replace(meta=fresh, dont_filter=True)
 
     def _static_fallback(self, request: Request, reason: str) -> Request:
         meta = request.meta
