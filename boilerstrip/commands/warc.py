@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         files_failed = bool(index.file_errors())
         index.close()
         print(f"{prog}: {sum(summary.values())} records: " + ", ".join(f"{n} {k}" for k, n in sorted(summary.items()))
-              + f"; replaying the responses site by site", file=sys.stderr)
+              + "; replaying the responses site by site", file=sys.stderr)
         code = crawl.crawl_and_finish(settings, {"index": str(index_path)}, out, spider_cls=WarcReplaySpider)
     return 1 if code == 0 and files_failed else code
 

@@ -78,7 +78,11 @@ def parse_http_response(block: bytes, max_header_bytes: int = 64 * 1024) -> Http
     notes: list[str] = []
     coding = next((v for k, v in headers if k.lower() == "transfer-encoding"), "")
     if "chunked" in coding.lower():
-        body, whole = _dechunk(body)
-        notes.append("dechunked" if whole else "chunked_torn")
+        payload, whole = _dechunk(body)
+        if whole or payload:
+            body = payload
+            notes.append("dechunked" if whole else "chunked_torn")
+        else:  # a writer that de-chunked the payload and kept the header: the body is the payload
+            notes.append("chunked_header_only")
         headers = [(k, v) for k, v in headers if k.lower() != "transfer-encoding"]
     return HttpResponse(match.group(1).decode("ascii"), int(match.group(2)), headers, body, tuple(notes))

@@ -106,6 +106,20 @@ def _split_head(data: bytes | bytearray, start: int, limit: int) -> tuple[int, i
     return None
 
 
+def _partial_headers(data: bytes | bytearray) -> list[tuple[str, str]] | None:
+    """The whole header lines at the start of a cut record (its type and URL, when they came through)."""
+    if not bytes(data[:5]) == _WARC_MAGIC:
+        return None
+    lines = bytes(data[:4096]).split(b"\n")[1:-1]  # the last line may be cut
+    headers: list[tuple[str, str]] = []
+    for raw in lines:
+        name, sep, value = raw.strip().partition(b":")
+        if not sep or not name or b" " in name:
+            break
+        headers.append((name.decode("utf-8", "replace"), value.strip().decode("utf-8", "replace")))
+    return headers
+
+
 def _content_length(headers: list[tuple[str, str]]) -> int | None:
     value = header_value(headers, "Content-Length")
     try:
@@ -154,6 +168,27 @@ def _inflate_member(handle, offset: int, keep: int, chunk: int) -> tuple[bytearr
                 return kept, total, consumed, None
             consumed += len(pending) - len(inflater.unconsumed_tail)
             pending = inflater.unconsumed_tail
+
+
+#: input bytes fed at a time while salvaging the start of a corrupt member
+_SALVAGE_STEP = 4
+
+
+def _salvage(handle, offset: int, keep: int) -> tuple[bytearray, int]:
+    """(what a corrupt member at ``offset`` inflates to before its error, up to ``keep`` bytes; the file
+    offset where the error came), fed a few bytes at a time so the output before the error is kept."""
+    handle.seek(offset)
+    data = handle.read(keep * 4)
+    inflater = zlib.decompressobj(wbits=31)
+    kept = bytearray()
+    for start in range(0, len(data), _SALVAGE_STEP):
+        try:
+            kept += inflater.decompress(data[start : start + _SALVAGE_STEP], keep - len(kept) + 1)
+        except zlib.error:
+            return kept[:keep], offset + start
+        if len(kept) >= keep or inflater.eof:
+            break
+    return kept[:keep], offset + len(data)
 
 
 def _find_from(handle, needle: bytes, start: int, chunk: int) -> int | None:
@@ -214,11 +249,15 @@ def _scan_gzip(path: str, handle, size: int, params: WarcReadParams) -> Iterator
             offset += consumed
             continue
         # a bad member: what of its header could be read names the record; the scan goes on at the next member
+        if error == "warc_corrupt_gzip":
+            kept, failed_at = _salvage(handle, offset, params.max_header_bytes)
         head = _split_head(kept, 0, params.max_header_bytes)
-        headers = parse_warc_headers(bytes(kept[: head[0]])) if head else None
+        headers = (parse_warc_headers(bytes(kept[: head[0]])) if head else None) or _partial_headers(kept)
         found = _find_from(handle, _GZIP_MAGIC, offset + 1, params.chunk_bytes)
         end = found if found is not None else size
-        detail = f"gzip member at {offset}: {'cut short' if error == 'warc_truncated' else 'corrupt'} after {total} bytes"
+        if error == "warc_corrupt_gzip" and found is not None and failed_at >= found:
+            error = "warc_truncated"  # its deflate stream ran on into the next member: it was cut short
+        detail = f"gzip member at {offset}: {'cut short' if error == 'warc_truncated' else 'corrupt'} after {max(total, len(kept))} bytes"
         yield WarcEntry(path, offset, end - offset, 0, True, headers or [], 0, error, detail)
         offset = end
 
