@@ -142,6 +142,11 @@ def _ends_record(data: bytes | bytearray, at: int) -> int | None:
     return None
 
 
+#: the first read of a gzip member (most are a few KiB; the file is buffered, so the next member's start
+#: read with it is not read again)
+_FIRST_READ = 16 * 1024
+
+
 # -- gzip files -----------------------------------------------------------------------------------------------
 def _inflate_member(handle, offset: int, keep: int, chunk: int) -> tuple[bytearray, int, int, str | None]:
     """Inflate the gzip member at ``offset``: (its first ``keep`` decompressed bytes, all its decompressed
@@ -150,8 +155,10 @@ def _inflate_member(handle, offset: int, keep: int, chunk: int) -> tuple[bytearr
     inflater = zlib.decompressobj(wbits=31)
     kept = bytearray()
     total = consumed = 0
+    size = _FIRST_READ  # most members are a few KiB: read that first, then more and more
     while True:
-        data = handle.read(chunk)
+        data = handle.read(size)
+        size = min(size * 4, chunk)
         if not data:
             return kept, total, consumed, "warc_truncated"
         pending = data
