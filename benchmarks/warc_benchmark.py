@@ -392,6 +392,30 @@ def print_report(results: dict) -> None:
               f"{info['cut_file_records']} whole records read ({info['cut_file_end']})")
 
 
+#: the issue's bars (issue 27's "done when"); --check exits 1 when one is missed
+BARS = {"roundtrip_same_share": 0.999, "wget_same_share": 0.99, "max_leakage": 0.01, "max_peak_rss": GIB,
+        "max_doubling_ratio": 2.0}
+
+
+def misses(results: dict) -> list[str]:
+    missed: list[str] = []
+    doc = results.get("doc", {})
+    if "same_share" in doc.get("roundtrip", {}) and doc["roundtrip"]["same_share"] < BARS["roundtrip_same_share"]:
+        missed.append(f"round trip {doc['roundtrip']['same_share']:.2%} < {BARS['roundtrip_same_share']:.1%}")
+    if "same_share" in doc.get("wget", {}) and doc["wget"]["same_share"] < BARS["wget_same_share"]:
+        missed.append(f"wget {doc['wget']['same_share']:.2%} < {BARS['wget_same_share']:.0%}")
+    runs = results.get("many", [])
+    for run in runs:
+        b = run["boilerstrip"]
+        if b["leakage"] > BARS["max_leakage"]:
+            missed.append(f"{run['sites']} sites: leakage {b['leakage']:.2%}")
+        if b["peak_rss_mib"] * 2**20 >= BARS["max_peak_rss"]:
+            missed.append(f"{run['sites']} sites: peak RSS {b['peak_rss_mib']} MiB")
+    if len(runs) == 2 and runs[1]["boilerstrip"]["peak_rss_mib"] >= BARS["max_doubling_ratio"] * runs[0]["boilerstrip"]["peak_rss_mib"]:
+        missed.append("doubling the sites doubled the peak RSS")
+    return missed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--parts", default="roundtrip,wget,many,readers")
@@ -400,6 +424,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--double", action="store_true", help="also run the many-sites part with twice the sites")
     parser.add_argument("--no-trafilatura", action="store_true")
     parser.add_argument("--json", metavar="PATH")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a bar of BARS is missed")
     args = parser.parse_args(argv)
     parts = set(args.parts.split(","))
     results: dict = {}
@@ -417,7 +442,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
-    return 0
+    missed = misses(results)
+    for line in missed:
+        print(f"MISSED: {line}")
+    return 1 if missed and args.check else 0
 
 
 if __name__ == "__main__":
