@@ -320,3 +320,24 @@ def test_bad_arguments_exit_2_before_anything_is_written(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "boilerstrip", "crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "c.jsonl"),
                            "--warc", str(tmp_path / "afile")], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "--warc" in proc.stderr
+
+
+@pytest.mark.benchmark_floor
+def test_many_sites_floor(tmp_path):
+    """A small version of ``warc_benchmark.py --parts many``: 12 generated sites, each with its own template,
+    5 to 200 pages; template leakage at most the benchmark's bar (1 % of pages)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("warc_benchmark", ROOT / "benchmarks" / "warc_benchmark.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench
+    spec.loader.exec_module(bench)
+    path = tmp_path / "many.warc.gz"
+    templates = bench.generate_many(path, 12)
+    proc, records = _replay(path, out=tmp_path / "many.jsonl")
+    assert proc.returncode == 0, proc.stderr
+    texts = {r["url"]: r.get("text") or "" for r in records}
+    responses = sum(1 for e in scan_warc(path) if e.kind == "response")
+    leaked, pages = bench.leakage(texts, templates)
+    assert pages == responses  # every page of every site in the output
+    assert leaked <= bench.BARS["max_leakage"] * pages, f"{leaked} of {pages} pages keep template text"

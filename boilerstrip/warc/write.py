@@ -143,7 +143,8 @@ class WarcWriter:
         self._close_current()
         while True:
             self._serial += 1
-            name = f"{self.params.prefix}-{self._stamp}-{self._serial:05d}.warc.gz"
+            # the process id keeps apart the files of workers of one crawl writing into one folder
+            name = f"{self.params.prefix}-{self._stamp}-{os.getpid()}-{self._serial:05d}.warc.gz"
             final = self.folder / name
             if not final.exists() and not (self.folder / (name + OPEN_SUFFIX)).exists():
                 break
@@ -212,11 +213,12 @@ class WarcWriter:
         self.bytes += len(data)
 
     def write(self, kind: str, url: str | None, block: bytes, content_type: str | None,
-              extra: Iterable[tuple[str, str]] = ()) -> str:
-        """Write one record; returns its WARC-Record-ID. Raises OSError (then ``failed`` is set)."""
+              extra: Iterable[tuple[str, str]] = (), rotate: bool = True) -> str:
+        """Write one record; returns its WARC-Record-ID. Raises OSError (then ``failed`` is set).
+        ``rotate=False``: into the current file whatever its size (a request beside its response)."""
         if self.failed is not None:
             raise self.failed
-        if self._handle is None or self._size >= self.params.max_file_bytes:
+        if self._handle is None or (rotate and self._size >= self.params.max_file_bytes):
             self._open_next()
         record_id = f"<urn:uuid:{uuid.uuid4()}>"
         self._write_member(self._record_bytes(kind, url, block, content_type, extra, record_id))
@@ -238,5 +240,5 @@ class WarcWriter:
                 extra.append(("WARC-Refers-To-Date", revisit_of[1]))
             response_id = self.write("revisit", url, response_block, "application/http;msgtype=response", extra)
         self.write("request", url, request_block, "application/http;msgtype=request",
-                   [("WARC-Concurrent-To", response_id)])
+                   [("WARC-Concurrent-To", response_id)], rotate=False)
         return response_id
