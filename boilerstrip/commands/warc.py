@@ -96,11 +96,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="WARNING", metavar="LEVEL", help="Scrapy log level (default WARNING)")
 
 
+#: the components the replay leaves out (their _ENABLED settings are off too): taken out of the lists as well,
+#: so the run does not log a "Disabled" line for each
+_LEFT_OUT = {
+    "DOWNLOADER_MIDDLEWARES": ("boilerstrip.downloadermiddlewares.scope.ScopeMiddleware",
+                               "boilerstrip.downloadermiddlewares.scope.CredentialsMiddleware",
+                               "boilerstrip.downloadermiddlewares.politeness.PolitenessMiddleware",
+                               "boilerstrip.downloadermiddlewares.render.RenderWhenNeededMiddleware",
+                               "boilerstrip.downloadermiddlewares.conditional.ConditionalRequestMiddleware",
+                               "boilerstrip.downloadermiddlewares.warc.WarcWriterMiddleware"),
+    "SPIDER_MIDDLEWARES": ("boilerstrip.spidermiddlewares.traps.TrapFilterMiddleware",),
+}
+_ROBOTS = "boilerstrip.downloadermiddlewares.robots.Rfc9309RobotsMiddleware"
+
+
 def replay_settings(settings: Any, robots: bool) -> None:
     """Turn a crawl's settings into a replay's (see ``_REPLAY_SETTINGS``)."""
     for name, value in _REPLAY_SETTINGS.items():
         settings.set(name, value, priority="cmdline")
     settings.set("ROBOTSTXT_OBEY", bool(robots), priority="cmdline")
+    for name, paths in _LEFT_OUT.items():
+        components = dict(settings.getdict(name))
+        for path in (*paths, *(() if robots else (_ROBOTS,))):
+            components[path] = None
+        settings.set(name, components, priority="cmdline")
 
 
 def run(args: argparse.Namespace) -> int:
