@@ -241,26 +241,41 @@ def _etag_page(title: str, links: list[str]) -> Reply:
     return Reply(200, html.encode(), HTML + (("ETag", f'"{title}-v1"'),))
 
 
-def test_crawl_warc_round_trip_and_revisits(serve, tmp_path):
+def _etag_site(serve):
     links = [f"/p{i}" for i in range(1, 6)]
-    server = serve(routes={"/": _etag_page("home", links), **{h: _etag_page(h.strip("/"), ["/"]) for h in links}})
-    state = tmp_path / "state"
+    return serve(routes={"/": _etag_page("home", links), **{h: _etag_page(h.strip("/"), ["/"]) for h in links}})
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)  # two real runs, each a few seconds alone, minutes on a loaded shared machine
+def test_crawl_warc_round_trip(serve, tmp_path):
+    server = _etag_site(serve)
     proc, crawled = run_crawl(server.url + "/", out=tmp_path / "crawl.jsonl",
-                              args=[*FAST, "--warc", str(tmp_path / "warc"), "--state", str(state)])
+                              args=[*FAST, "--warc", str(tmp_path / "warc")])
     assert proc.returncode == 0, proc.stderr
     assert "WARC: " in proc.stderr and len(crawled) == 6
     proc, replayed = _replay(*sorted((tmp_path / "warc").glob("*.warc.gz")), out=tmp_path / "replay.jsonl")
     assert proc.returncode == 0, proc.stderr
     assert {r["url"]: (r["text"], r["markdown"]) for r in replayed} == {r["url"]: (r["text"], r["markdown"]) for r in crawled}
     assert (tmp_path / "replay.manifest.json").exists() and (tmp_path / "replay.report" / "template-report.json").exists()
-    # a recurring crawl: the pages answer 304 -> revisit records
-    proc, _ = run_crawl(server.url + "/", out=tmp_path / "again.jsonl",
-                        args=[*FAST, "--warc", str(tmp_path / "warc2"), "--state", str(state)])
-    assert proc.returncode == 0, proc.stderr
-    kinds = [e.kind for f in (tmp_path / "warc2").glob("*.warc.gz") for e in scan_warc(f)]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_recurring_crawl_writes_revisits_for_304s(serve, tmp_path):
+    server = _etag_site(serve)
+    state = tmp_path / "state"
+    for run in ("first", "again"):
+        proc, _ = run_crawl(server.url + "/", out=tmp_path / f"{run}.jsonl",
+                            args=[*FAST, "--warc", str(tmp_path / run), "--state", str(state)])
+        assert proc.returncode == 0, proc.stderr
+    kinds = [e.kind for f in (tmp_path / "again").glob("*.warc.gz") for e in scan_warc(f)]
     assert kinds.count("revisit") >= 6 and "revisits (304)" in proc.stderr
+    first = [e.kind for f in (tmp_path / "first").glob("*.warc.gz") for e in scan_warc(f)]
+    assert "revisit" not in first
 
 
+@pytest.mark.timeout(600)
 def test_replay_of_a_foreign_warc_accounts_for_every_response(tmp_path):
     site = "http://w.test"
     pdf = http_response(b"%PDF-1.4 binary", headers=(("Content-Type", "application/pdf"),))
@@ -323,6 +338,7 @@ def test_bad_arguments_exit_2_before_anything_is_written(tmp_path):
 
 
 @pytest.mark.benchmark_floor
+@pytest.mark.timeout(600)
 def test_many_sites_floor(tmp_path):
     """A small version of ``warc_benchmark.py --parts many``: 12 generated sites, each with its own template,
     5 to 200 pages; template leakage at most the benchmark's bar (1 % of pages)."""
