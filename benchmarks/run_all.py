@@ -1,7 +1,7 @@
 """Run every benchmark, one after the other, each printing its figures beside its peer's.
 
     ./run bench                      # all of them
-    ./run bench extraction site      # only these (names: extraction, markdown, site, render, crawl, throughput, recrawl, safety, distributed, export, chunks)
+    ./run bench extraction site      # only these (names: extraction, markdown, site, render, crawl, throughput, recrawl, safety, distributed, export, chunks, warc)
 
 Each benchmark is a script of its own in this folder (see its docstring for options); this runner only
 calls them with their default, comparative settings and reports which ones missed their bar.
@@ -30,6 +30,7 @@ BENCHMARKS = {
     "distributed": ("distributed_benchmark.py", []),
     "export": ("export_benchmark.py", []),
     "chunks": ("chunk_benchmark.py", []),
+    "warc": ("warc_benchmark.py", ["--double", "--check"]),
 }
 
 

@@ -25,6 +25,7 @@ COMMANDS = {
     "check": "check",
     "schedule": "schedule",
     "chunk": "chunk",
+    "warc": "warc",
 }
 
 

@@ -61,6 +61,8 @@ USER_FIELDS: dict[str, frozenset[str]] = {
     "optout": frozenset({"tdmrep"}),
     "recrawl": frozenset({"conditional", "trust_lastmod", "changes_only"}),
     "feeds": frozenset({"resume", "trail"}),
+    # crawl --warc: where and how large a file; the file name prefix is reached through the params hook
+    "warc": frozenset({"dir", "max_file_bytes"}),
     "ledger": frozenset({"fail_on_mismatch"}),
     "progress": frozenset(),
     # robots.txt: how long to wait for it and how often to try an unreachable one (the profiles set these);

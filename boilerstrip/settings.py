@@ -125,6 +125,9 @@ SPIDER_MIDDLEWARES["boilerstrip.spidermiddlewares.recrawl.RecrawlMiddleware"] = 
 # Last pipeline: placeholder text when no extractor ran, content_hash, html cleared.
 ITEM_PIPELINES["boilerstrip.pipelines.finalize.FinalizePipeline"] = 900
 EXTENSIONS["boilerstrip.extensions.progress.ProgressExtension"] = 500
+# `crawl --warc DIR` (docs/warc.md): every exchange as WARC records; 960, the downloader side of every
+# other middleware, so it records the response as it came (still content-encoded, a 304 before reuse).
+DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.warc.WarcWriterMiddleware"] = 960
 
 # -- rendering (docs/rendering.md) -----------------------------------------------------------
 # Static first, a browser only where the served HTML lacks the content. 555: its process_response sees

@@ -47,6 +47,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="after the finishing pass, also cut the pages into chunks for retrieval, each new, "
                              "unchanged or removed against the last crawl with the same state folder "
                              "(boilerstrip chunk with its default sizes, docs/chunks.md)")
+    parser.add_argument("--warc", metavar="DIR", help="also keep every request and response as WARC/1.1 files in DIR "
+                        "(BOILERSTRIP_WARC_DIR; read back with boilerstrip warc, docs/warc.md)")
+    parser.add_argument("--warc-max-bytes", metavar="N", help="start a new WARC file once one holds N bytes "
+                        "(BOILERSTRIP_WARC_MAX_FILE_BYTES; default 1000000000)")
     parser.add_argument("--redis", metavar="redis://HOST:PORT/DB",
                         help="crawl on scrapy-redis: the frontier and shared state in this Redis (docs/distributed.md)")
     parser.add_argument("--workers", metavar="N", help="with --redis: run N local worker processes (default 1)")
@@ -217,6 +221,10 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
         overrides["BOILERSTRIP_STATE_DIR"] = str(check_state_dir(args.state))
     if getattr(args, "trail", False):
         overrides["BOILERSTRIP_FEEDS_TRAIL"] = "true"
+    if getattr(args, "warc", None) or getattr(args, "warc_max_bytes", None):
+        from boilerstrip.commands.warc import warc_overrides
+
+        overrides.update(warc_overrides(args.warc, args.warc_max_bytes, UsageError))
     if getattr(args, "changes_only", False):
         overrides["BOILERSTRIP_RECRAWL_CHANGES_ONLY"] = "true"
     if getattr(args, "fields", None):
@@ -339,15 +347,16 @@ class ShutdownOnSignal:
             reactor.stop()
 
 
-def run_spider(settings: Any, spider_kwargs: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    """Run the ``site`` spider to completion: (0 when it finished, 1 otherwise; its stats)."""
+def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = None) -> tuple[int, dict[str, Any]]:
+    """Run the ``site`` spider (or ``spider_cls``: the WARC replay's) to completion: (0 when it finished,
+    1 otherwise; its stats)."""
     from scrapy.crawler import CrawlerProcess
 
     from boilerstrip.config import ConfigError
     from boilerstrip.spiders.site import SiteSpider
 
     process = CrawlerProcess(settings)
-    crawler = process.create_crawler(SiteSpider)
+    crawler = process.create_crawler(spider_cls or SiteSpider)
     outcome: dict[str, Any] = {}
 
     def closed(reason: str = "") -> None:
@@ -461,10 +470,10 @@ def chunk_crawl(out: Path, chunks: Path, settings: Any) -> int:
                       changes_only=changes_only, partial=changes_only, prog="boilerstrip crawl")
 
 
-def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path) -> int:
+def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, spider_cls: Any = None) -> int:
     """Run the crawl; the finishing pass and the ledger's reconciliation run inside it (FinishingExtension).
     Exit status as the module says; a crawl that wrote nothing because no start URL could be reached is 1."""
-    code, stats = run_spider(settings, spider_kwargs)
+    code, stats = run_spider(settings, spider_kwargs, spider_cls)
     if code != 0:
         return code
     status = stats.get(FINISHING_STATUS) if stats else None
@@ -473,6 +482,10 @@ def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path) ->
         print(f"boilerstrip crawl: finishing pass: {summary['pages']} pages, {summary['dropped']} duplicates dropped, "
               f"template report in {summary['report']}", file=sys.stderr)
         print(f"boilerstrip crawl: {written_line(summary)} to {out}", file=sys.stderr)
+        if stats.get("boilerstrip/warc/dir"):
+            from boilerstrip.commands.warc import warc_written_line
+
+            print(f"boilerstrip crawl: {warc_written_line(stats)}", file=sys.stderr)
         changes = summary.get("changes")
         if isinstance(changes, dict):
             print("boilerstrip crawl: changes: " + ", ".join(f"{changes.get(k, 0)} {k}" for k in CHANGE_KINDS)

@@ -1,0 +1,172 @@
+"""``boilerstrip warc FILE [FILE ...] -o OUT.jsonl``: the pages of WARC files, cleaned as a crawl cleans them.
+
+Any WARC (ours from ``crawl --warc``, ``wget --warc-file``, Common Crawl's, browsertrix-crawler's), gzip
+per record or uncompressed. The files are scanned once into an on-disk index of records by site
+(:mod:`boilerstrip.warc.index`, next to the output, removed at the end), then the ``warc`` spider replays
+them site by site through the crawl's own middlewares, pipelines, ledger and finishing pass
+(:mod:`boilerstrip.spiders.warc`): the same record schema and side files (ledger, manifest, template
+report) as ``boilerstrip crawl``, and the same exit status. Also the helpers ``crawl --warc`` uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["HELP", "add_arguments", "run", "warc_overrides", "warc_written_line", "replay_settings"]
+
+HELP = "Read WARC files (any writer's) and write their pages as a crawl would, template removal included."
+
+#: what the replay changes in the crawl's settings: nothing goes to the network, no politeness delays
+#: (the pages are on disk), every host is in scope (the WARC chose the pages), the trap rules and
+#: conditional requests do not apply, no browser, no WARC written while one is read
+_REPLAY_SETTINGS: dict[str, Any] = {
+    "DOWNLOAD_HANDLERS": {"http": "boilerstrip.downloadhandlers.warc.WarcReplayHandler",
+                          "https": "boilerstrip.downloadhandlers.warc.WarcReplayHandler",
+                          "file": None, "data": None, "ftp": None, "s3": None},
+    "BOILERSTRIP_SCOPE_ENABLED": False,
+    "BOILERSTRIP_POLITENESS_ENABLED": False,
+    "BOILERSTRIP_TRAPS_ENABLED": False,
+    "BOILERSTRIP_RENDER_ENABLED": False,
+    "BOILERSTRIP_RECRAWL_CONDITIONAL": False,
+    "BOILERSTRIP_RECRAWL_TRUST_LASTMOD": False,
+    "BOILERSTRIP_WARC_DIR": "",
+    "DOWNLOAD_DELAY": 0,
+    "AUTOTHROTTLE_ENABLED": False,
+    "RETRY_ENABLED": False,
+    "CONCURRENT_REQUESTS": 16,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
+    "COOKIES_ENABLED": False,
+}
+
+
+def warc_overrides(folder: str | None, max_bytes: str | None, usage_error: type[Exception]) -> dict[str, str]:
+    """``crawl --warc DIR [--warc-max-bytes N]`` as settings, checked (a bad value raises ``usage_error``)."""
+    if not folder:
+        raise usage_error("--warc-max-bytes needs --warc DIR")
+    path = Path(folder).expanduser()
+    if path.exists() and not path.is_dir():
+        raise usage_error(f"--warc {str(path)!r} is a file; it expects a folder")
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        raise usage_error(f"--warc {str(path)!r}: cannot write to {str(existing)!r}: permission denied")
+    overrides = {"BOILERSTRIP_WARC_DIR": str(path.resolve())}
+    if max_bytes is not None:
+        try:
+            number = int(str(max_bytes).strip())
+        except ValueError:
+            raise usage_error(f"--warc-max-bytes expects a whole number, got {max_bytes!r}") from None
+        if number < 1024:
+            raise usage_error(f"--warc-max-bytes must be >= 1024, got {number}")
+        overrides["BOILERSTRIP_WARC_MAX_FILE_BYTES"] = str(number)
+    return overrides
+
+
+def warc_written_line(stats: dict[str, Any]) -> str:
+    """``WARC: 120 responses, 2 revisits, 3 rendered in 1 file(s) in DIR`` from a crawl's stats."""
+    prefix = "boilerstrip/warc"
+    parts = [f"{stats.get(f'{prefix}/records/response', 0)} responses"]
+    for key, label in (("revisit", "revisits (304)"), ("metadata", "rendered pages")):
+        if stats.get(f"{prefix}/records/{key}"):
+            parts.append(f"{stats[f'{prefix}/records/{key}']} {label}")
+    line = f"WARC: {', '.join(parts)} in {stats.get(f'{prefix}/files', 0)} file(s) in {stats.get(f'{prefix}/dir')}"
+    if stats.get(f"{prefix}/recovered_files"):
+        line += (f"; {stats[f'{prefix}/recovered_files']} file(s) an interrupted run left open were cut to their last "
+                 f"whole record ({stats.get(f'{prefix}/recovered_cut_bytes', 0)} bytes dropped)")
+    return line
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="*", metavar="FILE", help="WARC file(s): .warc.gz (gzip per record) or .warc")
+    parser.add_argument("-o", "--output", metavar="OUT.jsonl", help="the JSONL file to write (overwritten)")
+    parser.add_argument("--state", metavar="DIR", help="the state folder (template counts, URL history; default: "
+                        ".boilerstrip-state next to the output)")
+    parser.add_argument("--robots", action="store_true", help="honour each site's robots.txt as captured in the WARC "
+                        "(pages it disallows: filtered:robots_disallowed); default: every captured page is read")
+    parser.add_argument("--profile", metavar="NAME", help="settings profile (settings_profiles/NAME.py)")
+    parser.add_argument("--drop-duplicates", action="store_true", help="drop near-duplicate pages (default: marked)")
+    parser.add_argument("--trail", action="store_true", help="keep each record's block-by-block trail")
+    parser.add_argument("--fields", metavar="LIST", help="write only these record fields (url always)")
+    parser.add_argument("-s", "--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
+                        help="set a Scrapy/boilerstrip setting")
+    parser.add_argument("--log-level", default="WARNING", metavar="LEVEL", help="Scrapy log level (default WARNING)")
+
+
+#: the components the replay leaves out (their _ENABLED settings are off too): taken out of the lists as well,
+#: so the run does not log a "Disabled" line for each
+_LEFT_OUT = {
+    "DOWNLOADER_MIDDLEWARES": ("boilerstrip.downloadermiddlewares.scope.ScopeMiddleware",
+                               "boilerstrip.downloadermiddlewares.scope.CredentialsMiddleware",
+                               "boilerstrip.downloadermiddlewares.politeness.PolitenessMiddleware",
+                               "boilerstrip.downloadermiddlewares.render.RenderWhenNeededMiddleware",
+                               "boilerstrip.downloadermiddlewares.conditional.ConditionalRequestMiddleware",
+                               "boilerstrip.downloadermiddlewares.warc.WarcWriterMiddleware"),
+    "SPIDER_MIDDLEWARES": ("boilerstrip.spidermiddlewares.traps.TrapFilterMiddleware",),
+}
+_ROBOTS = "boilerstrip.downloadermiddlewares.robots.Rfc9309RobotsMiddleware"
+
+
+def replay_settings(settings: Any, robots: bool) -> None:
+    """Turn a crawl's settings into a replay's (see ``_REPLAY_SETTINGS``)."""
+    for name, value in _REPLAY_SETTINGS.items():
+        settings.set(name, value, priority="cmdline")
+    settings.set("ROBOTSTXT_OBEY", bool(robots), priority="cmdline")
+    for name, paths in _LEFT_OUT.items():
+        components = dict(settings.getdict(name))
+        for path in (*paths, *(() if robots else (_ROBOTS,))):
+            components[path] = None
+        settings.set(name, components, priority="cmdline")
+
+
+def run(args: argparse.Namespace) -> int:
+    from boilerstrip.commands import crawl
+
+    prog = "boilerstrip warc"
+    try:
+        if not args.files:
+            raise crawl.UsageError("no WARC file: boilerstrip warc FILE [FILE ...] -o OUT.jsonl")
+        for name in args.files:
+            path = Path(name)
+            if not path.is_file():
+                raise crawl.UsageError(f"{name!r} is not a file")
+            if not os.access(path, os.R_OK):
+                raise crawl.UsageError(f"cannot read {name!r}: permission denied")
+        if args.state:
+            crawl.check_state_dir(args.state)
+        out = crawl.check_output(args.output)
+        crawl_args = argparse.Namespace(
+            urls=[_PLACEHOLDER], max_pages=None, max_depth=None, scope=None, no_sitemaps=True, state=args.state,
+            profile=args.profile, drop_duplicates=args.drop_duplicates, trail=args.trail, changes_only=False,
+            fields=args.fields, allow_private=[], settings=args.settings, log_level=args.log_level, resume=False)
+        settings, _kwargs = crawl.build_settings(crawl_args, out)
+    except crawl.UsageError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    replay_settings(settings, args.robots)
+    from boilerstrip.spiders.warc import WarcReplaySpider
+    from boilerstrip.warc import build_index
+
+    with tempfile.TemporaryDirectory(prefix=".boilerstrip-warc-index-", dir=out.parent) as folder:
+        index_path = Path(folder) / "index.sqlite"
+
+        def progress(rows: int) -> None:
+            print(f"[boilerstrip] indexing: {rows} records", file=sys.stderr, flush=True)
+
+        index = build_index([str(Path(f).resolve()) for f in args.files], index_path, progress=progress)
+        summary = index.summary()
+        for name, error in index.file_errors():
+            print(f"{prog}: {name}: {error}", file=sys.stderr)
+        files_failed = bool(index.file_errors())
+        index.close()
+        print(f"{prog}: {sum(summary.values())} records: " + ", ".join(f"{n} {k}" for k, n in sorted(summary.items()))
+              + "; replaying the responses site by site", file=sys.stderr)
+        code = crawl.crawl_and_finish(settings, {"index": str(index_path)}, out, spider_cls=WarcReplaySpider)
+    return 1 if code == 0 and files_failed else code
+
+
+#: the start URL the crawl's settings are built with (the replay has none)
+_PLACEHOLDER = "http://warc.invalid/"
