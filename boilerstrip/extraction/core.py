@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lxml import etree
 from w3lib.encoding import html_to_unicode
@@ -23,6 +23,7 @@ from ._vocab import (
 )
 from .blocks import Block, blocks_from, find_image_holders, render_markdown, render_text, segment
 from .bodytext import extract_bodytext
+from .confidence import estimate_confidence, page_signals
 from .density import extract_density
 from .metadata import Metadata, extract_metadata
 from .params import ExtractionParams
@@ -75,6 +76,10 @@ class ExtractionResult:
     #: the heading the extractor left out of the text as the page's headline (it is ``title``); the
     #: Markdown opens with it: ``markdown == render_markdown((headline, *blocks))``
     headline: Block | None = None
+    #: the estimated F1 of this extraction (0-1; 0 when nothing was extracted), see ``confidence.py``
+    confidence: float = 0.0
+    #: what ``confidence`` was estimated from: ``confidence.SIGNALS`` in order (not in ``to_dict``)
+    signals: tuple[float, ...] = field(default=(), repr=False, compare=False)
 
     def to_dict(self) -> dict:
         """JSON-ready dict (attempts and blocks as dicts)."""
@@ -93,6 +98,7 @@ class ExtractionResult:
             "blocks": [b.as_dict() for b in self.blocks],
             "flags": list(self.flags),
             "reason": self.reason,
+            "confidence": self.confidence,
         }
 
 
@@ -312,21 +318,23 @@ def extract(
         attempts.append(Attempt(name, accepted, selection.chars, selection.reason))
         logger.debug("extraction %s: %s (%d chars) for %s", name, selection.reason, selection.chars, url)
         if accepted:
-            return _result(name, blocks, attempts, flags, metadata, None if name == "bodytext" else headline)
+            return _result(
+                name, blocks, attempts, flags, metadata, None if name == "bodytext" else headline, page, selection.indices
+            )
         if (
             selection.reason in LAST_RESORT_REASONS
             and selection.chars >= params.min_last_resort_chars
             and (fallback is None or selection.chars > fallback[2])
         ):
-            fallback = (name, blocks, selection.chars, selection.reason)
+            fallback = (name, blocks, selection.chars, selection.reason, selection.indices)
     if over_budget:
         flags.append("extraction_budget:cpu")
     if fallback is not None:
         # Every rung refused; the longest result refused only for being short, or for being a list of
         # links, is better than nothing for a genuinely short page or an index page, and the attempts say so.
-        name, blocks, chars, reason = fallback
+        name, blocks, chars, reason, indices = fallback
         attempts.append(Attempt(name, True, chars, "accepted_short" if reason == "too_short" else "accepted_links"))
-        return _result(name, blocks, attempts, flags, metadata)
+        return _result(name, blocks, attempts, flags, metadata, page=page, indices=indices)
     if over_budget:
         return _plaintext_result(body, attempts, flags, metadata, params)
     return _empty("no_content_found", flags, metadata, attempts)
@@ -374,9 +382,13 @@ def _plaintext_result(body, attempts: list[Attempt], flags: list[str], metadata:
     return _result(PLAINTEXT, blocks, attempts, flags, metadata)
 
 
-def _result(method: str, blocks, attempts, flags, metadata: Metadata, headline: Block | None = None) -> ExtractionResult:
+def _result(
+    method: str, blocks, attempts, flags, metadata: Metadata, headline: Block | None = None, page=None, indices=()
+) -> ExtractionResult:
     """The result of the rung that won; ``headline`` is the heading it left out as the page's ``title``:
-    the Markdown opens with it (the text and the blocks leave it to ``title``)."""
+    the Markdown opens with it (the text and the blocks leave it to ``title``). ``page`` and ``indices``
+    (the ladder's block statistics and the kept blocks' places in them) feed the confidence."""
+    signals = page_signals(method, attempts, blocks, page, indices, headline, flags)
     return ExtractionResult(
         text=render_text(blocks),
         markdown=render_markdown((headline, *blocks) if headline is not None else blocks),
@@ -387,6 +399,8 @@ def _result(method: str, blocks, attempts, flags, metadata: Metadata, headline: 
         flags=tuple(flags),
         reason=None,
         headline=headline,
+        confidence=estimate_confidence(signals),
+        signals=signals,
     )
 
 
