@@ -88,6 +88,14 @@ class ExtractionParams:
     #: beating the real, unmarked story.
     min_semantic_share_of_page: float = 0.35
 
+    # --- confidence (see confidence.py) ------------------------------------------------------------
+    #: A result whose estimated F1 (``confidence``) is below this gets a second opinion: the rungs the
+    #: ladder did not take and a recall-oriented widening of the winner are scored by the same estimate,
+    #: and the most confident is kept (1.0: every page; 0: off). Set by the runs in docs/extraction.md#confidence.
+    min_confidence_without_retry: float = 0.0
+    #: ...when its confidence beats the first result's by at least this much (the estimate's noise).
+    min_retry_confidence_gain: float = 0.05
+
     # --- blocks ----------------------------------------------------------------------------------------
     #: A block needs this many characters to count as a paragraph when scoring (Readability's 25; flat
     #: from 15 to 40).
