@@ -5,6 +5,7 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/extraction_benchmark.py             # both sets, all peers, per page kind
     .venv/bin/python benchmarks/extraction_benchmark.py --check     # also exit 1 below the pinned floors
     .venv/bin/python benchmarks/extraction_benchmark.py --no-peers --worst 15 --kind forum --half tuning
+    .venv/bin/python benchmarks/extraction_benchmark.py --presets   # each preset beside trafilatura's mode
 
 The sets:
 
