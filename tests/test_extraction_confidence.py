@@ -133,3 +133,13 @@ def test_the_presets_move_precision_and_recall_the_way_they_say() -> None:
     lengths = {name: sum(len(extract(html, params=extraction_preset(name)).text) for html, _ in pages[:10])
                for name in ("balanced", "precision", "recall")}
     assert lengths["precision"] <= lengths["balanced"] <= lengths["recall"]
+
+
+def test_the_record_carries_the_confidence() -> None:
+    from boilerstrip.items import EXPORT_FIELDS, PageItem
+    from boilerstrip.pipelines.extraction import ExtractionPipeline
+
+    assert "confidence" in EXPORT_FIELDS  # a lean record keeps it
+    item = PageItem(url="http://s.test/harbour", html=ARTICLE_PAGE)
+    ExtractionPipeline(params=ExtractionParams()).extract_item(item)
+    assert item.method == "semantic" and item.confidence == extract(ARTICLE_PAGE, url=item.url).confidence > 0
