@@ -5,6 +5,7 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/extraction_benchmark.py             # both sets, all peers, per page kind
     .venv/bin/python benchmarks/extraction_benchmark.py --check     # also exit 1 below the pinned floors
     .venv/bin/python benchmarks/extraction_benchmark.py --no-peers --worst 15 --kind forum --half tuning
+    .venv/bin/python benchmarks/extraction_benchmark.py --presets   # each preset beside trafilatura's mode
 
 The sets:
 
@@ -368,6 +369,59 @@ def check_floors(run: Run, floor: dict) -> list[str]:
     return failures
 
 
+#: --presets: each preset beside trafilatura's matching mode (comments off in all three)
+PRESET_PEERS = {
+    "balanced": ("trafilatura", {}),
+    "precision": ("trafilatura favor_precision", {"favor_precision": True}),
+    "recall": ("trafilatura favor_recall", {"favor_recall": True}),
+}
+#: --presets: how far the balanced preset must be ahead of trafilatura overall (issue 29's "done when")
+BALANCED_MARGIN_F1 = 0.02
+
+
+def preset_extractors() -> dict[str, Callable[[Page], str]]:
+    extractors: dict[str, Callable[[Page], str]] = {}
+    for preset, (peer, options) in PRESET_PEERS.items():
+        extractors[f"{OURS} {preset}"] = boilerstrip_text(extraction_preset(preset))
+        extractors[peer] = trafilatura_text(include_comments=False, **options)
+    return extractors
+
+
+def print_presets(run: Run) -> list[str]:
+    """P / R / F1 of each preset beside trafilatura's matching mode, per set and half (and per kind for
+    balanced); returns the issue's targets missed, as messages."""
+    misses = []
+    for set_name, pages in run.sets.items():
+        halves = [None, *sorted({page.half for page in pages})] if len({page.half for page in pages}) > 1 else [None]
+        for half in halves:
+            print(f"\n== {set_name}{'' if half is None else ' ' + half}: P / R / F1, ours against trafilatura's mode")
+            for preset, (peer, _options) in PRESET_PEERS.items():
+                ours, theirs = run.summary(f"{OURS} {preset}", set_name, half=half), run.summary(peer, set_name, half=half)
+                print(f"{preset:<10} {ours.precision:.4f} / {ours.recall:.4f} / {ours.f1:.4f}   "
+                      f"{peer:<28} {theirs.precision:.4f} / {theirs.recall:.4f} / {theirs.f1:.4f}")
+                where = f"{set_name}{'' if half is None else ' ' + half}"
+                if preset == "balanced" and half is None and ours.f1 < theirs.f1 + BALANCED_MARGIN_F1:
+                    misses.append(f"{where}: balanced F1 {ours.f1:.4f} < trafilatura {theirs.f1:.4f} + {BALANCED_MARGIN_F1}")
+                if preset == "precision" and half is None and ours.precision <= theirs.precision:
+                    misses.append(f"{where}: precision P {ours.precision:.4f} <= favor_precision {theirs.precision:.4f}")
+                if preset == "recall" and half is None and ours.recall <= theirs.recall:
+                    misses.append(f"{where}: recall R {ours.recall:.4f} <= favor_recall {theirs.recall:.4f}")
+        kinds = [kind for kind in KINDS if any(page.kind == kind for page in pages)]
+        if len(kinds) > 1:
+            peer = PRESET_PEERS["balanced"][0]
+            print(f"-- {set_name} by kind, F1: balanced against {peer} (all / " + " / ".join(h for h in halves if h) + ")")
+            for kind in kinds:
+                cells = []
+                for half in halves:
+                    ours = run.summary(f"{OURS} balanced", set_name, kind=kind, half=half).f1
+                    theirs = run.summary(peer, set_name, kind=kind, half=half).f1
+                    cells.append(f"{ours:.4f} vs {theirs:.4f}")
+                    if half is None and ours < theirs:
+                        misses.append(f"{set_name} {kind}: balanced F1 {ours:.4f} < trafilatura {theirs:.4f}")
+                print(f"{kind:<14} " + "   ".join(cells))
+    return misses
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--article", type=Path, default=ARTICLE_DATASET, help="the article benchmark's folder")
@@ -381,6 +435,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if below the floors in extraction_floor.json")
     parser.add_argument("--preset", choices=tuple(EXTRACTION_PRESETS), default="balanced",
                         help="score boilerstrip with this extraction preset (default balanced)")
+    parser.add_argument("--presets", action="store_true",
+                        help="every preset beside trafilatura's matching mode (comments off; favor_precision, "
+                             "favor_recall): P/R/F1 per set, half and kind; exit 1 when a target of issue 29 is missed")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="time each extractor N times, interleaved, and keep the fastest pass (default 1)")
     args = parser.parse_args(argv)
@@ -394,6 +451,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: {exc}", file=sys.stderr)
             return 2
         print(f"{name}: {paths[name]} ({len(sets[name])} pages)")
+    if args.presets:
+        misses = print_presets(run_all(sets, preset_extractors(), repeat=args.repeat))
+        for miss in misses:
+            print(f"TARGET MISSED: {miss}")
+        return 1 if misses else 0
     extractors = {OURS: boilerstrip_text(extraction_preset(args.preset))}
     if not args.no_peers:
         for name in args.peers.split(","):

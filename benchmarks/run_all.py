@@ -1,7 +1,7 @@
 """Run every benchmark, one after the other, each printing its figures beside its peer's.
 
     ./run bench                      # all of them
-    ./run bench extraction site      # only these (names: extraction, markdown, site, render, crawl, throughput, recrawl, safety, distributed, export, chunks, warc)
+    ./run bench extraction site      # only these (names: extraction, markdown, confidence, site, render, crawl, throughput, recrawl, safety, distributed, export, chunks, warc)
 
 Each benchmark is a script of its own in this folder (see its docstring for options); this runner only
 calls them with their default, comparative settings and reports which ones missed their bar.
@@ -21,6 +21,7 @@ BENCHMARKS = {
     # site and safety only print (site_floor.json is checked by tests/test_boilerplate_benchmark.py)
     "extraction": ("extraction_benchmark.py", ["--check"]),
     "markdown": ("markdown_benchmark.py", ["--check"]),
+    "confidence": ("confidence_benchmark.py", ["--check"]),
     "site": ("site_benchmark.py", []),
     "render": ("render_benchmark.py", []),
     "crawl": ("crawl_benchmark.py", ["--compare-scrapy-defaults"]),

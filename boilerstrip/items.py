@@ -48,6 +48,7 @@ class PageItem:
     markdown: str | None = None
     method: str | None = None  # extraction rung that won: semantic | density | bodytext
     attempts: list[dict[str, Any]] = field(default_factory=list)  # each rung: method/accepted/chars/reason
+    confidence: float | None = None  # the extraction's estimated F1, 0-1 (docs/extraction.md#confidence)
     blocks: list[dict[str, Any]] = field(default_factory=list)  # {"kind", "text", ...} before cross-page removal
     content_hash: str | None = None  # sha256 of the final text
     boilerplate_removed_chars: int = 0
@@ -93,6 +94,7 @@ RECORD_FIELDS = [
     "modified",
     "method",
     "attempts",
+    "confidence",
     "text",
     "markdown",
     "content_hash",

@@ -225,6 +225,8 @@ def clean_record(record: Mapping[str, Any], url: str, model: TemplateModel, para
     out["duplicate_of"] = None
     out["duplicate_similarity"] = None
     out["flags"] = merge_flags(record.get("flags"), [*result.flags, *([choice.flag] if choice.flag else [])])
+    if not out["text"].strip() and isinstance(record.get("confidence"), (int, float)):
+        out["confidence"] = 0.0  # the template took all the extractor found: nothing of the page is left
     return out, result, site, cluster
 
 

@@ -27,7 +27,7 @@ from boilerstrip.boilerplate.blocks import normalise_block, site_of_url, split_p
 from ._vocab import NAVIGATION_PHRASES, NAVIGATION_WORDS, WEAK_NAVIGATION_WORDS
 from .params import CheckParams
 
-__all__ = ["RULES", "VERDICTS", "check_records", "navigation_line", "line_pattern", "failed_rules"]
+__all__ = ["RULES", "VERDICTS", "check_records", "confidence_exclusion", "navigation_line", "line_pattern", "failed_rules"]
 
 #: the rules a reason can name (``--fail-on``); "any" matches every one
 RULES = ("repeated_lines", "near_repeats", "navigation", "first_paragraph", "empty_pages", "short_pages")
@@ -283,15 +283,34 @@ def _reasons(report: Mapping[str, Any], repeated: list[dict[str, Any]], near: li
     return reasons
 
 
-def check_records(records: Iterable[Mapping[str, Any]], params: CheckParams | None = None) -> dict[str, Any]:
+def confidence_exclusion(record: Mapping[str, Any], min_confidence: float) -> str | None:
+    """Why ``record`` is left out under ``--min-confidence`` (``confidence_too_low``, or
+    ``confidence_missing`` for a record without a numeric ``confidence``); None when it stays (or 0: off)."""
+    if not min_confidence:
+        return None
+    confidence = record.get("confidence")
+    if not isinstance(confidence, (int, float)) or isinstance(confidence, bool):
+        return "confidence_missing"
+    return "confidence_too_low" if confidence < min_confidence else None
+
+
+def check_records(records: Iterable[Mapping[str, Any]], params: CheckParams | None = None,
+                  min_confidence: float = 0.0) -> dict[str, Any]:
     """The report of a crawl's records: ``{"sites": [...], "pages", "skipped", "verdict"}``; records without
-    a ``url`` are skipped (counted); one record per URL (the last that sorts highest wins)."""
+    a ``url`` are skipped (counted); one record per URL (the last that sorts highest wins). With
+    ``min_confidence``, records whose extraction ``confidence`` is below it (or missing) are left out of the
+    report, listed under ``excluded`` with their reason."""
     params = params or CheckParams()
     by_url: dict[str, _Page] = {}
     skipped = 0
+    excluded: list[dict[str, Any]] = []
     for record in records:
         if not isinstance(record, Mapping) or record.get("outcome") in ("failed", "filtered"):
             skipped += 1
+            continue
+        reason = confidence_exclusion(record, min_confidence)
+        if reason is not None:
+            excluded.append({"url": record.get("url"), "confidence": record.get("confidence"), "reason": reason})
             continue
         page = _page(record)
         if page is None:
@@ -309,6 +328,8 @@ def check_records(records: Iterable[Mapping[str, Any]], params: CheckParams | No
         "check_version": 1,
         "pages": len(by_url),
         "skipped_records": skipped,
+        "excluded": sorted(excluded, key=lambda e: (str(e["url"]), e["reason"])),
+        "excluded_by_reason": dict(sorted(Counter(e["reason"] for e in excluded).items())),
         "verdict": "fail" if "fail" in verdicts else "warn" if "warn" in verdicts else "ok",
         "sites": reports,
     }

@@ -138,4 +138,4 @@ def render_html(report: Mapping[str, Any], source: str = "") -> str:
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
             f"<style>{_CSS}</style></head><body>\n<h1>{escape(title)} {_verdict(report['verdict'])}</h1>\n"
             f"<p>{report['pages']} pages in {len(report['sites'])} site(s); {report['skipped_records']} records "
-            f"skipped (no url, or failed/filtered).</p>\n{summary}\n{sites}\n</body></html>\n")
+            f"skipped (no url, or failed/filtered); {len(report.get('excluded', ()))} left out below --min-confidence.</p>\n{summary}\n{sites}\n</body></html>\n")

@@ -29,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="REPORT.json", help="write the report as JSON here")
     parser.add_argument("--fail-on", nargs="+", default=[], metavar="RULE", choices=[*RULES, "any"],
                         help=f"exit 1 when a site has a finding of one of these rules: {', '.join(RULES)}, any")
+    parser.add_argument("--min-confidence", type=float, default=0.0, metavar="C",
+                        help="leave out records whose extraction confidence (estimated F1, 0-1) is below C; "
+                             "they are listed with their reason")
     parser.add_argument("-s", "--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
                         help="a BOILERSTRIP_CHECK_* setting (repeatable)")
 
@@ -46,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"boilerstrip check: {exc}", file=sys.stderr)
         return 2
+    if not 0.0 <= args.min_confidence <= 1.0:
+        print(f"boilerstrip check: --min-confidence must be in [0, 1], not {args.min_confidence}", file=sys.stderr)
+        return 2
     path = Path(args.input)
     problem = records_file_problem(path)
     if problem is not None:
@@ -54,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     context = FinishContext()
     try:
-        report = check_records(read_jsonl(path, context), params)
+        report = check_records(read_jsonl(path, context), params, min_confidence=args.min_confidence)
         if args.json:
             with atomic_open(Path(args.json), "w") as handle:
                 handle.write(json.dumps(report, ensure_ascii=False, indent=1) + "\n")
@@ -68,6 +74,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"boilerstrip check: skipped {len(context.invalid_lines)} line(s) that were not JSON objects "
               f"(line {', '.join(map(str, context.invalid_lines[:5]))}{', ...' if len(context.invalid_lines) > 5 else ''})",
               file=sys.stderr)
+    if report["excluded"]:
+        reasons = ", ".join(f"{reason} {n}" for reason, n in report["excluded_by_reason"].items())
+        print(f"boilerstrip check: left out {len(report['excluded'])} record(s) below --min-confidence "
+              f"{args.min_confidence} ({reasons})", file=sys.stderr)
+        for entry in report["excluded"]:
+            print(f"  excluded {entry['reason']}: {entry['url']} (confidence {entry['confidence']})", file=sys.stderr)
     if not report["sites"]:
         print(f"boilerstrip check: no page with a url and a text in {path}", file=sys.stderr)
     for site in report["sites"]:

@@ -36,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     filters.add_argument("--languages", default="", metavar="LIST", help="keep only these languages, e.g. en,fr")
     filters.add_argument("--min-language-score", type=float, default=0.0, metavar="P",
                          help="leave out documents whose language score is below P")
+    filters.add_argument("--min-confidence", type=float, default=0.0, metavar="C",
+                         help="leave out pages whose extraction confidence (estimated F1, 0-1) is below C")
     filters.add_argument("--gopher", action="store_true", help="leave out documents failing the Gopher rules")
     parser.add_argument("--near-min-jaccard", type=float, default=defaults.near.min_jaccard, metavar="J",
                         help="a band collision counts as a near duplicate only at this estimated Jaccard (default 0: any)")
@@ -54,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
             include_opted_out=args.include_opted_out, keep_pii=args.keep_pii, license=args.license,
             filters=FilterParams(
                 min_words=args.min_words, min_language_score=args.min_language_score, gopher=args.gopher,
+                min_confidence=args.min_confidence,
                 languages=tuple(sorted({x.strip().lower() for x in args.languages.split(",") if x.strip()})),
             ),
             near=NearDedupParams(min_jaccard=args.near_min_jaccard),

@@ -56,6 +56,9 @@ class FilterParams:
     # Documents whose language score is below this are left out (language_score_too_low); 0 = off.
     # FineWeb keeps English at >= 0.65 with fastText; py3langid's normalised probability is comparable.
     min_language_score: float = 0.0
+    # Documents whose extraction confidence (the record's ``confidence``: the extraction's estimated F1) is
+    # below this are left out (confidence_too_low; a record without one: confidence_missing); 0 = off.
+    min_confidence: float = 0.0
     # Apply the Gopher rules (GopherParams) and leave out what fails them (reason gopher_<rule>).
     gopher: bool = False
     gopher_params: GopherParams = field(default_factory=GopherParams)
@@ -63,6 +66,8 @@ class FilterParams:
     def __post_init__(self) -> None:
         if self.min_words < 0 or not 0.0 <= self.min_language_score <= 1.0:
             raise ValueError("min_words must be >= 0 and min_language_score in [0, 1]")
+        if not 0.0 <= self.min_confidence <= 1.0:
+            raise ValueError(f"--min-confidence must be in [0, 1], not {self.min_confidence}")
 
     def describe(self) -> list[str]:
         out = []
@@ -72,6 +77,8 @@ class FilterParams:
             out.append("languages=" + ",".join(self.languages))
         if self.min_language_score:
             out.append(f"min_language_score={self.min_language_score}")
+        if self.min_confidence:
+            out.append(f"min_confidence={self.min_confidence}")
         if self.gopher:
             out.append("gopher")
         return out

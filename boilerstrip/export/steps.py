@@ -72,7 +72,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "fetched_at": (str, type(None)), "date": (str, type(None)), "method": (str, type(None)),
     "crawl": (str, type(None)), "change": (str, type(None)), "outcome": (str, type(None)),
     "ai_opt_out": (list, type(None)), "flags": (list, type(None)),
-    "boilerplate_removed_chars": (int, type(None)),
+    "boilerplate_removed_chars": (int, type(None)), "confidence": (float, int, type(None)),
 }
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
@@ -297,6 +297,7 @@ class Normalise(Step):
                 "_crawl_quality": {
                     "template_removed_fraction": round(removed / (removed + len(text)), 4) if removed else 0.0,
                     "extraction_method": record.get("method") or None,
+                    "extraction_confidence": None if record.get("confidence") is None else float(record["confidence"]),
                     "flags": [str(f) for f in (record.get("flags") or [])],
                 },
             }
@@ -368,6 +369,12 @@ class Filters(Step):
 
     @staticmethod
     def _failure(record: Mapping[str, Any], p: FilterParams) -> tuple[str | None, dict[str, Any]]:
+        if p.min_confidence:
+            confidence = record["quality"].get("extraction_confidence")
+            if confidence is None:
+                return "confidence_missing", {}
+            if confidence < p.min_confidence:
+                return "confidence_too_low", {"confidence": confidence}
         if p.min_words and record["word_count"] < p.min_words:
             return "too_few_words", {"words": record["word_count"]}
         if p.languages and record["language"] not in p.languages:
@@ -579,6 +586,7 @@ def parquet_schema() -> Any:
     quality = [pa.field(name, pa.int64() if name in ("words", "stop_words") else pa.float64())
                for name in QUALITY_FIELDS]
     quality += [pa.field("template_removed_fraction", pa.float64()), pa.field("extraction_method", pa.string()),
+                pa.field("extraction_confidence", pa.float64()),
                 pa.field("flags", pa.list_(pa.string()))]
     return pa.schema([
         pa.field("text", pa.string()), pa.field("id", pa.string()), pa.field("url", pa.string()),

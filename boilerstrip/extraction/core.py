@@ -7,9 +7,10 @@ gives a result (maybe empty) with a ``reason`` and ``flags``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lxml import etree
 from w3lib.encoding import html_to_unicode
@@ -23,6 +24,7 @@ from ._vocab import (
 )
 from .blocks import Block, blocks_from, find_image_holders, render_markdown, render_text, segment
 from .bodytext import extract_bodytext
+from .confidence import estimate_confidence, page_signals
 from .density import extract_density
 from .metadata import Metadata, extract_metadata
 from .params import ExtractionParams
@@ -75,6 +77,10 @@ class ExtractionResult:
     #: the heading the extractor left out of the text as the page's headline (it is ``title``); the
     #: Markdown opens with it: ``markdown == render_markdown((headline, *blocks))``
     headline: Block | None = None
+    #: the estimated F1 of this extraction (0-1; 0 when nothing was extracted), see ``confidence.py``
+    confidence: float = 0.0
+    #: what ``confidence`` was estimated from: ``confidence.SIGNALS`` in order (not in ``to_dict``)
+    signals: tuple[float, ...] = field(default=(), repr=False, compare=False)
 
     def to_dict(self) -> dict:
         """JSON-ready dict (attempts and blocks as dicts)."""
@@ -93,6 +99,7 @@ class ExtractionResult:
             "blocks": [b.as_dict() for b in self.blocks],
             "flags": list(self.flags),
             "reason": self.reason,
+            "confidence": self.confidence,
         }
 
 
@@ -295,15 +302,10 @@ def extract(
             attempts.append(Attempt(name, False, 0, "over_budget"))
             continue
         try:
-            if name == "bodytext":
-                blocks, selection = _run_bodytext(document, params)
-            else:
-                if page is None:
-                    seg = segment(body, skip_navigation=True)
-                    page = PageStats(seg, params, headline=metadata.title, image_holders=image_holders)
-                selection = (extract_semantic if name == "semantic" else extract_density)(page, params)
-                blocks = blocks_from(page.seg, selection.indices)
-                headline = blocks_from(page.seg, (selection.headline,))[0] if selection.headline is not None else None
+            if name != "bodytext" and page is None:
+                seg = segment(body, skip_navigation=True)
+                page = PageStats(seg, params, headline=metadata.title, image_holders=image_holders)
+            blocks, selection, headline = _run_rung(name, document, page, params)
         except Exception as exc:  # noqa: BLE001 - a bug in one rung must not lose the page: next rung
             logger.warning("extraction rung %s failed on %s", name, url, exc_info=True)
             attempts.append(Attempt(name, False, 0, f"error_{type(exc).__name__}"))
@@ -312,24 +314,96 @@ def extract(
         attempts.append(Attempt(name, accepted, selection.chars, selection.reason))
         logger.debug("extraction %s: %s (%d chars) for %s", name, selection.reason, selection.chars, url)
         if accepted:
-            return _result(name, blocks, attempts, flags, metadata, None if name == "bodytext" else headline)
+            result = _result(name, blocks, attempts, flags, metadata, headline, page, selection.indices)
+            if result.confidence >= params.min_confidence_without_retry or over_budget:
+                return result
+            return _reconsidered(result, document, page, params, flags, metadata, image_holders)
         if (
             selection.reason in LAST_RESORT_REASONS
             and selection.chars >= params.min_last_resort_chars
             and (fallback is None or selection.chars > fallback[2])
         ):
-            fallback = (name, blocks, selection.chars, selection.reason)
+            fallback = (name, blocks, selection.chars, selection.reason, selection.indices)
     if over_budget:
         flags.append("extraction_budget:cpu")
     if fallback is not None:
         # Every rung refused; the longest result refused only for being short, or for being a list of
         # links, is better than nothing for a genuinely short page or an index page, and the attempts say so.
-        name, blocks, chars, reason = fallback
+        name, blocks, chars, reason, indices = fallback
         attempts.append(Attempt(name, True, chars, "accepted_short" if reason == "too_short" else "accepted_links"))
-        return _result(name, blocks, attempts, flags, metadata)
+        result = _result(name, blocks, attempts, flags, metadata, page=page, indices=indices)
+        if result.confidence >= params.min_confidence_without_retry or over_budget:
+            return result
+        return _reconsidered(result, document, page, params, flags, metadata, image_holders)
     if over_budget:
         return _plaintext_result(body, attempts, flags, metadata, params)
     return _empty("no_content_found", flags, metadata, attempts)
+
+
+def _run_rung(name: str, document: etree._Element, page: PageStats | None, params: ExtractionParams):
+    """(blocks, selection, headline) of one rung: ``page`` (the block statistics) for semantic and density."""
+    if name == "bodytext":
+        blocks, selection = _run_bodytext(document, params)
+        return blocks, selection, None
+    selection = (extract_semantic if name == "semantic" else extract_density)(page, params)
+    blocks = blocks_from(page.seg, selection.indices)
+    headline = blocks_from(page.seg, (selection.headline,))[0] if selection.headline is not None else None
+    return blocks, selection, headline
+
+
+#: the recall-oriented widening a low-confidence result is compared with: what the "recall" preset keeps
+#: more of inside the chosen container (see params.EXTRACTION_PRESETS)
+_WIDENING = ("keep_captions", "max_block_link_density", "max_inner_link_density", "min_link_list_text_ratio",
+             "min_list_element_text_ratio", "min_teaser_cards")
+
+
+def _reconsidered(result: ExtractionResult, document, page, params: ExtractionParams, flags, metadata: Metadata,
+                  image_holders) -> ExtractionResult:
+    """A second opinion on a result whose confidence is below ``min_confidence_without_retry``: every rung
+    the ladder did not take (refused, or not run because an earlier one won) and the winner's rung widened
+    for recall (the "recall" preset's pruning) are scored by the same estimate, and the most confident is
+    kept when it beats the first by ``min_retry_confidence_gain``. Each try is recorded in ``attempts``:
+    ``retry_kept`` for the one kept, ``retry_less_confident`` for the others (``retry_failed`` when it
+    found nothing)."""
+    tried: list[tuple[float, str, tuple, Selection, Block | None, PageStats | None]] = []
+    widened = None
+    if result.method in ("semantic", "density") and page is not None:
+        from .params import EXTRACTION_PRESETS
+
+        recall = EXTRACTION_PRESETS["recall"]
+        wide_params = dataclasses.replace(params, **{name: recall[name] for name in _WIDENING if name in recall})
+        widened = PageStats(page.seg, wide_params, headline=metadata.title,
+                            image_holders=image_holders if not wide_params.keep_captions else [])
+    options = [(name, page, params) for name, enabled in _rungs_to_run(params) if enabled and name != result.method]
+    if widened is not None:
+        options.append((result.method, widened, wide_params))
+    base = [Attempt(a.method, False, a.chars, a.reason) if a.accepted else a for a in result.attempts]
+    for name, stats, rung_params in options:
+        if name != "bodytext" and stats is None:
+            continue
+        try:
+            blocks, selection, headline = _run_rung(name, document, stats, rung_params)
+        except Exception:  # noqa: BLE001 - a second opinion never loses the first
+            logger.debug("retry of %s failed", name, exc_info=True)
+            continue
+        if selection.chars < params.min_last_resort_chars or selection.reason not in ("accepted", *LAST_RESORT_REASONS):
+            tried.append((-1.0, name, blocks, selection, headline, stats))
+            continue
+        signals = page_signals(name, (*base, Attempt(name, True, selection.chars, "accepted")), blocks, stats,
+                               selection.indices, headline, flags)
+        tried.append((estimate_confidence(signals), name, blocks, selection, headline, stats))
+    best = max(tried, key=lambda t: t[0], default=None)
+    keep = best is not None and best[0] >= result.confidence + params.min_retry_confidence_gain
+    attempts = list(result.attempts)
+    for entry in tried:
+        confidence, name, _blocks, selection, _headline, stats = entry
+        reason = "retry_failed" if confidence < 0 else "retry_kept" if keep and entry is best else "retry_less_confident"
+        label = name if stats is page or name == "bodytext" else f"{name}+widened"
+        attempts.append(Attempt(label, reason == "retry_kept", selection.chars, reason))
+    if not keep:
+        return dataclasses.replace(result, attempts=tuple(attempts))
+    _confidence, name, blocks, selection, headline, stats = best
+    return _result(name, blocks, attempts, flags, metadata, headline, stats, selection.indices)
 
 
 def over_node_budget(document: etree._Element, max_nodes: int) -> bool:
@@ -374,9 +448,13 @@ def _plaintext_result(body, attempts: list[Attempt], flags: list[str], metadata:
     return _result(PLAINTEXT, blocks, attempts, flags, metadata)
 
 
-def _result(method: str, blocks, attempts, flags, metadata: Metadata, headline: Block | None = None) -> ExtractionResult:
+def _result(
+    method: str, blocks, attempts, flags, metadata: Metadata, headline: Block | None = None, page=None, indices=()
+) -> ExtractionResult:
     """The result of the rung that won; ``headline`` is the heading it left out as the page's ``title``:
-    the Markdown opens with it (the text and the blocks leave it to ``title``)."""
+    the Markdown opens with it (the text and the blocks leave it to ``title``). ``page`` and ``indices``
+    (the ladder's block statistics and the kept blocks' places in them) feed the confidence."""
+    signals = page_signals(method, attempts, blocks, page, indices, headline, flags)
     return ExtractionResult(
         text=render_text(blocks),
         markdown=render_markdown((headline, *blocks) if headline is not None else blocks),
@@ -387,6 +465,8 @@ def _result(method: str, blocks, attempts, flags, metadata: Metadata, headline: 
         flags=tuple(flags),
         reason=None,
         headline=headline,
+        confidence=estimate_confidence(signals),
+        signals=signals,
     )
 
 

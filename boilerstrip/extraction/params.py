@@ -88,6 +88,17 @@ class ExtractionParams:
     #: beating the real, unmarked story.
     min_semantic_share_of_page: float = 0.35
 
+    # --- confidence (see confidence.py) ------------------------------------------------------------
+    #: A result whose estimated F1 (``confidence``) is below this gets a second opinion: the rungs the
+    #: ladder did not take and a recall-oriented widening of the winner are scored by the same estimate,
+    #: and the most confident is kept (1.0: every page; 0: off). Off: at 0.5 WCXB-dev rose 0.8480 -> 0.8529
+    #: (held-out 0.8484 -> 0.8491) but the article benchmark fell 0.9811 -> 0.9788 and collection pages
+    #: 0.645 -> 0.636; at 0.7 the article benchmark fell to 0.9745 (runs of 2026-12-03, docs/extraction.md).
+    min_confidence_without_retry: float = 0.0
+    #: ...when its confidence beats the first result's by at least this much (not swept: 0.05 is about
+    #: the spread of the held-out reliability table's upper deciles, the estimate's noise).
+    min_retry_confidence_gain: float = 0.05
+
     # --- blocks ----------------------------------------------------------------------------------------
     #: A block needs this many characters to count as a paragraph when scoring (Readability's 25; flat
     #: from 15 to 40).

@@ -134,6 +134,7 @@ class ExtractionPipeline:
                 put(name, value)
         put("method", result.method)
         put("attempts", [a.__dict__.copy() for a in result.attempts])
+        put("confidence", result.confidence)
         put("blocks", extracted_blocks(result))
         flags = list(adapter.get("flags") or [])
         flags.extend(flag for flag in result.flags if flag not in flags)
