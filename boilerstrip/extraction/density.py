@@ -71,6 +71,7 @@ def choose_density_containers(page: PageStats, params: ExtractionParams) -> list
     floor = params.min_density_winner_share * page.page_good_chars
     ranked = sorted(scores, key=scores.__getitem__, reverse=True)
     top = next((element for element in ranked if page.good_chars(element) >= floor), ranked[0])
+    top = _whole_document(top, scores, page, params)
     parent = top.getparent()
     if parent is None:
         return [top]
@@ -105,6 +106,22 @@ def choose_density_containers(page: PageStats, params: ExtractionParams) -> list
                 if seg.link_density(*span) < params.max_sibling_paragraph_link_density:
                     chosen.append(sibling)
     return _with_cousins(top, chosen, page, params)
+
+
+def _whole_document(top: etree._Element, scores: dict[etree._Element, float], page: PageStats,
+                    params: ExtractionParams) -> etree._Element:
+    """``top``, or its ancestor that scores nearly as well (``min_ancestor_score_share``) with more good text."""
+    if params.min_ancestor_score_share <= 0:
+        return top
+    bar = params.min_ancestor_score_share * scores[top]
+    chosen, node = top, top.getparent()
+    for _ in range(params.max_scored_ancestor_levels):
+        if node is None or node.tag in ("body", "html"):
+            break
+        if scores.get(node, 0.0) >= bar and page.good_chars(node) > page.good_chars(chosen):
+            chosen = node
+        node = node.getparent()
+    return chosen
 
 
 def _code_share(seg, start: int, end: int) -> float:
