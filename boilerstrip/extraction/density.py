@@ -108,10 +108,19 @@ def choose_density_containers(page: PageStats, params: ExtractionParams) -> list
     return _with_cousins(top, chosen, page, params)
 
 
+#: elements that are a part of a document, never a whole one (a list)
+_PART_TAGS = frozenset(("ul", "ol", "dl"))
+
+
 def _whole_document(top: etree._Element, scores: dict[etree._Element, float], page: PageStats,
                     params: ExtractionParams) -> etree._Element:
-    """``top``, or its ancestor that scores nearly as well (``min_ancestor_score_share``) with more good text."""
+    """``top``, or, when ``top`` is a part of a document rather than one (a list, or a block mostly of code:
+    a reference page's synopsis), its ancestor that scores nearly as well (``min_ancestor_score_share``)
+    with more good text. A plain container is left as it is: its ancestor adds bylines and teasers."""
     if params.min_ancestor_score_share <= 0:
+        return top
+    if top.tag not in _PART_TAGS and not (
+            params.min_sibling_code_share and _code_share(page.seg, *page.seg.ranges[top]) >= params.min_sibling_code_share):
         return top
     bar = params.min_ancestor_score_share * scores[top]
     chosen, node = top, top.getparent()
