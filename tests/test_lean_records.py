@@ -147,6 +147,25 @@ def test_the_exporter_writes_the_trail_only_when_kept() -> None:
     assert not TRAIL & set(json.loads(buffer.getvalue()))
 
 
+def test_the_exporter_writes_compact_lines_that_read_back_whole() -> None:
+    from boilerstrip.feeds import record_url
+
+    item = PageItem(url="http://site.test/a", final_url="http://site.test/a", status=200, text="hello",
+                    markdown="hello", content_hash=text_hash("hello"), attempts=[
+                        {"method": "semantic", "accepted": True, "chars": 5, "reason": "accepted"}])
+    buffer = io.BytesIO()
+    exporter = SafeJsonLinesExporter(buffer, fields_to_export=list(EXPORT_FIELDS))
+    exporter.start_exporting()
+    exporter.export_item(item)
+    line = buffer.getvalue().rstrip(b"\n")
+    assert line.startswith(b'{"schema_version":3,"url":"http://site.test/a","status":200,')
+    assert b": " not in line and b"null" not in line and b"final_url" not in line and b"content_hash" not in line
+    assert record_url(line) == "http://site.test/a"
+    record = complete_record(json.loads(line))
+    assert record["final_url"] == "http://site.test/a" and record["content_hash"] == text_hash("hello")
+    assert record["flags"] == [] and record["duplicate_of"] is None and set(record) == set(EXPORT_FIELDS)
+
+
 def test_crawl_trail_reaches_the_finishing_pass(tmp_path) -> None:
     """``crawl --trail`` sets BOILERSTRIP_FEEDS_TRAIL; the finishing extension then writes the trail, and
     without it writes lean records (no crawl: the extension's pass over a crawl's intermediate output)."""
