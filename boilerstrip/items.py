@@ -198,15 +198,23 @@ def complete_record(record: Mapping[str, Any]) -> dict[str, Any]:
     the trail is not filled: its absence says the record is lean). Other lines are returned as they are."""
     if not _is_page(record):
         return dict(record)
-    out = dict(record)
-    for key, default in DEFAULTS.items():
-        if key not in out:
-            if key in _SAME_AS:
-                out[key] = out.get(_SAME_AS[key])
+    if DEFAULTS.keys() <= record.keys():  # a line of version 1 or 2 (every field written)
+        out = dict(record)
+    else:  # keys in the record's order (RECORD_FIELDS), the ones it does not know after them
+        out = {}
+        for key in RECORD_FIELDS:
+            if key in record:
+                out[key] = record[key]
+            elif key not in DEFAULTS:
+                continue
+            elif key in _SAME_AS:
+                out[key] = record.get(_SAME_AS[key])
             elif key == "content_hash":
-                out[key] = text_hash(out["text"]) if isinstance(out.get("text"), str) else None
+                out[key] = text_hash(record["text"]) if isinstance(record.get("text"), str) else None
             else:
+                default = DEFAULTS[key]
                 out[key] = default.copy() if isinstance(default, (list, dict)) else default
+        out.update((key, value) for key, value in record.items() if key not in out)
     attempts = out.get("attempts")
     if isinstance(attempts, list) and any(isinstance(a, Mapping) and not _ATTEMPT_DEFAULTS.keys() <= a.keys() for a in attempts):
         out["attempts"] = [_complete_attempt(a) if isinstance(a, Mapping) else a for a in attempts]

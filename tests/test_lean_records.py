@@ -64,6 +64,7 @@ def test_a_line_leaves_out_what_holds_its_default_and_reads_back_whole() -> None
                     "first_seen": "2026-12-03T10:00:01Z"}
     back = complete_record(line)
     assert back == {**full, "schema_version": 3} and list(back["attempts"][0]) == ["method", "accepted", "chars", "reason"]
+    assert list(back) == list(full)  # the record's key order
     assert complete_record(full) == full  # a version-2 line (every field written) reads as it is
     # a value that only looks empty is not its default: kept
     kept = compact_record(_full_record(text="", markdown="", depth=1, status=0, fetch="browser", final_url="http://site.test/b",
