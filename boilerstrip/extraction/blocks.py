@@ -498,11 +498,22 @@ def opens_with_permalinked_heading(element: etree._Element) -> bool:
 
 
 def _holds_permalink(heading: etree._Element) -> bool:
-    """Does ``heading`` hold a permalink to itself or its section (``is_permalink``)?"""
+    """Does ``heading`` hold a permalink to itself or its section (``is_permalink``), or does one stand
+    right before it in its section (rustdoc's ``<section id=m><a href="#m">§</a><h4>fn next(...)</h4>``)?"""
     for anchor in heading.iter("a"):
         href = anchor.get("href") or ""
         if href.startswith("#") and is_permalink(anchor, href):
             return True
+    parent = heading.getparent()
+    before = heading.getprevious()
+    for _ in range(_SECTION_OPENING_MAX_NODES):
+        if before is None or parent is None:
+            break
+        href = before.get("href") or "" if before.tag == "a" else ""
+        if href[1:] and href.startswith("#") and href[1:] in (parent.get("id"), heading.get("id")) \
+                and is_permalink(before, href):
+            return True
+        before = before.getprevious()
     return False
 
 
