@@ -126,7 +126,7 @@ class ExtractionParams:
     #: it (up to ``max_scored_ancestor_levels`` up) that scores at least this share of the winner's score
     #: and holds more good text takes its place (a list of a release note's section won over the notes, a
     #: reference page's synopsis over the page). 0: off. Issue 24, markdown benchmark headings:
-    #: python-django-doc 0.957 -> 0.99 (with the rustdoc rule), docbook-xsl-doc-html 0.943 -> 0.952; the
+    #: python-django-doc 0.957 -> 0.99, docbook-xsl-doc-html 0.943 -> 0.952; the
     #: article benchmark unchanged at 0.9811 (climbing from any winner cost it 0.0003: an article's
     #: wrapper adds its byline and tags).
     min_ancestor_score_share: float = 0.8
