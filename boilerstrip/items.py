@@ -166,8 +166,10 @@ def _is_default(value: Any, default: Any) -> bool:
 
 
 def _is_page(record: Mapping[str, Any]) -> bool:
-    """A page's record (not a failed or filtered URL's line, nor a recurring crawl's tombstone)."""
-    return isinstance(record.get("url"), str) and "outcome" not in record and record.get("change") not in TOMBSTONES
+    """A page's record: it carries ``schema_version`` (every version writes it), and it is not a failed or
+    filtered URL's line, a recurring crawl's tombstone, or another tool's line (a chunk record)."""
+    return ("schema_version" in record and isinstance(record.get("url"), str) and "outcome" not in record
+            and record.get("change") not in TOMBSTONES)
 
 
 def compact_record(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -72,8 +72,10 @@ def test_a_line_leaves_out_what_holds_its_default_and_reads_back_whole() -> None
     assert kept["text"] == "" and kept["markdown"] == "" and kept["final_url"] == "http://site.test/b"
     assert kept["content_hash"] == "0" * 64 and kept["last_changed"] == "2026-12-04T00:00:00Z" and kept["fetch"] == "browser"
     assert "status" not in kept and kept["depth"] == 1 and kept["flags"] == ["x"]
-    assert complete_record({"url": "u"})["markdown"] is None  # missing Markdown: switched off, not empty
-    assert complete_record({"url": "u", "text": ""})["content_hash"] == text_hash("")
+    assert complete_record({"schema_version": 3, "url": "u"})["markdown"] is None  # Markdown off, not empty
+    assert complete_record({"schema_version": 3, "url": "u", "text": ""})["content_hash"] == text_hash("")
+    chunk = {"chunk_id": "c1", "url": "u", "text": "t"}  # not a page's line (no schema_version): left alone
+    assert compact_record(chunk) == chunk == complete_record(chunk)
     # the trail is written whole, and not made up for a lean line; other lines are left alone
     assert compact_record({**full, "blocks": [], "page_blocks": None})["blocks"] == []
     assert "blocks" not in complete_record(line) and set(DEFAULTS).isdisjoint(TRAIL)
