@@ -721,11 +721,13 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     verdict, weight = classify_attributes(f"{cls or ''} {eid or ''}")
                     if verdict == BOILERPLATE and (tag == "main" or role in MAIN_LANDMARK_ROLES):
                         verdict = None  # the main landmark is never furniture ("main#skip-to-content")
-                    elif verdict in _FURNITURE_VERDICTS and opens_with_permalinked_heading(element):
-                        # a section of the document, its id made from its heading's words ("s-testing-tools"
-                        # over "Testing tools", "s-comments" over "Comments"): the words name its subject,
-                        # not a piece of furniture, a comment thread or a cookie banner
-                        verdict = None
+                    elif (verdict in _FURNITURE_VERDICTS and eid and opens_with_permalinked_heading(element)
+                          and classify_attributes(cls or "")[0] not in _FURNITURE_VERDICTS):
+                        # a section of the document, its id (the target of its heading's permalink) made
+                        # from its heading's words ("s-testing-tools" over "Testing tools", "s-comments"
+                        # over "Comments"): the id names its subject, not a piece of furniture, a comment
+                        # thread or a cookie banner; its class words still count
+                        verdict, weight = classify_attributes(cls or "")
                     elif verdict == BOILERPLATE and heading_depth and tag not in BLOCK_TAGS:
                         # a heading is read whole: the class of a link or span in it names how the heading
                         # links (Sphinx's "toc-backref"), not a piece of furniture inside it
