@@ -16,12 +16,10 @@ from lxml import etree
 from ._vocab import BLOCK_TAGS, CONTROL_CHARS_RE, INLINE_CODE_TAGS, KIND_BY_TAG, WHITESPACE_RE
 from .blocks import CODE_CLOSE, CODE_OPEN, Block, code_fence, code_language, inline_markdown, is_permalink
 
-#: "wbr" (a line-break opportunity) is there because libxml2's HTML parser does not know it is empty: it
-#: holds the rest of its parent ("syn::<wbr>token::<wbr>While", rustdoc's headings), which would be lost
 DEFAULT_INCLUDE_TAGS: tuple[str, ...] = tuple(
     """a abbr address article b bdi bdo blockquote caption cite code data dd del details dfn div dl dt em
     figcaption h1 h2 h3 h4 h5 h6 header i ins kbd li main mark menu noscript ol p pre q rp rt ruby s samp
-    section small span strong sub summary sup time u ul var wbr""".split()
+    section small span strong sub summary sup time u ul var""".split()
 )
 DEFAULT_EXCLUDE_TAGS: tuple[str, ...] = tuple(
     """area aside audio base button canvas col colgroup datalist embed fieldset footer form head iframe img
