@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from boilerstrip.demo.server import Reply, SiteServer  # noqa: E402
+from boilerstrip.items import complete_record  # noqa: E402
 
 DEFAULT_ROOT = Path("/usr/share/doc/sqlite3")
 DEFAULT_DISALLOW = ("/releaselog/",)
@@ -110,7 +111,7 @@ def crawl(root: Path, disallow: tuple[str, ...], profile: str, settings: dict[st
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1800)
         elapsed = time.monotonic() - started
         log = list(server.log)
-    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
+    records = [complete_record(json.loads(line)) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
     found = {unquote(urlsplit(r["final_url"]).path) for r in records}
     return {
         "returncode": proc.returncode,

@@ -40,6 +40,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from boilerstrip.demo.server import Reply, SiteServer  # noqa: E402
+from boilerstrip.items import complete_record  # noqa: E402
 
 #: the second crawl of an unchanged site transfers at most this share of the first crawl's bytes (issue 12)
 MAX_UNCHANGED_BYTES_RATIO = 0.10
@@ -207,7 +208,8 @@ def crawl(url: str, out: Path, state: Path, *extra: str, timeout: float = 600) -
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """The records of a crawl's output, the fields their lines leave at their default filled in."""
+    return [complete_record(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def change_counts(records: list[dict[str, Any]]) -> Counter:

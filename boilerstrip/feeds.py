@@ -36,7 +36,7 @@ from scrapy.utils.python import to_bytes
 from boilerstrip.atomicfile import atomic_open, fsync_dir
 from boilerstrip.config import params_from_settings
 from boilerstrip.state.layout import CrawlLayout, crawl_layout
-from boilerstrip.items import EXPORT_FIELDS, RECORD_FIELDS, TRAIL_FIELDS
+from boilerstrip.items import EXPORT_FIELDS, JSON_SEPARATORS, RECORD_FIELDS, TRAIL_FIELDS, compact_record
 from boilerstrip.safety.text import REPLACEMENT, repair_value
 
 __all__ = [
@@ -157,7 +157,7 @@ def iter_whole_lines(path: Path) -> Iterable[bytes]:
 
 #: the start of a record line as boilerstrip writes it (``dump_record``, the feed exporter): its URL can be
 #: read without parsing a line of tens of kilobytes
-_RECORD_URL_RE = re.compile(rb'^\{"schema_version": \d+, "url": ("(?:[^"\\]|\\.)*")')
+_RECORD_URL_RE = re.compile(rb'^\{"schema_version": ?\d+, ?"url": ?("(?:[^"\\]|\\.)*")')
 
 
 def record_url(line: bytes) -> str | None:
@@ -328,6 +328,7 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
 
     def __init__(self, file: Any, **kwargs: Any) -> None:
         kwargs.setdefault("encoding", "utf-8")
+        kwargs.setdefault("separators", JSON_SEPARATORS)  # the record's line as items.compact_record writes it
         super().__init__(file, **kwargs)
         self.crawler: Any = None
 
@@ -368,6 +369,7 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
             record = dict(self.get_serialized_fields(item))
             for name in self._dropped.intersection(record):
                 del record[name]
+            record = compact_record(record)
             data = self._clean_line(record) or self._repaired(record)
         except Exception as exc:  # noqa: BLE001 -- any failure dead-letters the record, never drops it
             reason = f"export_error:{type(exc).__name__}"

@@ -13,6 +13,7 @@ import pytest
 
 from _redis import redis_url  # noqa: F401 -- the fixture, shared by every test module that names it
 from boilerstrip.demo.server import Reply, SiteServer
+from boilerstrip.items import complete_record
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,10 +34,12 @@ def serve() -> Iterator:
 
 
 def read_jsonl(path: str | Path) -> list[dict]:
+    """The records of a JSONL output as a reader sees them: the fields a line leaves out at their default
+    filled in (``boilerstrip.items.complete_record``; tombstones and outcome lines as written)."""
     path = Path(path)
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [complete_record(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def run_crawl(

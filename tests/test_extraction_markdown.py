@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from lxml import html as lxml_html
 
-from boilerstrip.extraction import Block, extract, render_markdown, render_text
+from boilerstrip.extraction import Block, ExtractionParams, extract, render_markdown, render_text
 from boilerstrip.extraction.blocks import blocks_from, code_span, segment
 from boilerstrip.finishing import finish_records
 
@@ -232,6 +232,74 @@ def test_headings_whose_text_is_a_link_are_kept() -> None:
     for i in range(8):
         assert f"### Question number {i}?\n" in result.markdown
     assert "¶" not in result.markdown and "¶" not in result.text
+
+
+def _docutils_page(sections: str) -> str:
+    return (f"<html><head><title>Notes</title></head><body><div id='hd'><a href='/'>Home</a></div>"
+            f"<div class='document'><div class='body'>{sections}</div></div></body></html>")
+
+
+def _docutils_section(slug: str, title: str, heading: str = "h2") -> str:
+    """Docutils' section: its id made from its heading's words, an anchor, the heading's permalink."""
+    return (f'<div class="section" id="s-{slug}"><span id="{slug}"></span><{heading}>{title}'
+            f'<a class="headerlink" href="#{slug}">¶</a></{heading}>'
+            f'<p>{"This section of the document explains its subject in a few sentences, with commas, here. " * 3}</p>'
+            f'<pre>{slug}()</pre></div>')
+
+
+def test_a_section_with_its_own_permalinked_heading_is_content_whatever_its_id_says() -> None:
+    # "tools", "comments", "cookie", "related" are furniture words; here they name the sections' subjects
+    sections = "".join(_docutils_section(slug, title) for slug, title in (
+        ("testing-tools", "Testing tools"), ("comments", "Comments"), ("csrf-cookie-secure", "CSRF cookie secure"),
+        ("related-settings", "Related settings"), ("introduction", "Introduction")))
+    result = extract(_docutils_page(sections))
+    for title in ("Testing tools", "Comments", "CSRF cookie secure", "Related settings", "Introduction"):
+        assert f"## {title}\n" in result.markdown, title
+    assert "```\ntesting-tools()\n```" in result.markdown and "¶" not in result.markdown
+
+
+def test_a_furniture_box_titled_like_its_id_is_still_furniture() -> None:
+    box = ('<div id="related-posts"><h3>Related posts</h3><p>' + "A teaser of another post, with a comma, here. " * 3
+           + "</p></div>")
+    result = extract(_docutils_page(_docutils_section("introduction", "Introduction") + box))
+    assert "Related posts" not in result.markdown and "## Introduction" in result.markdown
+
+
+def test_a_heading_with_its_own_permalink_keeps_its_link_to_another_page() -> None:
+    # Sphinx: "<h4><a href=../admin/>django.contrib.admin</a><a href=#x>¶</a></h4>": the heading's text is a
+    # link away, yet it is the document's heading (a teaser's title linking to its article has no permalink)
+    sections = "".join(
+        f'<div class="section" id="s-m{i}"><span id="m{i}"></span><h4><a class="reference" href="../mod{i}/">'
+        f'<code>package.module{i}</code></a><a class="headerlink" href="#m{i}">¶</a></h4>'
+        f'<ul><li>{"A change to this module, described in one sentence, with commas. " * 2}</li></ul></div>'
+        for i in range(6))
+    result = extract(_docutils_page(sections))
+    for i in range(6):
+        assert f"#### `package.module{i}`\n" in result.markdown
+
+
+def test_a_list_that_outscores_its_document_gives_way_to_it() -> None:
+    """The density rung: a list of one section scored above the notes holding it (a release note's
+    "Miscellaneous"); the notes, nearly as good and holding more, are the content."""
+    sentence = "A change described in a sentence, with a comma, another, and one more, here. "
+    paragraphs = "".join(f"<h2>Part {i}</h2><p>{sentence * 3}</p>" for i in range(4))
+    items = f"<li>{sentence * 2}</li>" * 8
+    page = (f"<html><head><title>Notes</title></head><body><div id='hd'><a href='/'>Home</a></div><div id='notes'>"
+            f"{paragraphs}<div id='misc'><h2>Miscellaneous</h2><ul>{items}</ul></div></div></body></html>")
+    result = extract(page)
+    assert result.method == "density"
+    assert all(f"## Part {i}" in result.markdown for i in range(4)) and "## Miscellaneous" in result.markdown
+    off = extract(page, params=ExtractionParams(min_ancestor_score_share=0))
+    assert "## Part 0" not in off.markdown  # the list alone, without the rule
+
+
+def test_text_after_wbr_is_kept_by_every_rung() -> None:
+    # libxml2 nests the rest of the heading in <wbr>; the body-text rung (rustdoc's pages) lost its "::"
+    heading = ('<h1><span>Struct <a href="../index.html">syn</a>::<wbr><a href="index.html">token</a>::<wbr>'
+               '<a href="#">While</a></span></h1>')
+    links = "".join(f'<li><a href="p{i}.html">Page number {i}</a></li>' for i in range(30))
+    result = extract(f"<html><body><div>{heading}<ul>{links}</ul></div></body></html>")
+    assert "Struct syn::token::While" in result.markdown, (result.method, result.markdown[:200])
 
 
 def test_the_markdown_opens_with_the_headline_the_text_leaves_to_the_title() -> None:

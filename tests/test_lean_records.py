@@ -9,7 +9,8 @@ import json
 from boilerstrip.boilerplate.finish import removed_by_reason
 from boilerstrip.feeds import SafeJsonLinesExporter
 from boilerstrip.finishing import finish_crawl, finish_records
-from boilerstrip.items import EXPORT_FIELDS, RECORD_FIELDS, SCHEMA_VERSION, TRAIL_FIELDS, PageItem, without_trail
+from boilerstrip.items import (DEFAULTS, EXPORT_FIELDS, RECORD_FIELDS, SCHEMA_VERSION, TRAIL_FIELDS, PageItem, compact_record,
+                               complete_record, text_hash, without_trail)
 
 TRAIL = set(TRAIL_FIELDS)
 
@@ -27,13 +28,61 @@ def _site_records(n: int = 12) -> list[dict]:
 
 
 def test_the_record_fields_split_into_lean_and_trail() -> None:
-    assert SCHEMA_VERSION == 2
+    assert SCHEMA_VERSION == 3
     assert EXPORT_FIELDS == [f for f in RECORD_FIELDS if f not in TRAIL]
     assert TRAIL <= set(RECORD_FIELDS) and "boilerplate_removed_by" in EXPORT_FIELDS
     record = {"url": "u", "blocks": [], "text": "t"}
     assert without_trail(record) == {"url": "u", "text": "t"} and "blocks" in record  # a copy
     lean = {"url": "u"}
     assert without_trail(lean) is lean
+
+
+def _full_record(**changes) -> dict:
+    record = {"schema_version": 2, "url": "http://site.test/a", "final_url": "http://site.test/a", "status": 200,
+              "fetched_at": "2026-12-03T10:00:00Z", "depth": 0, "fetch": "http", "render_reason": None,
+              "content_type": "text/html", "encoding": "utf-8", "title": "A", "lang": None, "description": None,
+              "canonical_url": None, "author": None, "published": None, "modified": None, "method": "semantic",
+              "attempts": [{"method": "semantic", "accepted": False, "chars": 0, "reason": "too_short"},
+                           {"method": "density", "accepted": True, "chars": 5, "reason": "accepted"}],
+              "text": "hello", "markdown": "hello", "content_hash": text_hash("hello"), "boilerplate_removed_chars": 0,
+              "boilerplate_removed_blocks": 0, "boilerplate_removed_by": {}, "template_cluster": "root:0",
+              "duplicate_of": None, "duplicate_similarity": None, "flags": [], "ai_opt_out": [], "change": "new",
+              "first_seen": "2026-12-03T10:00:01Z", "last_changed": "2026-12-03T10:00:01Z"}
+    record.update(changes)
+    return record
+
+
+def test_a_line_leaves_out_what_holds_its_default_and_reads_back_whole() -> None:
+    full = _full_record()
+    assert set(full) == set(EXPORT_FIELDS)
+    line = compact_record(full)
+    assert line == {"schema_version": 3, "url": "http://site.test/a", "status": 200, "fetched_at": "2026-12-03T10:00:00Z",
+                    "content_type": "text/html", "encoding": "utf-8", "title": "A", "method": "semantic",
+                    "attempts": [{"method": "semantic", "reason": "too_short"},
+                                 {"method": "density", "accepted": True, "chars": 5, "reason": "accepted"}],
+                    "text": "hello", "markdown": "hello", "template_cluster": "root:0", "change": "new",
+                    "first_seen": "2026-12-03T10:00:01Z"}
+    back = complete_record(line)
+    assert back == {**full, "schema_version": 3} and list(back["attempts"][0]) == ["method", "accepted", "chars", "reason"]
+    assert list(back) == list(full)  # the record's key order
+    assert complete_record(full) == full  # a version-2 line (every field written) reads as it is
+    # a value that only looks empty is not its default: kept
+    kept = compact_record(_full_record(text="", markdown="", depth=1, status=0, fetch="browser", final_url="http://site.test/b",
+                                       content_hash="0" * 64, last_changed="2026-12-04T00:00:00Z", flags=["x"]))
+    assert kept["text"] == "" and kept["markdown"] == "" and kept["final_url"] == "http://site.test/b"
+    assert kept["content_hash"] == "0" * 64 and kept["last_changed"] == "2026-12-04T00:00:00Z" and kept["fetch"] == "browser"
+    assert "status" not in kept and kept["depth"] == 1 and kept["flags"] == ["x"]
+    assert complete_record({"schema_version": 3, "url": "u"})["markdown"] is None  # Markdown off, not empty
+    assert complete_record({"schema_version": 3, "url": "u", "text": ""})["content_hash"] == text_hash("")
+    chunk = {"chunk_id": "c1", "url": "u", "text": "t"}  # not a page's line (no schema_version): left alone
+    assert compact_record(chunk) == chunk == complete_record(chunk)
+    # the trail is written whole, and not made up for a lean line; other lines are left alone
+    assert compact_record({**full, "blocks": [], "page_blocks": None})["blocks"] == []
+    assert "blocks" not in complete_record(line) and set(DEFAULTS).isdisjoint(TRAIL)
+    tombstone = {"url": "http://site.test/gone", "change": "removed", "reason": "http_404", "last_seen": None}
+    assert compact_record(tombstone) == tombstone == complete_record(tombstone)
+    outcome = {"url": "http://site.test/x", "outcome": "failed", "reason": "http_500", "detail": None}
+    assert compact_record(outcome) == outcome == complete_record(outcome)
 
 
 def test_removed_by_reason_counts_blocks_and_chars_per_reason() -> None:
@@ -99,6 +148,25 @@ def test_the_exporter_writes_the_trail_only_when_kept() -> None:
     exporter.start_exporting()
     exporter.export_item(item)
     assert not TRAIL & set(json.loads(buffer.getvalue()))
+
+
+def test_the_exporter_writes_compact_lines_that_read_back_whole() -> None:
+    from boilerstrip.feeds import record_url
+
+    item = PageItem(url="http://site.test/a", final_url="http://site.test/a", status=200, text="hello",
+                    markdown="hello", content_hash=text_hash("hello"), attempts=[
+                        {"method": "semantic", "accepted": True, "chars": 5, "reason": "accepted"}])
+    buffer = io.BytesIO()
+    exporter = SafeJsonLinesExporter(buffer, fields_to_export=list(EXPORT_FIELDS))
+    exporter.start_exporting()
+    exporter.export_item(item)
+    line = buffer.getvalue().rstrip(b"\n")
+    assert line.startswith(b'{"schema_version":3,"url":"http://site.test/a","status":200,')
+    assert b": " not in line and b"null" not in line and b"final_url" not in line and b"content_hash" not in line
+    assert record_url(line) == "http://site.test/a"
+    record = complete_record(json.loads(line))
+    assert record["final_url"] == "http://site.test/a" and record["content_hash"] == text_hash("hello")
+    assert record["flags"] == [] and record["duplicate_of"] is None and set(record) == set(EXPORT_FIELDS)
 
 
 def test_crawl_trail_reaches_the_finishing_pass(tmp_path) -> None:

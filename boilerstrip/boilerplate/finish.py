@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from boilerstrip.items import RECORD_FIELDS
+from boilerstrip.items import JSON_SEPARATORS, RECORD_FIELDS
 
 from .blocks import (blocks_of_record, cluster_of_url, markdown_of_blocks, render_markdown, render_text, repair_text,
                      site_of_url, structure_hashes)
@@ -147,7 +147,7 @@ def dump_record(record: Mapping[str, Any], order: list[str] | None = None) -> st
     order = list(RECORD_FIELDS) if order is None else order
     known = set(order)
     keys = [k for k in order if k in record] + sorted(k for k in record if k not in known)
-    return repair_text(json.dumps({k: record[k] for k in keys}, ensure_ascii=False, sort_keys=False))
+    return repair_text(json.dumps({k: record[k] for k in keys}, ensure_ascii=False, sort_keys=False, separators=JSON_SEPARATORS))
 
 
 def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:

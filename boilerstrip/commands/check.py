@@ -16,6 +16,7 @@ from pathlib import Path
 from boilerstrip.atomicfile import atomic_open
 from boilerstrip.check import RULES, CheckParams, check_records, failed_rules, render_html
 from boilerstrip.config import ConfigError, params_from_settings
+from boilerstrip.items import complete_record
 from boilerstrip.finishing.base import EMPTY, FinishContext, read_jsonl, records_file_problem
 
 HELP = "judge a crawl's JSONL per site: repeated lines, navigation words, first paragraphs, empty pages"
@@ -60,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     context = FinishContext()
     try:
-        report = check_records(read_jsonl(path, context), params, min_confidence=args.min_confidence)
+        report = check_records(map(complete_record, read_jsonl(path, context)), params,
+                               min_confidence=args.min_confidence)
         if args.json:
             with atomic_open(Path(args.json), "w") as handle:
                 handle.write(json.dumps(report, ensure_ascii=False, indent=1) + "\n")

@@ -28,6 +28,7 @@ from typing import Any
 from boilerstrip.boilerplate.blocks import site_of_url
 from boilerstrip.boilerplate.duplicates import text_digest
 from boilerstrip.finishing.base import Dropped, FinishContext, Record, Spill, Step, TOMBSTONES, is_page, read_jsonl
+from boilerstrip.items import complete_record
 
 from .index import DedupIndex, MinHasher
 from .language import LanguageIdentifier
@@ -172,6 +173,7 @@ class ReadInputs(Step):
             count = 0
             for record in read_jsonl(path, context):
                 count += 1
+                record = complete_record(record)
                 record["_crawl"] = crawl
                 yield record
             inputs.append({"path": str(path), "crawl": crawl, "records": count})

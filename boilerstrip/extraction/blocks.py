@@ -439,6 +439,12 @@ def _is_code_term(term: etree._Element) -> bool:
     return inside >= total and not outside.strip()
 
 
+#: the verdicts of class/id words that leave an element out of the content
+_FURNITURE_VERDICTS = frozenset((BOILERPLATE, COMMENTS, CONSENT))
+#: how many elements may open a section before its heading (Django's anchors: three empty <span>s)
+_SECTION_OPENING_MAX_NODES = 8
+
+
 def is_permalink(anchor: etree._Element, href: str) -> bool:
     """An anchor to the element it sits in (its heading, term, caption or section) whose text is only a
     symbol: a permalink ("¶", "#", "§", an icon), never the page's text. The target is an ancestor, an
@@ -463,6 +469,51 @@ def is_permalink(anchor: etree._Element, href: str) -> bool:
                     return True
                 before = before.getprevious()
         parent = parent.getparent()
+    return False
+
+
+def opens_with_permalinked_heading(element: etree._Element) -> bool:
+    """Does ``element`` open with a heading (no text before it) that holds a permalink to the element or to
+    an anchor inside it? Then it is a section of the document with its own address (docutils' ``<div
+    class="section" id="s-testing-tools"><span id="testing-tools"></span><h1>Testing tools<a
+    href="#testing-tools">¶</a></h1>``), whatever its class and id say. A box of furniture titled like one
+    ("Related posts") has no permalink: nothing links to it as a place in the document."""
+    if (element.text or "").strip():
+        return False
+    ids: set[str] = set()
+    for seen, node in enumerate(element.iterdescendants()):
+        if seen >= _SECTION_OPENING_MAX_NODES or not isinstance(node.tag, str):
+            return False
+        if node.tag in HEADING_TAGS:
+            names = {element.get("id"), element.get("name")} | ids
+            for anchor in node.iter("a"):
+                href = anchor.get("href") or ""
+                if href[1:] and href.startswith("#") and href[1:] in names and is_permalink(anchor, href):
+                    return True
+            return False
+        if (node.text or "").strip() or (node.tail or "").strip():
+            return False  # text before the heading (or a tail: the heading is not inside it either)
+        ids.update(value for value in (node.get("id"), node.get("name")) if value)
+    return False
+
+
+def _holds_permalink(heading: etree._Element) -> bool:
+    """Does ``heading`` hold a permalink to itself or its section (``is_permalink``), or does one stand
+    right before it in its section (rustdoc's ``<section id=m><a href="#m">§</a><h4>fn next(...)</h4>``)?"""
+    for anchor in heading.iter("a"):
+        href = anchor.get("href") or ""
+        if href.startswith("#") and is_permalink(anchor, href):
+            return True
+    parent = heading.getparent()
+    before = heading.getprevious()
+    for _ in range(_SECTION_OPENING_MAX_NODES):
+        if before is None or parent is None:
+            break
+        href = before.get("href") or "" if before.tag == "a" else ""
+        if href[1:] and href.startswith("#") and href[1:] in (parent.get("id"), heading.get("id")) \
+                and is_permalink(before, href):
+            return True
+        before = before.getprevious()
     return False
 
 
@@ -578,6 +629,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
     section_depth = 0
     heading_depth = 0
     own_page_links: list[etree._Element] = []
+    anchored_heading: list[etree._Element] = []  # the open heading that holds a permalink, if any
 
     root_chars: list[int] = []
 
@@ -669,6 +721,13 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     verdict, weight = classify_attributes(f"{cls or ''} {eid or ''}")
                     if verdict == BOILERPLATE and (tag == "main" or role in MAIN_LANDMARK_ROLES):
                         verdict = None  # the main landmark is never furniture ("main#skip-to-content")
+                    elif (verdict in _FURNITURE_VERDICTS and eid and opens_with_permalinked_heading(element)
+                          and classify_attributes(cls or "")[0] not in _FURNITURE_VERDICTS):
+                        # a section of the document, its id (the target of its heading's permalink) made
+                        # from its heading's words ("s-testing-tools" over "Testing tools", "s-comments"
+                        # over "Comments"): the id names its subject, not a piece of furniture, a comment
+                        # thread or a cookie banner; its class words still count
+                        verdict, weight = classify_attributes(cls or "")
                     elif verdict == BOILERPLATE and heading_depth and tag not in BLOCK_TAGS:
                         # a heading is read whole: the class of a link or span in it names how the heading
                         # links (Sphinx's "toc-backref"), not a piece of furniture inside it
@@ -758,10 +817,15 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 section_depth += 1
             elif tag in HEADING_TAGS:
                 heading_depth += 1
+                if not anchored_heading and _holds_permalink(element):
+                    anchored_heading.append(element)
             if tag == "a":
-                if heading_depth and (element.get("href") or "").startswith("#"):
+                if heading_depth and (anchored_heading or (element.get("href") or "").startswith("#")):
                     # a heading's link into its own page (Sphinx's back-link to the contents, mdBook's
-                    # self-link) is the heading's text, not a link away: it is not link text
+                    # self-link) is the heading's text, not a link away: it is not link text; nor is any
+                    # link of a heading with its own permalink, which makes it a heading of the document
+                    # (Sphinx's "<h4><a href=../admin/>django.contrib.admin</a><a href=#x>¶</a></h4>"),
+                    # not a teaser's title linking to its article
                     own_page_links.append(element)
                 else:
                     link_depth += 1
@@ -801,6 +865,8 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 section_depth -= 1
             elif tag in HEADING_TAGS:
                 heading_depth -= 1
+                if anchored_heading and anchored_heading[-1] is element:
+                    anchored_heading.pop()
             if inline_code and inline_code[-1] is element:
                 inline_code.pop()
                 parts.append(CODE_CLOSE)

@@ -269,6 +269,9 @@ def extract(
     # found before <img> is stripped below (after it, no picture is left to mark its caption)
     image_holders = find_image_holders(body) if not params.keep_captions else []
     _unwrap_heading_buttons(document)
+    # <wbr> (a line-break opportunity) is empty, but libxml2's HTML parser nests the rest of its parent in
+    # it ("syn::<wbr>token::<wbr>While", rustdoc's headings): its text would be lost to the body-text rung
+    etree.strip_tags(document, "wbr")
     etree.strip_elements(document, *(NEVER_CONTENT_TAGS - {"noscript"}), with_tail=False)
     if _is_noscript_shell(body, params):
         # a JavaScript app shell whose no-script rendering holds the page (forum software serves its

@@ -71,6 +71,7 @@ def choose_density_containers(page: PageStats, params: ExtractionParams) -> list
     floor = params.min_density_winner_share * page.page_good_chars
     ranked = sorted(scores, key=scores.__getitem__, reverse=True)
     top = next((element for element in ranked if page.good_chars(element) >= floor), ranked[0])
+    top = _whole_document(top, scores, page, params)
     parent = top.getparent()
     if parent is None:
         return [top]
@@ -105,6 +106,31 @@ def choose_density_containers(page: PageStats, params: ExtractionParams) -> list
                 if seg.link_density(*span) < params.max_sibling_paragraph_link_density:
                     chosen.append(sibling)
     return _with_cousins(top, chosen, page, params)
+
+
+#: elements that are a part of a document, never a whole one (a list)
+_PART_TAGS = frozenset(("ul", "ol", "dl"))
+
+
+def _whole_document(top: etree._Element, scores: dict[etree._Element, float], page: PageStats,
+                    params: ExtractionParams) -> etree._Element:
+    """``top``, or, when ``top`` is a part of a document rather than one (a list, or a block mostly of code:
+    a reference page's synopsis), its ancestor that scores nearly as well (``min_ancestor_score_share``)
+    with more good text. A plain container is left as it is: its ancestor adds bylines and teasers."""
+    if params.min_ancestor_score_share <= 0:
+        return top
+    if top.tag not in _PART_TAGS and not (
+            params.min_sibling_code_share and _code_share(page.seg, *page.seg.ranges[top]) >= params.min_sibling_code_share):
+        return top
+    bar = params.min_ancestor_score_share * scores[top]
+    chosen, node = top, top.getparent()
+    for _ in range(params.max_scored_ancestor_levels):
+        if node is None or node.tag in ("body", "html"):
+            break
+        if scores.get(node, 0.0) >= bar and page.good_chars(node) > page.good_chars(chosen):
+            chosen = node
+        node = node.getparent()
+    return chosen
 
 
 def _code_share(seg, start: int, end: int) -> float:

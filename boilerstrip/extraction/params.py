@@ -133,6 +133,14 @@ class ExtractionParams:
     #: The density winner must hold at least this share of the page's good paragraph text (else the next
     #: best candidate is taken). Density-only F1: 0 0.9731, 0.1-0.3 0.9779, 0.4 0.9659; 0.2 is mid-plateau.
     min_density_winner_share: float = 0.2
+    #: When the density winner is a part of a document (a list, or a block mostly of code), an ancestor of
+    #: it (up to ``max_scored_ancestor_levels`` up) that scores at least this share of the winner's score
+    #: and holds more good text takes its place (a list of a release note's section won over the notes, a
+    #: reference page's synopsis over the page). 0: off. Issue 24, markdown benchmark headings:
+    #: python-django-doc 0.957 -> 0.99, docbook-xsl-doc-html 0.943 -> 0.952; the
+    #: article benchmark unchanged at 0.9811 (climbing from any winner cost it 0.0003: an article's
+    #: wrapper adds its byline and tags).
+    min_ancestor_score_share: float = 0.8
     #: Sibling merge: a sibling joins when its score reaches this share of the winner's (Readability 0.2)
     #: or at least ``min_sibling_score_points`` (both flat on the benchmark: 0.1-0.3, 5-20 points).
     min_sibling_score_share: float = 0.2

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from boilerstrip.boilerplate.params import BoilerplateParams, DuplicateParams
+from boilerstrip.items import complete_record
 
 from .base import TOMBSTONES, Dropped, FinishContext, Record, Spill, Step, dump_record, is_page, read_jsonl, run_steps
 from .change import ChangeStep
@@ -68,7 +69,7 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
         nonlocal records_in
         for record in read_jsonl(in_path, context):
             records_in += 1
-            yield record
+            yield complete_record(record)
 
     written = tombstones = 0
     for record in run_steps(counted(), crawl_steps(out_path, params, dup_params, report_dir, duplicates_enabled,

@@ -29,7 +29,7 @@ from boilerstrip.boilerplate.finish import (REPORT_JSON, REPORT_TXT, ReportBuild
                                             mark_duplicate, model_hashes, report_text)
 from boilerstrip.boilerplate.model import TemplateModel
 from boilerstrip.boilerplate.params import BoilerplateParams, DuplicateParams
-from boilerstrip.items import without_trail
+from boilerstrip.items import compact_record, without_trail
 from boilerstrip.recrawl import TOMBSTONES
 
 from .base import FinishContext, Record, Spill, Step, dump_record, is_page
@@ -405,8 +405,8 @@ class WriteJsonl(Step):
     def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
         with atomic_open(self.path, "w") as out:
             for record in records:
-                out.write(dump_record(select_fields(record if self.trail else without_trail(record), self.fields))
-                          + "\n")
+                out.write(dump_record(compact_record(select_fields(record if self.trail else without_trail(record),
+                                                                   self.fields))) + "\n")
                 self.count(context, "records")
                 yield record
 
