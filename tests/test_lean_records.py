@@ -44,7 +44,8 @@ def _full_record(**changes) -> dict:
               "canonical_url": None, "author": None, "published": None, "modified": None, "method": "semantic",
               "attempts": [{"method": "semantic", "accepted": False, "chars": 0, "reason": "too_short"},
                            {"method": "density", "accepted": True, "chars": 5, "reason": "accepted"}],
-              "text": "hello", "markdown": "hello", "content_hash": text_hash("hello"), "boilerplate_removed_chars": 0,
+              "confidence": 0.9, "text": "hello", "markdown": "hello", "content_hash": text_hash("hello"),
+              "boilerplate_removed_chars": 0,
               "boilerplate_removed_blocks": 0, "boilerplate_removed_by": {}, "template_cluster": "root:0",
               "duplicate_of": None, "duplicate_similarity": None, "flags": [], "ai_opt_out": [], "change": "new",
               "first_seen": "2026-12-03T10:00:01Z", "last_changed": "2026-12-03T10:00:01Z"}
@@ -60,12 +61,14 @@ def test_a_line_leaves_out_what_holds_its_default_and_reads_back_whole() -> None
                     "content_type": "text/html", "encoding": "utf-8", "title": "A", "method": "semantic",
                     "attempts": [{"method": "semantic", "reason": "too_short"},
                                  {"method": "density", "accepted": True, "chars": 5, "reason": "accepted"}],
-                    "text": "hello", "markdown": "hello", "template_cluster": "root:0", "change": "new",
+                    "confidence": 0.9, "text": "hello", "markdown": "hello", "template_cluster": "root:0", "change": "new",
                     "first_seen": "2026-12-03T10:00:01Z"}
     back = complete_record(line)
     assert back == {**full, "schema_version": 3} and list(back["attempts"][0]) == ["method", "accepted", "chars", "reason"]
     assert list(back) == list(full)  # the record's key order
     assert complete_record(full) == full  # a version-2 line (every field written) reads as it is
+    older = {key: value for key, value in full.items() if key != "confidence"}  # a line from before confidence
+    assert complete_record(older)["confidence"] is None
     # a value that only looks empty is not its default: kept
     kept = compact_record(_full_record(text="", markdown="", depth=1, status=0, fetch="browser", final_url="http://site.test/b",
                                        content_hash="0" * 64, last_changed="2026-12-04T00:00:00Z", flags=["x"]))
