@@ -439,6 +439,19 @@ def test_a_misnested_end_tag_does_not_swallow_the_page() -> None:
     assert "html5_tree" not in extract(page(f"<article>{paragraphs()}</p></article>")).flags
 
 
+def test_the_rebuilt_page_keeps_its_json_ld_and_leaves_scripts_and_styles_out() -> None:
+    # the rebuild's serialisation leaves scripts and styles out (the extractor strips them anyway); JSON-LD,
+    # which metadata reads, stays, whatever the case and spacing of its type
+    head = ("<title>Flood</title><style>p { color: red }</style>"
+            "<script type=' Application/LD+JSON '>{\"@type\": \"NewsArticle\", \"author\": {\"name\": \"Ada Lovelace\"}}"
+            "</script><script>var leaked = 'script text';</script>")
+    html = page("<header><button><div><div></button></div></header><main><article>"
+                f"{paragraphs()}<script>document.write('more script text')</script></article></main>", head=head)
+    result = extract(html)
+    assert "html5_tree" in result.flags and result.text == "\n\n".join(STORY)
+    assert result.author == "Ada Lovelace"
+
+
 @pytest.mark.timeout(60)
 def test_a_deeply_nested_page_is_not_given_to_the_html5_builder() -> None:
     # the builder's time grows with the square of the depth (45,000 nested lists: about a minute); libxml2's tree

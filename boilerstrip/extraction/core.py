@@ -19,6 +19,7 @@ from ._page import PageStats, Selection
 from ._vocab import (
     CONTROL_BYTES_RE,
     CONTROL_CHARS_RE,
+    HEADING_TAGS,
     NAVIGATION_TAGS,
     NEVER_CONTENT_TAGS,
 )
@@ -190,15 +191,18 @@ def _is_noscript_shell(body: etree._Element, params: ExtractionParams) -> bool:
     return hidden >= params.min_noscript_share_of_page * _text_chars(body)
 
 
-_HEADING_BUTTONS = etree.XPath("//*[self::h1 or self::h2 or self::h3 or self::h4 or self::h5 or self::h6]//button")
-
-
 def _unwrap_heading_buttons(document: etree._Element) -> None:
     """A <button> inside a heading is the heading's text: the header of an accordion or disclosure
     section (the WAI-ARIA accordion pattern wraps each header button in a heading). Other buttons are
-    controls, never content."""
-    for button in _HEADING_BUTTONS(document):
+    controls, never content. (From the buttons up, not the headings down: a page has few buttons, and an
+    XPath over every heading's descendants cost 8% of the extractor's time.)"""
+    in_headings = [button for button in document.iter("button") if _inside_heading(button)]
+    for button in in_headings:
         button.tag = "span"
+
+
+def _inside_heading(element: etree._Element) -> bool:
+    return next(element.iterancestors(*HEADING_TAGS), None) is not None
 
 
 def _unwrap_swallowing_chrome(body: etree._Element, params: ExtractionParams) -> bool:
