@@ -1,0 +1,247 @@
+"""A crawl in a forked child of the test process: the CLI's own code path, without a new interpreter.
+
+``run_cli(["crawl", URL, "-o", OUT, ...])`` forks the test process, and the child runs
+``boilerstrip.cli.main`` with its stdout and stderr sent to files; the parent waits (with a deadline) and
+returns a ``subprocess.CompletedProcess`` with the exit status and both texts, exactly what
+``subprocess.run([python, "-m", "boilerstrip", ...])`` gives. What the child skips is the part that is not
+under test: a new interpreter importing Scrapy, Twisted, lxml, numpy and the project (about 2 s of a
+3.5 s crawl on the 2-core machine). The crawl itself (its reactor, worker pool and finishing pass) is the
+one the CLI runs, once per child: Twisted's reactor cannot be restarted, and a forked child has its own.
+
+Use a real subprocess (``sys.executable -m boilerstrip``) where the process boundary is the point: kill -9,
+signals, the process tree, an environment the test process must not share.
+
+This is the one place the tests call the crawl's entry point: when the runner below the CLI moves, only
+:func:`_entry` changes.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: imported once in the test process, so each child starts with them loaded (the components the project's
+#: settings name, which a fresh process imports while it builds the crawler)
+_PRELOAD = (
+    "scrapy.crawler",
+    "boilerstrip.cli",
+    "boilerstrip.commands.crawl",
+    "boilerstrip.spiders.site",
+    "boilerstrip.extensions._worker_start",
+)
+_preloaded = False
+
+
+def _entry(argv: list[str]) -> int:
+    from boilerstrip.cli import main
+
+    return main(argv)
+
+
+def _scrapy_entry(argv: list[str]) -> int:
+    from scrapy.cmdline import execute
+
+    execute(["scrapy", *argv])
+    return 0
+
+
+def preload() -> None:
+    """Import the crawl's modules and the components its settings name (once per test process); never the
+    reactor, which each child installs for itself."""
+    global _preloaded
+    if _preloaded:
+        return
+    import importlib
+
+    for name in _PRELOAD:
+        importlib.import_module(name)
+    from scrapy.utils.misc import load_object
+
+    from boilerstrip import settings as project
+
+    for group in ("DOWNLOADER_MIDDLEWARES", "SPIDER_MIDDLEWARES", "ITEM_PIPELINES", "EXTENSIONS", "ADDONS"):
+        for path, order in getattr(project, group, {}).items():
+            if order is not None and path.startswith("boilerstrip."):
+                load_object(path)
+    from boilerstrip.extensions._worker_start import warm_up
+
+    warm_up()
+    _preloaded = True
+
+
+def _child(entry: Callable[[list[str]], int], argv: list[str], cwd: Path, env: dict[str, str] | None,
+           out_fd: int, err_fd: int) -> None:
+    """The forked child: never returns (``os._exit``), so no test-process cleanup runs twice."""
+    code = 1
+    try:
+        os.setpgid(0, 0)  # its own group: a timeout kills the crawl and whatever it started
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):
+            signal.signal(signum, signal.SIG_DFL)
+        signal.alarm(0)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(out_fd, 1)
+        os.dup2(err_fd, 2)
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115
+        sys.stdout = io.TextIOWrapper(open(1, "wb", closefd=False), encoding="utf-8", line_buffering=True)  # noqa: SIM115
+        sys.stderr = io.TextIOWrapper(open(2, "wb", closefd=False), encoding="utf-8", line_buffering=True)  # noqa: SIM115
+        sys.__stdout__, sys.__stderr__ = sys.stdout, sys.stderr
+        import logging
+
+        for handler in list(logging.root.handlers):  # pytest's capture handlers belong to the parent
+            logging.root.removeHandler(handler)
+        logging.root.setLevel(logging.WARNING)
+        os.chdir(cwd)
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        os.environ["PYTHONUNBUFFERED"] = "1"
+        _fresh_process_state()
+        code = entry(argv)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code is not None and not isinstance(exc.code, int):
+            print(exc.code, file=sys.stderr)
+    except BaseException:  # noqa: BLE001 -- an uncaught error is a traceback and status 1, as in a process
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code if isinstance(code, int) and 0 <= code < 256 else 1)
+
+
+def _fresh_process_state() -> None:
+    """What a new interpreter would not have: an installed reactor. And one thing it would not have that it
+    may share: the session's forkserver (:func:`preload`), which already loaded the workers' modules."""
+    if "twisted.internet.reactor" in sys.modules:
+        import twisted.internet
+
+        del sys.modules["twisted.internet.reactor"]
+        if hasattr(twisted.internet, "reactor"):
+            del twisted.internet.reactor
+    from multiprocessing import forkserver, resource_tracker
+
+    server = forkserver._forkserver
+    if server._forkserver_pid is None:
+        return
+
+    def ensure_running() -> None:
+        # the server is the test process's child, not this one's: ForkServer's waitpid cannot see it from
+        # here, so ask /proc whether it still runs; a dead one is forgotten and this crawl starts its own
+        if server._forkserver_pid is not None and not _running(server._forkserver_pid):
+            server._forkserver_pid = server._forkserver_address = server._forkserver_alive_fd = None
+        if server._forkserver_pid is None:
+            type(server).ensure_running(server)
+        else:
+            resource_tracker.ensure_running()
+
+    server.ensure_running = ensure_running
+    forkserver.ensure_running = ensure_running
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _start_forkserver() -> None:
+    """The worker pool's forkserver, started once for the session with the workers' modules loaded (as the
+    crawl starts its own: ``WorkerPool``); each child's pool forks its workers from it, instead of starting
+    a server that imports scipy and datasketch again (a second of every crawl)."""
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    from boilerstrip.extensions._worker_start import WORKER_MODULES
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return
+    multiprocessing.get_context("forkserver").set_forkserver_preload(list(WORKER_MODULES))
+    forkserver.ensure_running()
+
+
+def run_cli(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path = ROOT,
+    env: dict[str, str] | None = None,
+    timeout: float = 240,
+    scrapy: bool = False,
+) -> subprocess.CompletedProcess:
+    """``boilerstrip ARGV...`` (or ``scrapy ARGV...`` with ``scrapy=True``) in a forked child; the
+    ``CompletedProcess`` a subprocess run would give. Raises ``subprocess.TimeoutExpired`` (the child's
+    process group killed) past ``timeout``."""
+    preload()
+    _start_forkserver()  # (again if a test killed it)
+    argv = [str(arg) for arg in argv]
+    entry = _scrapy_entry if scrapy else _entry
+    shown = ["scrapy" if scrapy else "boilerstrip", *argv]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _child(entry, argv, Path(cwd), env, out.fileno(), err.fileno())
+        try:
+            os.setpgid(pid, pid)  # (the child does it too: whichever runs first)
+        except OSError:
+            pass
+        status = _wait(pid, timeout, shown)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(shown, status, out.read().decode("utf-8", "replace"),
+                                           err.read().decode("utf-8", "replace"))
+
+
+def _wait(pid: int, timeout: float, shown: list[str]) -> int:
+    deadline = time.monotonic() + timeout
+    pause = 0.005
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(shown, timeout)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+    finally:
+        if not _reaped(pid):
+            _kill_group(pid)
+
+
+def _reaped(pid: int) -> bool:
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return bool(done)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+__all__ = ["run_cli", "preload", "ROOT"]
