@@ -80,7 +80,7 @@ def preload() -> None:
 
 
 def _child(entry: Callable[[list[str]], int], argv: list[str], cwd: Path, env: dict[str, str] | None,
-           out_fd: int, err_fd: int) -> None:
+           out_fd: int, err_fd: int, preexec: Callable[[], None] | None) -> None:
     """The forked child: never returns (``os._exit``), so no test-process cleanup runs twice."""
     code = 1
     try:
@@ -107,6 +107,8 @@ def _child(entry: Callable[[list[str]], int], argv: list[str], cwd: Path, env: d
             os.environ.update(env)
         os.environ["PYTHONUNBUFFERED"] = "1"
         _fresh_process_state()
+        if preexec is not None:
+            preexec()
         code = entry(argv)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -182,10 +184,12 @@ def run_cli(
     env: dict[str, str] | None = None,
     timeout: float = 240,
     scrapy: bool = False,
+    preexec: Callable[[], None] | None = None,
 ) -> subprocess.CompletedProcess:
     """``boilerstrip ARGV...`` (or ``scrapy ARGV...`` with ``scrapy=True``) in a forked child; the
-    ``CompletedProcess`` a subprocess run would give. Raises ``subprocess.TimeoutExpired`` (the child's
-    process group killed) past ``timeout``."""
+    ``CompletedProcess`` a subprocess run would give. ``preexec`` runs in the child before the command (a
+    resource limit, a folder on ``sys.path``). Raises ``subprocess.TimeoutExpired`` (the child's process
+    group killed) past ``timeout``."""
     preload()
     _start_forkserver()  # (again if a test killed it)
     argv = [str(arg) for arg in argv]
@@ -196,7 +200,7 @@ def run_cli(
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            _child(entry, argv, Path(cwd), env, out.fileno(), err.fileno())
+            _child(entry, argv, Path(cwd), env, out.fileno(), err.fileno(), preexec)
         try:
             os.setpgid(pid, pid)  # (the child does it too: whichever runs first)
         except OSError:

@@ -28,6 +28,7 @@ from boilerstrip.feeds import (
 from boilerstrip.items import EXPORT_FIELDS, PageItem
 from boilerstrip.outcomes import FilteredItem, report_failed, report_filtered
 from boilerstrip.safety.text import repair_value
+from _incrawl import run_cli
 from conftest import ROOT, Reply, read_jsonl, run_crawl
 from hostile_faults import assert_reconciled, html_page, read_ledger, read_manifest
 
@@ -225,9 +226,8 @@ def test_failing_pipeline_stage_dead_letters_one_item_and_goes_on(serve, tmp_pat
 
 
 def _crawl_with_path(url: str, out: Path, path: str, extra: list[str], **popen) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "boilerstrip", "crawl", url, "-o", str(out), "--profile", "test", "--no-sitemaps", *extra]
-    env = dict(os.environ, PYTHONPATH=path + os.pathsep + os.environ.get("PYTHONPATH", ""), PYTHONUNBUFFERED="1")
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    proc = run_cli(["crawl", url, "-o", str(out), "--profile", "test", "--no-sitemaps", *extra], timeout=120,
+                   preexec=lambda: sys.path.insert(0, path))  # the components under test, as PYTHONPATH would
     return proc, read_jsonl(out)
 
 
@@ -283,8 +283,14 @@ def test_a_ledger_mismatch_fails_the_crawl(serve, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_scrapy_jobdir_pause_and_resume_keeps_the_first_runs_records(serve, tmp_path: Path) -> None:
-    pages = 40
-    site = serve(routes=_site_routes(pages, delay_s=0.1))
+    # 100 pages linked from the home page, 0.1 s each, one at a time: the stop after 22 comes with ~8 s of the
+    # crawl left (a graceful stop waits for the one page in flight: 10x that and more still pauses it; with
+    # 40 pages, a loaded machine finished the crawl before the SIGINT took effect)
+    pages = 100
+    routes = _site_routes(pages, delay_s=0.1)
+    links = " ".join(f'<a href="/p{i}">p{i}</a>' for i in range(pages))
+    routes["/"] = Reply(200, html_page(f"<p>{_words(10_000)}</p>{links}", "Home"), HTML, delay_s=0.1)
+    site = serve(routes=routes)
     out = tmp_path / "job.jsonl"
     jobdir = tmp_path / "job"
     cmd = [sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(out), "--profile", "test",
