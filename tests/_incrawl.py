@@ -22,7 +22,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -195,38 +194,65 @@ def run_cli(
     argv = [str(arg) for arg in argv]
     entry = _scrapy_entry if scrapy else _entry
     shown = ["scrapy" if scrapy else "boilerstrip", *argv]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            _child(entry, argv, Path(cwd), env, out.fileno(), err.fileno(), preexec)
-        try:
-            os.setpgid(pid, pid)  # (the child does it too: whichever runs first)
-        except OSError:
-            pass
-        status = _wait(pid, timeout, shown)
-        out.seek(0)
-        err.seek(0)
-        return subprocess.CompletedProcess(shown, status, out.read().decode("utf-8", "replace"),
-                                           err.read().decode("utf-8", "replace"))
-
-
-def _wait(pid: int, timeout: float, shown: list[str]) -> int:
-    deadline = time.monotonic() + timeout
-    pause = 0.005
+    sys.stdout.flush()
+    sys.stderr.flush()
+    out_r, out_w = os.pipe()  # pipes, as a subprocess's capture: a file would meet the child's own limits
+    err_r, err_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(out_r)
+        os.close(err_r)
+        _child(entry, argv, Path(cwd), env, out_w, err_w, preexec)
+    os.close(out_w)
+    os.close(err_w)
     try:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return os.waitstatus_to_exitcode(status)
-            if time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired(shown, timeout)
-            time.sleep(pause)
-            pause = min(pause * 2, 0.05)
+        os.setpgid(pid, pid)  # (the child does it too: whichever runs first)
+    except OSError:
+        pass
+    deadline = time.monotonic() + timeout
+    try:
+        out, err = _read_until_closed(out_r, err_r, deadline, shown, timeout)
+        status = _wait(pid, deadline, shown, timeout)
     finally:
+        os.close(out_r)
+        os.close(err_r)
         if not _reaped(pid):
             _kill_group(pid)
+    return subprocess.CompletedProcess(shown, status, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+
+
+def _read_until_closed(out_fd: int, err_fd: int, deadline: float, shown: list[str],
+                       timeout: float) -> tuple[bytes, bytes]:
+    """Both pipes read to their end (the child and whatever it started closed them), as ``communicate``."""
+    import selectors
+
+    chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
+    with selectors.DefaultSelector() as selector:
+        for fd in chunks:
+            selector.register(fd, selectors.EVENT_READ)
+        while selector.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(shown, timeout)
+            for key, _ in selector.select(min(left, 1.0)):
+                data = os.read(key.fd, 65536)
+                if data:
+                    chunks[key.fd].append(data)
+                else:
+                    selector.unregister(key.fd)
+    return b"".join(chunks[out_fd]), b"".join(chunks[err_fd])
+
+
+def _wait(pid: int, deadline: float, shown: list[str], timeout: float) -> int:
+    pause = 0.005
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(shown, timeout)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def _reaped(pid: int) -> bool:
