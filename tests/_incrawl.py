@@ -1,15 +1,21 @@
 """A crawl in a forked child of the test process: the CLI's own code path, without a new interpreter.
 
 ``run_cli(["crawl", URL, "-o", OUT, ...])`` forks the test process, and the child runs
-``boilerstrip.cli.main`` with its stdout and stderr sent to files; the parent waits (with a deadline) and
-returns a ``subprocess.CompletedProcess`` with the exit status and both texts, exactly what
-``subprocess.run([python, "-m", "boilerstrip", ...])`` gives. What the child skips is the part that is not
-under test: a new interpreter importing Scrapy, Twisted, lxml, numpy and the project (about 2 s of a
-3.5 s crawl on the 2-core machine). The crawl itself (its reactor, worker pool and finishing pass) is the
-one the CLI runs, once per child: Twisted's reactor cannot be restarted, and a forked child has its own.
+``boilerstrip.cli.main`` (or ``scrapy.cmdline.execute``) with its stdout and stderr on pipes; the parent
+reads them and waits, with a deadline, and returns a ``subprocess.CompletedProcess`` with the exit status
+and both texts, what ``subprocess.run([python, "-m", "boilerstrip", ...], capture_output=True)`` gives. What
+the child skips is what is not under test: a new interpreter importing Scrapy, Twisted, lxml, numpy and the
+project, and a new forkserver for the worker pool importing scipy and datasketch again (one forkserver,
+started by the test process, serves every child's pool). About 3 s of CPU of a small crawl's 4. The crawl
+itself (its reactor, worker pool, feed and finishing pass) is the one the CLI runs, once per child:
+Twisted's reactor cannot be restarted, and each forked child installs its own.
+
+Measured on the 2-core machine, same load, against a subprocess per crawl: a fork child is cheaper than a
+fresh interpreter and needs none of the care a long-lived reactor thread shared by the session would (its
+signal handlers, its global state between crawls, a crawl that hangs the reactor for every later test).
 
 Use a real subprocess (``sys.executable -m boilerstrip``) where the process boundary is the point: kill -9,
-signals, the process tree, an environment the test process must not share.
+signals, the process tree and its memory, an environment the test process must not share.
 
 This is the one place the tests call the crawl's entry point: when the runner below the CLI moves, only
 :func:`_entry` changes.
