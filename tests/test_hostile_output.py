@@ -231,6 +231,16 @@ def _crawl_with_path(url: str, out: Path, path: str, extra: list[str], **popen) 
     return proc, read_jsonl(out)
 
 
+def _wait_for_lines(part: Path, lines: int, proc: subprocess.Popen, what: str, timeout_s: float = 300) -> None:
+    """Until the crawl's ``.part`` holds ``lines`` records: a deadline far past the few seconds it takes (a
+    2-core machine under load took more than 60 s), never a fixed sleep."""
+    deadline = time.monotonic() + timeout_s
+    while not (part.exists() and part.read_bytes().count(b"\n") >= lines):
+        assert proc.poll() is None, f"the crawl ended before it could be {what}"
+        assert time.monotonic() < deadline, f"{lines} records not written within {timeout_s:.0f} s"
+        time.sleep(0.05)
+
+
 @pytest.mark.slow
 def test_kill_9_mid_crawl_then_resume_completes_the_set_exactly_once(serve, tmp_path: Path) -> None:
     pages = 60
@@ -241,12 +251,7 @@ def test_kill_9_mid_crawl_then_resume_completes_the_set_exactly_once(serve, tmp_
            "--no-sitemaps", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1"]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if part.exists() and part.read_bytes().count(b"\n") >= 25:
-                break
-            assert proc.poll() is None, "the crawl ended before it could be killed"
-            time.sleep(0.05)
+        _wait_for_lines(part, 25, proc, "killed")
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait(timeout=30)
@@ -297,10 +302,7 @@ def test_scrapy_jobdir_pause_and_resume_keeps_the_first_runs_records(serve, tmp_
            "--no-sitemaps", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", f"JOBDIR={jobdir}"]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     part = output_paths(out).part
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (part.exists() and part.read_bytes().count(b"\n") >= 22):
-        assert proc.poll() is None, "the crawl ended before it could be paused"
-        time.sleep(0.05)
+    _wait_for_lines(part, 22, proc, "paused")
     proc.send_signal(signal.SIGINT)  # a graceful stop: Scrapy keeps its queue and dupefilter in JOBDIR
     _, stderr = proc.communicate(timeout=60)
     first = {r["url"] for r in read_jsonl(out if out.exists() else part)}
