@@ -271,7 +271,7 @@ def test_redis_restarted_empty_stops_every_worker_with_a_manifest(serve, tmp_pat
         tree: set[int] = set()
         try:
             _wait_for_requests(site, proc, 8)
-            tree = wait_for_tree(proc.pid, _pool_up(4), timeout_s=60)
+            tree = wait_for_tree(proc.pid, _pool_up(4), timeout_s=150)
             procs = snapshot(tree)
             server.restart()
             _, stderr = proc.communicate(timeout=180)
@@ -518,7 +518,7 @@ def test_redis_gone_past_the_outage_limit_stops_the_crawl_with_a_manifest(serve,
         tree: set[int] = set()
         try:
             _wait_for_requests(site, proc, 8)
-            tree = wait_for_tree(proc.pid, _pool_up(4), timeout_s=60)
+            tree = wait_for_tree(proc.pid, _pool_up(4), timeout_s=150)
             server.process.kill()  # gone, and not coming back
             server.process.wait(timeout=10)
             killed_at = time.monotonic()
