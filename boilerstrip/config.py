@@ -36,7 +36,6 @@ _FALSE = {"0", "false", "no", "off", ""}
 
 #: component -> the fields read as settings of their own (``BOILERSTRIP_<COMPONENT>_<FIELD>``). Every other
 #: field of a listed component is a tuned threshold: reach it through ``BOILERSTRIP_<COMPONENT>_PARAMS``.
-#: Components not listed here still read every field (their cut comes with the next round).
 USER_FIELDS: dict[str, frozenset[str]] = {
     # the extractor: which rungs, comments, captions; the worker pool that runs it (WorkerPoolParams)
     "extraction": frozenset({"method", "comments", "keep_captions", "bodytext_include_tags", "bodytext_exclude_tags",
@@ -70,6 +69,14 @@ USER_FIELDS: dict[str, frozenset[str]] = {
     "robots": frozenset({"fetch_timeout_s", "unreachable_retry_s", "unreachable_max_fetches"}),
     # traps: the budgets a user sizes to the site; segment repeats and out-links per page are tuned
     "traps": frozenset({"max_depth", "max_pages_per_host", "max_urls_per_pattern", "max_url_chars"}),
+    # scope: the private hosts a crawl may reach (--allow-private); the offsite mode and the early lookup are
+    # debugging switches
+    "scope": frozenset({"allow_private"}),
+    # URLs: the tracking parameters a site adds; the prefixes and session-id stripping are tuned rules
+    "urls": frozenset({"tracking_params"}),
+    "compression": frozenset({"keep_partial"}),
+    # state: where it lives and which backend (a dotted path) keeps it
+    "state": frozenset({"dir", "backend"}),
 }
 
 #: component -> (its params classes as ``module:Class``, the first the preset's; its preset table or None).

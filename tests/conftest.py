@@ -1,16 +1,15 @@
-"""Shared fixtures: loopback servers on port 0 and a real crawl run in a subprocess."""
+"""Shared fixtures: loopback servers on port 0 and a real crawl (the CLI's, in a forked child: _incrawl.py)."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from _incrawl import run_cli
 from _redis import redis_url  # noqa: F401 -- the fixture, shared by every test module that names it
 from boilerstrip.demo.server import Reply, SiteServer
 from boilerstrip.items import complete_record
@@ -49,13 +48,13 @@ def run_crawl(
     args: list[str] | tuple[str, ...] = (),
     timeout: float = 240,
 ) -> tuple[subprocess.CompletedProcess, list[dict]]:
-    """Run ``boilerstrip crawl URL... -o OUT`` in a subprocess (a real Scrapy run); return it and the records."""
-    cmd = [sys.executable, "-m", "boilerstrip", "crawl", *urls, "-o", str(out)]
+    """Run ``boilerstrip crawl URL... -o OUT`` (a real Scrapy run, through the CLI, in a forked child of the
+    test process: :func:`_incrawl.run_cli`); return its ``CompletedProcess`` and the records."""
+    argv = ["crawl", *urls, "-o", str(out)]
     for key, value in (settings or {}).items():
-        cmd += ["-s", f"{key}={value}"]
-    cmd += list(args)
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+        argv += ["-s", f"{key}={value}"]
+    argv += list(args)
+    proc = run_cli(argv, cwd=ROOT, timeout=timeout)
     return proc, read_jsonl(out)
 
 

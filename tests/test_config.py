@@ -136,6 +136,44 @@ def test_extraction_reads_only_its_user_fields_and_refuses_a_threshold_setting()
         params_from_settings({"BOILERSTRIP_EXTRACTION_MIN_SIBLING_SCORE_POINTS": "5"}, "extraction", ExtractionParams)
 
 
+@pytest.mark.parametrize(
+    ("component", "cls_path", "setting", "field", "value"),
+    [
+        ("scope", "boilerstrip.downloadermiddlewares.scope:ScopeParams", "BOILERSTRIP_SCOPE_OFFSITE", "offsite", "off"),
+        ("scope", "boilerstrip.downloadermiddlewares.scope:ScopeParams", "BOILERSTRIP_SCOPE_RESOLVE_EARLY",
+         "resolve_early", False),
+        ("urls", "boilerstrip.urls:UrlParams", "BOILERSTRIP_URLS_TRACKING_PREFIXES", "tracking_prefixes", ("ref_",)),
+        ("urls", "boilerstrip.urls:UrlParams", "BOILERSTRIP_URLS_STRIP_SESSION_IDS", "strip_session_ids", False),
+    ],
+)
+def test_scope_and_url_rules_are_reached_through_their_hook_only(component, cls_path, setting, field, value) -> None:
+    """The switches only a debugging session or a tuned rule touches are fields of the component's params:
+    set as settings of their own they stop the run with an error naming the hook; through it they work."""
+    import importlib
+    import json
+
+    module, _, name = cls_path.partition(":")
+    cls = getattr(importlib.import_module(module), name)
+    hook = f"BOILERSTRIP_{component.upper()}_PARAMS"
+    with pytest.raises(ConfigError, match=f"{setting} is not a setting.*{hook}"):
+        params_from_settings({setting: str(value)}, component, cls)
+    hooked = json.dumps({field: list(value) if isinstance(value, tuple) else value})
+    assert getattr(params_from_settings({hook: hooked}, component, cls), field) == value
+
+
+def test_the_user_level_scope_url_compression_and_state_settings_stay_settings() -> None:
+    from boilerstrip.downloadermiddlewares.compression import CompressionParams
+    from boilerstrip.downloadermiddlewares.scope import ScopeParams
+    from boilerstrip.state import StateParams
+    from boilerstrip.urls import UrlParams
+
+    assert params_from_settings({"BOILERSTRIP_SCOPE_ALLOW_PRIVATE": "10.0.0.5:8080"}, "scope", ScopeParams).allow_private == ("10.0.0.5:8080",)
+    assert params_from_settings({"BOILERSTRIP_URLS_TRACKING_PARAMS": "ref"}, "urls", UrlParams).tracking_params == ("ref",)
+    assert params_from_settings({"BOILERSTRIP_COMPRESSION_KEEP_PARTIAL": "true"}, "compression", CompressionParams).keep_partial
+    state = params_from_settings({"BOILERSTRIP_STATE_DIR": "", "BOILERSTRIP_STATE_BACKEND": "x.Y"}, "state", StateParams)
+    assert (state.dir, state.backend) == ("", "x.Y")
+
+
 def test_the_extraction_presets_are_real_and_below_the_hook() -> None:
     from boilerstrip.extensions.workers import WorkerPoolParams
     from boilerstrip.extraction import EXTRACTION_PRESETS, ExtractionParams, extraction_preset

@@ -15,6 +15,7 @@ from scrapy.settings import Settings
 from _crawlsite import FAST, page, small_site
 from boilerstrip.addons import PROFILES_PACKAGE, ProfileAddon, ProfileError, available_profiles, load_profile
 from boilerstrip.demo.sitegen import SITE_DIR, expected_pages
+from _incrawl import run_cli
 from conftest import ROOT, Reply, read_jsonl, run_crawl
 from test_crawl_demo import reasons
 
@@ -120,11 +121,8 @@ def test_scrapy_crawl_route_writes_the_same_schema(tmp_path) -> None:
 
     out = tmp_path / "native.jsonl"
     with SiteServer(root=SITE_DIR) as server:
-        proc = subprocess.run(
-            [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"url={server.url}/", "-O", str(out),
-             "-s", "BOILERSTRIP_PROFILE=test", "-s", "LOG_LEVEL=WARNING"],
-            cwd=ROOT, capture_output=True, text=True, timeout=120,
-        )
+        proc = run_cli(["crawl", "site", "-a", f"url={server.url}/", "-O", str(out), "-s", "BOILERSTRIP_PROFILE=test",
+                        "-s", "LOG_LEVEL=WARNING"], scrapy=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     records = read_jsonl(out)
     assert {urlsplit(r["url"]).path for r in records} == expected_pages()

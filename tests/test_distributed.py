@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import redis
 from _crawlsite import FAST, page
+from _incrawl import run_cli
 from conftest import ROOT, read_jsonl
 
 from boilerstrip.demo.server import Reply, SiteServer
@@ -46,9 +47,7 @@ def _site(pages: int = 24, delay_s: float = 0.0) -> dict:
 
 
 def _crawl(url: str, out: Path, *extra: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "boilerstrip", "crawl", url, "-o", str(out), *FAST, *extra]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                          env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    return run_cli(["crawl", url, "-o", str(out), *FAST, *extra], timeout=timeout)
 
 
 def _ledger(out: Path) -> dict[str, str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,8 @@ import pytest
 from boilerstrip.demo.server import SiteServer
 from boilerstrip.finishing import FinishContext, Spill, Step, run_steps
 from boilerstrip.state import crawl_layout
-from conftest import ROOT, read_jsonl, run_crawl
+from _incrawl import run_cli
+from conftest import read_jsonl, run_crawl
 
 HANDBOOK = Path("/usr/share/doc/debian-handbook/html/en-US")
 
@@ -67,10 +67,8 @@ def test_spill_keeps_offsets_not_records() -> None:
 
 def _scrapy_crawl(url: str, out: Path) -> subprocess.CompletedProcess:
     """`scrapy crawl site -a url=URL -O OUT` from the project folder, as scrapyd or a Scrapy user runs it."""
-    cmd = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"url={url}", "-O", str(out),
-           "-s", "BOILERSTRIP_PROFILE=test", "-s", "LOG_LEVEL=WARNING"]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    return run_cli(["crawl", "site", "-a", f"url={url}", "-O", str(out), "-s", "BOILERSTRIP_PROFILE=test",
+                    "-s", "LOG_LEVEL=WARNING"], scrapy=True, timeout=600)
 
 
 @pytest.mark.slow

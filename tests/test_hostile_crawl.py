@@ -91,7 +91,7 @@ def test_private_addresses_refused_after_dns_even_without_offsite_check(serve, c
     routes["/"] = _page("".join(f'<a href="{p}">{p}</a>' for p in targets))
     site = serve(routes=routes)
     out = tmp_path / "private.jsonl"
-    proc, _ = run_crawl(site.url + "/", out=out, args=FAST, settings={"BOILERSTRIP_SCOPE_OFFSITE": "off"})
+    proc, _ = run_crawl(site.url + "/", out=out, args=FAST, settings={"BOILERSTRIP_SCOPE_PARAMS": '{"offsite": "off"}'})
     assert_reconciled(out, proc)
     assert counting.requested_paths() == []
     outcomes = _outcomes(out)
@@ -113,7 +113,7 @@ def test_allow_private_opens_exactly_one_origin_and_strips_credentials(serve, co
         site.url + "/",
         out=out,
         args=[*FAST, "--allow-private", f"127.0.0.1:{counting.port}"],
-        settings={"BOILERSTRIP_SCOPE_OFFSITE": "off", "DEFAULT_REQUEST_HEADERS": json.dumps({"Authorization": "Bearer T0KEN"})},
+        settings={"BOILERSTRIP_SCOPE_PARAMS": '{"offsite": "off"}', "DEFAULT_REQUEST_HEADERS": json.dumps({"Authorization": "Bearer T0KEN"})},
     )
     assert_reconciled(out, proc)
     hits = counting.hits("/")
@@ -166,7 +166,7 @@ def test_size_caps_bombs_and_slowloris_fail_with_reasons(serve, tmp_path: Path) 
             out=out,
             args=[*FAST, *allow],
             settings={
-                "BOILERSTRIP_SCOPE_OFFSITE": "off",
+                "BOILERSTRIP_SCOPE_PARAMS": '{"offsite": "off"}',
                 "DOWNLOAD_MAXSIZE": 2 * 1024 * 1024,
                 "DOWNLOAD_TIMEOUT": 3,
                 "RETRY_ENABLED": "false",
@@ -284,7 +284,7 @@ def test_the_connection_itself_is_checked_when_the_middleware_does_not_resolve(s
     out = tmp_path / "connect.jsonl"
     proc, _ = run_crawl(
         site.url + "/", out=out, args=FAST,
-        settings={"BOILERSTRIP_SCOPE_OFFSITE": "off", "BOILERSTRIP_SCOPE_RESOLVE_EARLY": "false", "ROBOTSTXT_OBEY": "false"},
+        settings={"BOILERSTRIP_SCOPE_PARAMS": '{"offsite": "off", "resolve_early": false}', "ROBOTSTXT_OBEY": "false"},
     )  # fmt: skip
     assert_reconciled(out, proc)
     assert counting.requested_paths() == []

@@ -28,6 +28,7 @@ from boilerstrip.feeds import (
 from boilerstrip.items import EXPORT_FIELDS, PageItem
 from boilerstrip.outcomes import FilteredItem, report_failed, report_filtered
 from boilerstrip.safety.text import repair_value
+from _incrawl import run_cli
 from conftest import ROOT, Reply, read_jsonl, run_crawl
 from hostile_faults import assert_reconciled, html_page, read_ledger, read_manifest
 
@@ -225,10 +226,19 @@ def test_failing_pipeline_stage_dead_letters_one_item_and_goes_on(serve, tmp_pat
 
 
 def _crawl_with_path(url: str, out: Path, path: str, extra: list[str], **popen) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "boilerstrip", "crawl", url, "-o", str(out), "--profile", "test", "--no-sitemaps", *extra]
-    env = dict(os.environ, PYTHONPATH=path + os.pathsep + os.environ.get("PYTHONPATH", ""), PYTHONUNBUFFERED="1")
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    proc = run_cli(["crawl", url, "-o", str(out), "--profile", "test", "--no-sitemaps", *extra], timeout=120,
+                   preexec=lambda: sys.path.insert(0, path))  # the components under test, as PYTHONPATH would
     return proc, read_jsonl(out)
+
+
+def _wait_for_lines(part: Path, lines: int, proc: subprocess.Popen, what: str, timeout_s: float = 300) -> None:
+    """Until the crawl's ``.part`` holds ``lines`` records: a deadline far past the few seconds it takes (a
+    2-core machine under load took more than 60 s), never a fixed sleep."""
+    deadline = time.monotonic() + timeout_s
+    while not (part.exists() and part.read_bytes().count(b"\n") >= lines):
+        assert proc.poll() is None, f"the crawl ended before it could be {what}"
+        assert time.monotonic() < deadline, f"{lines} records not written within {timeout_s:.0f} s"
+        time.sleep(0.05)
 
 
 @pytest.mark.slow
@@ -241,12 +251,7 @@ def test_kill_9_mid_crawl_then_resume_completes_the_set_exactly_once(serve, tmp_
            "--no-sitemaps", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1"]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if part.exists() and part.read_bytes().count(b"\n") >= 25:
-                break
-            assert proc.poll() is None, "the crawl ended before it could be killed"
-            time.sleep(0.05)
+        _wait_for_lines(part, 25, proc, "killed")
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait(timeout=30)
@@ -283,17 +288,26 @@ def test_a_ledger_mismatch_fails_the_crawl(serve, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_scrapy_jobdir_pause_and_resume_keeps_the_first_runs_records(serve, tmp_path: Path) -> None:
-    pages = 40
-    site = serve(routes=_site_routes(pages, delay_s=0.1))
+    # 100 pages linked from the home page, 0.1 s each, one at a time: the stop after 22 comes with ~8 s of the
+    # crawl left (a graceful stop waits for the one page in flight: 10x that and more still pauses it; with
+    # 40 pages, a loaded machine finished the crawl before the SIGINT took effect)
+    pages = 100
+    routes = _site_routes(pages, delay_s=0.1)
+    links = " ".join(f'<a href="/p{i}">p{i}</a>' for i in range(pages))
+    routes["/"] = Reply(200, html_page(f"<p>{_words(10_000)}</p>{links}", "Home"), HTML, delay_s=0.1)
+    site = serve(routes=routes)
     out = tmp_path / "job.jsonl"
     jobdir = tmp_path / "job"
     cmd = [sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(out), "--profile", "test",
            "--no-sitemaps", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", f"JOBDIR={jobdir}"]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     part = output_paths(out).part
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (part.exists() and part.read_bytes().count(b"\n") >= 22):
+    # paused once 22 pages were fetched: fetches keep their pace (one at a time, 0.1 s) on a starved machine,
+    # where the records lag behind them (the workers that read the pages get the CPU last)
+    deadline = time.monotonic() + 300
+    while sum(entry.path.startswith("/p") for entry in site.log) < 22:
         assert proc.poll() is None, "the crawl ended before it could be paused"
+        assert time.monotonic() < deadline, "22 pages not fetched within 300 s"
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)  # a graceful stop: Scrapy keeps its queue and dupefilter in JOBDIR
     _, stderr = proc.communicate(timeout=60)

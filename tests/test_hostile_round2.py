@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from _incrawl import run_cli
 from conftest import ROOT, Reply, read_jsonl, run_crawl
 from hostile_faults import RawServer, assert_reconciled, html_page, read_ledger, read_manifest
 
@@ -68,10 +69,9 @@ def test_session_id_variants_are_one_url_settled_once(serve, tmp_path: Path) -> 
 
 # -- 7. a dead letter written before the feed opens ------------------------------------------------------------------
 def _crawl_with_helpers(url: str, out: Path, extra: list[str], timeout: float = 180, preexec=None) -> tuple[subprocess.CompletedProcess, list[dict]]:
-    cmd = [sys.executable, "-m", "boilerstrip", "crawl", url, "-o", str(out), *FAST, *extra]
-    here = str(Path(__file__).parent)
-    env = dict(os.environ, PYTHONPATH=here + os.pathsep + os.environ.get("PYTHONPATH", ""), PYTHONUNBUFFERED="1")
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env, preexec_fn=preexec)
+    # the components under test live in tests/ (hostile_pipeline, hostile_round2_helpers): on the test
+    # process's path already, so the forked crawl finds them
+    proc = run_cli(["crawl", url, "-o", str(out), *FAST, *extra], timeout=timeout, preexec=preexec)
     return proc, read_jsonl(out)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from _crawlsite import FAST, page
 from _redis import need_redis_server
+from _incrawl import run_cli
 from conftest import ROOT, read_jsonl
 from hostile_processes import command_line, descendants, kill_all, snapshot, wait_for_tree, wait_gone
 
@@ -165,9 +166,8 @@ def test_a_full_disk_under_state_fails_the_run_and_says_which_step(serve, tmp_pa
     _small_tmpfs(state)
     out = tmp_path / "o.jsonl"
     try:
-        proc = subprocess.run([sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(out), *FAST,
-                               "--no-sitemaps", "--state", str(state)],
-                              cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=240)
+        proc = run_cli(["crawl", site.url + "/", "-o", str(out), *FAST, "--no-sitemaps", "--state", str(state)],
+                       timeout=240)
     finally:
         subprocess.run(["umount", str(state)], timeout=30)
     assert "database or disk is full" in proc.stderr, proc.stderr[-3000:]
@@ -187,11 +187,11 @@ def test_resume_of_a_finished_recurring_run_keeps_its_change_report(serve, tmp_p
         routes[f"/p{i}"] = page(f"p{i}", ["/"], body=f"Page {i} tells its own story in a few plain sentences. " * 4)
     site = serve(routes=routes)
     out = tmp_path / "o.jsonl"
-    command = [sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(out), *FAST, "--no-sitemaps",
-               "--state", str(tmp_path / "state"), "--changes-only"]
+    command = ["crawl", site.url + "/", "-o", str(out), *FAST, "--no-sitemaps", "--state", str(tmp_path / "state"),
+               "--changes-only"]
 
     def crawl(*extra: str) -> subprocess.CompletedProcess:
-        return subprocess.run([*command, *extra], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=240)
+        return run_cli([*command, *extra], timeout=240)
 
     first = crawl()
     assert first.returncode == 0, first.stderr[-3000:]
@@ -271,7 +271,7 @@ def test_redis_restarted_empty_stops_every_worker_with_a_manifest(serve, tmp_pat
         tree: set[int] = set()
         try:
             _wait_for_requests(site, proc, 8)
-            tree = wait_for_tree(proc.pid, _pool_up(4), timeout_s=60)
+            tree = wait_for_tree(proc.pid, _pool_up(4), timeout_s=150)
             procs = snapshot(tree)
             server.restart()
             _, stderr = proc.communicate(timeout=180)
@@ -342,9 +342,8 @@ def test_a_huge_page_does_not_hold_other_hosts(serve, tmp_path: Path, mode: str)
 
     huge, steady = _two_hosts(serve)
     out = tmp_path / "o.jsonl"
-    cmd = [sys.executable, "-m", "boilerstrip", "crawl", huge.url + "/", steady.url + "/", "-o", str(out),
-           "--profile", "test", "-s", f"BOILERSTRIP_RENDER_MODE={mode}"]
-    proc = subprocess.run(cmd, cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300)
+    proc = run_cli(["crawl", huge.url + "/", steady.url + "/", "-o", str(out), "--profile", "test",
+                    "-s", f"BOILERSTRIP_RENDER_MODE={mode}"], timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     ledger = {e["url"]: e for e in read_jsonl(out.with_name("o.ledger.jsonl"))}
     assert ledger[huge.url + "/huge"]["reason"] == "extraction_budget"
@@ -488,9 +487,8 @@ def test_a_page_still_loading_after_the_wait_is_rendered_again_then_flagged_and_
     }
     site = serve(routes=routes)
     out = tmp_path / "o.jsonl"
-    proc = subprocess.run([sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(out), "--profile",
-                           "test", "--no-sitemaps", "--log-level", "INFO"],
-                          cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=240)
+    proc = run_cli(["crawl", site.url + "/", "-o", str(out), "--profile", "test", "--no-sitemaps",
+                    "--log-level", "INFO"], timeout=240)
     by_path = {r["url"].split(site.url, 1)[1]: r for r in read_jsonl(out)}
     a, b = by_path["/a"], by_path["/b"]
     assert a["fetch"] == "browser" and "harbour pilots" in a["text"], a
@@ -593,7 +591,7 @@ def test_redis_gone_past_the_outage_limit_stops_the_crawl_with_a_manifest(serve,
         tree: set[int] = set()
         try:
             _wait_for_requests(site, proc, 8)
-            tree = wait_for_tree(proc.pid, _pool_up(4), timeout_s=60)
+            tree = wait_for_tree(proc.pid, _pool_up(4), timeout_s=150)
             server.process.kill()  # gone, and not coming back
             server.process.wait(timeout=10)
             killed_at = time.monotonic()

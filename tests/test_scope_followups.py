@@ -9,8 +9,6 @@ the admission) to be about *offsite*, not about SSRF.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,8 @@ from scrapy.utils.test import get_crawler
 
 from _crawlsite import FAST as CRAWL_FAST
 from _crawlsite import page, robots, small_site
-from conftest import ROOT, Reply, run_crawl
+from _incrawl import run_cli
+from conftest import Reply, run_crawl
 from hostile_faults import assert_reconciled, read_ledger
 
 from boilerstrip.downloadermiddlewares.scope import ScopeMiddleware
@@ -226,11 +225,11 @@ def test_scrapy_crawl_route_follows_a_start_redirect_and_reconciles(serve, tmp_p
     final = serve(routes=small_site(n=2))
     start = serve(routes={"/": Reply(301, b"", (("Location", f"{final.url}/"),))})
     out = tmp_path / "native.jsonl"
-    proc = subprocess.run(
-        [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"url={start.url}/", "-O", str(out),
+    proc = run_cli(
+        ["crawl", "site", "-a", f"url={start.url}/", "-O", str(out),
          "-s", "BOILERSTRIP_PROFILE=test", "-s", "BOILERSTRIP_RENDER_MODE=never", "-s", "LOG_LEVEL=INFO",
          "-s", f"BOILERSTRIP_SCOPE_ALLOW_PRIVATE=127.0.0.1:{final.port}"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        scrapy=True, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert_reconciled(out, proc)  # the ledger and manifest are written on this route too

@@ -6,7 +6,7 @@ back through the scheduler and the whole chain), retries, robots.txt fetches and
 with :class:`boilerstrip.outcomes.Filtered` and a reason:
 
 - ``scheme_not_allowed``: anything but http/https (the file/data/ftp/s3 handlers are also off in settings);
-- ``offsite``: a host:port that is not one of the start URLs' sites (``BOILERSTRIP_SCOPE_OFFSITE``).
+- ``offsite``: a host:port that is not one of the start URLs' sites (``offsite`` of ``BOILERSTRIP_SCOPE_PARAMS``).
   Two exemptions, both still held to the scheme and private-address rules: the redirect hops of a *start
   URL* (depth 0), whose final origin then joins the crawl's sites as a start URL's would
   (``example.org`` -> ``www.example.org``; stat ``boilerstrip/scope/start_redirect_origin_added``), and

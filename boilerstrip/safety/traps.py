@@ -3,7 +3,7 @@
 Pure: a :class:`TrapState` per crawl holds the counters; :meth:`TrapState.check` returns None (follow)
 or a short reason (``max_depth``, ``host_budget``, ``repeated_segments``, ``pattern_budget``,
 ``url_too_long``). Session ids are not a trap rule: URL normalisation strips them
-(:func:`boilerstrip.urls.normalize_url`, ``BOILERSTRIP_URLS_STRIP_SESSION_IDS``).
+(:func:`boilerstrip.urls.normalize_url`, ``strip_session_ids`` of ``BOILERSTRIP_URLS_PARAMS``).
 """
 
 from __future__ import annotations
