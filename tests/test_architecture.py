@@ -22,6 +22,9 @@ PURE_MODULES = [
     "boilerstrip.recrawl",
     "boilerstrip.schedule",
     "boilerstrip.chunks",
+    "boilerstrip.ledger",
+    "boilerstrip.meta",
+    "boilerstrip.finishing",
 ]
 FORBIDDEN = ("scrapy", "twisted", "playwright", "scrapy_playwright")
 

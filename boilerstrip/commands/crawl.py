@@ -21,6 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from boilerstrip.ledger import ledger_outcomes
+
 
 #: the change counts the summary prints, in order (boilerstrip.recrawl.CHANGES; not imported: no Scrapy here)
 CHANGE_KINDS = ("new", "changed", "unchanged", "removed", "unseen")
@@ -410,7 +412,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"boilerstrip crawl: {exc}", file=sys.stderr)
         return 2
     if getattr(args, "resume", False) and not getattr(args, "redis", None):
-        from boilerstrip.extensions.ledger import finished_run, run_status
+        from boilerstrip.ledger import finished_run, run_status
 
         manifest = finished_run(out)
         if manifest is not None:  # a finished run has nothing to resume: its output and reports stay as they are
@@ -568,15 +570,7 @@ def unreachable_start_urls(out: Path, start_urls: list[str]) -> list[tuple[str, 
         return []
     if _wrote_a_page(out):
         return []  # tombstones alone (a recurring crawl's removed/unseen lines) are not a crawl that did something
-    outcomes: dict[str, str] = {}
-    with open(layout.ledger, encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            outcome = f"{entry.get('outcome')}:{entry.get('reason')}"
-            outcomes[entry.get("url")] = outcome
+    outcomes = ledger_outcomes(layout.ledger) or {}
     found = [(url, outcomes.get(url, "")) for url in start_urls]
     if all(outcome.startswith(_UNREACHABLE) for _, outcome in found):
         return found

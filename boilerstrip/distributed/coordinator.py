@@ -36,9 +36,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from boilerstrip import __version__
+from boilerstrip.atomicfile import atomic_write_json, atomic_write_lines
 from boilerstrip.distributed.connection import OUTAGE, redis_client
 from boilerstrip.distributed.store import KEY_ROOT, CrawlStore
+from boilerstrip.ledger import build_manifest, tally, write_ledger
 from boilerstrip.lifetime import parent_death_hook
+from boilerstrip.state import crawl_layout
 
 __all__ = ["CoordinatorParams", "coordinate", "CURRENT_KEY", "merge_outputs", "read_config", "progress_line"]
 
@@ -200,10 +204,6 @@ def _stop_on_outage(out: Path, procs: list[subprocess.Popen], crawl_id: str, sta
                     error: str, params: CoordinatorParams) -> int:
     """Stop every local worker, write a manifest saying what happened (the records live in Redis: none can
     be written), exit 1. Workers on other machines stop themselves once their own limit has passed."""
-    from boilerstrip import __version__
-    from boilerstrip.feeds import atomic_write_json
-    from boilerstrip.state import crawl_layout
-
     logger.error("distributed crawl %s: %s: %s; stopping every worker", crawl_id, reason, error)
     for proc in procs:
         if proc.poll() is None:
@@ -226,12 +226,6 @@ def _stop_on_outage(out: Path, procs: list[subprocess.Popen], crawl_id: str, sta
 def merge_outputs(store: CrawlStore, out: Path, settings: Any, finish_reason: str, started_at: str,
                   distributed: dict[str, Any]) -> bool:
     """Write OUT.jsonl, OUT.ledger.jsonl and OUT.manifest.json from what the workers settled in Redis."""
-    from boilerstrip import __version__
-    from boilerstrip.extensions.ledger import describe_part
-    from boilerstrip.feeds import atomic_write_json, atomic_write_lines
-    from boilerstrip.items import SCHEMA_VERSION
-    from boilerstrip.state import crawl_layout
-
     r = store.r
     layout = crawl_layout(out)
     records = {k.decode(): v for k, v in r.hgetall(store.keys.records).items()}
@@ -246,14 +240,8 @@ def merge_outputs(store: CrawlStore, out: Path, settings: Any, finish_reason: st
         if entry and entry.get("detail"):
             line["detail"] = entry["detail"]
         entries.append(line)
-    atomic_write_lines(layout.ledger, (json.dumps(e, ensure_ascii=False) for e in entries))
-    counts = {"urls": len(entries), "item": 0, "filtered": 0, "failed": 0, "pending": 0}
-    reasons: dict[str, int] = {}
-    for e in entries:
-        counts[e["outcome"]] += 1
-        if e["outcome"] in ("filtered", "failed"):
-            name = f"{e['outcome']}:{e['reason']}"
-            reasons[name] = reasons.get(name, 0) + 1
+    write_ledger(layout.ledger, entries)
+    counts, reasons = tally(entries)
     counts["admitted"] = sum(1 for url in set(outcomes) | set(admitted)
                              if url in admitted or (outcomes.get(url) or {}).get("admitted"))
     counts["filtered_before_admission"] = counts["urls"] - counts["admitted"]
@@ -269,26 +257,10 @@ def merge_outputs(store: CrawlStore, out: Path, settings: Any, finish_reason: st
     if not ok:
         logger.error("ledger: MISMATCH -- %d admitted URLs never settled %s; %d items without a record %s",
                      len(unsettled), unsettled[:20], len(items_without_record), items_without_record[:20])
-    manifest = {
-        "run_id": store.keys.crawl_id,
-        "version": __version__,
-        "schema_version": SCHEMA_VERSION,
-        "started_at": started_at,
-        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "finish_reason": finish_reason,
-        "finished": finish_reason == "finished",
-        "resumed": False,
-        "reconciled": ok,
-        "fail_on_mismatch": True,
-        "output": {"records": str(layout.final), "complete": True, "record_lines": len(lines),
-                   "ledger": str(layout.ledger), "deadletter": None},
-        "parts": [describe_part(layout.final)],
-        "counts": counts,
-        "reasons": dict(sorted(reasons.items())),
-        "unsettled": unsettled[:20],
-        "settled_twice": [],
-        "distributed": distributed,
-    }
+    summary = {"counts": counts, "reasons": reasons, "unsettled": unsettled[:20], "settled_twice": []}
+    manifest = build_manifest(layout, run_id=store.keys.crawl_id, started_at=started_at, finish_reason=finish_reason,
+                              resumed=False, reconciled=ok, fail_on_mismatch=True, summary=summary,
+                              distributed=distributed)
     atomic_write_json(layout.manifest, manifest)
     return ok
 
