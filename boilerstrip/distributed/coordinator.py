@@ -17,7 +17,7 @@
    manifest, then runs the same finishing pass as a single-process crawl (FinishingExtension's) over the
    merged output, with the template counts from Redis, and deletes the crawl's keys.
 
-Pure Python apart from the finishing step (which imports the Scrapy-side extension): no reactor here.
+No reactor here: the finishing step is the Scrapy-side extension's pass, run as a plain function call.
 """
 
 from __future__ import annotations
@@ -36,12 +36,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import redis
+
 from boilerstrip import __version__
 from boilerstrip.atomicfile import atomic_write_json, atomic_write_lines
 from boilerstrip.distributed.connection import OUTAGE, redis_client
 from boilerstrip.distributed.store import KEY_ROOT, CrawlStore
+from boilerstrip.extensions.finishing import FinishingExtension
 from boilerstrip.ledger import build_manifest, tally, write_ledger
 from boilerstrip.lifetime import parent_death_hook
+from boilerstrip.run import FINISHING_FAILED, LEDGER_MISMATCH, report_finishing, say, stopped_early
 from boilerstrip.state import crawl_layout
 
 __all__ = ["CoordinatorParams", "coordinate", "CURRENT_KEY", "merge_outputs", "read_config", "progress_line"]
@@ -87,8 +91,6 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
                params: CoordinatorParams | None = None, on_start: Any = None) -> int:
     """Run the crawl described by ``config`` on ``workers`` local processes (and any that join); exit status
     as ``boilerstrip crawl``: 0, 1 (stopped early), 3 (the ledger does not reconcile)."""
-    import redis
-
     params = params or CoordinatorParams()
     client = redis_client(redis_url)
     client.ping()
@@ -176,13 +178,13 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
         client.delete(CURRENT_KEY)
     store.clear()
     if finish_reason != "finished":
-        print(f"boilerstrip crawl: stopped early ({finish_reason})", file=sys.stderr)
+        say(stopped_early(finish_reason))
         return 1
     if status == "failed":
-        print("boilerstrip crawl: the finishing pass failed; the output is left as crawled (see the log)", file=sys.stderr)
+        say(FINISHING_FAILED)
         return 1
     if not ok or status == "mismatch":
-        print("boilerstrip crawl: ledger mismatch: some URLs are unaccounted for (see the manifest)", file=sys.stderr)
+        say(LEDGER_MISMATCH)
         return 3
     return 0
 
@@ -267,20 +269,13 @@ def merge_outputs(store: CrawlStore, out: Path, settings: Any, finish_reason: st
 
 def finish(out: Path, settings: Any) -> str:
     """The single-process crawl's finishing pass (FinishingExtension), once, over the merged output."""
-    from boilerstrip.extensions.finishing import FinishingExtension
-
     stats = _Stats()
     extension = FinishingExtension(out, settings, stats=stats)
     extension.reason = "finished"
     status = extension.finish()
     summary = stats.get("boilerstrip/finishing/summary")
-    if isinstance(summary, dict):  # the lines a single-process crawl prints (boilerstrip.commands.crawl)
-        print(f"boilerstrip crawl: finishing pass: {summary['pages']} pages, {summary['dropped']} duplicates dropped, "
-              f"{summary['records']} records written to {out}", file=sys.stderr, flush=True)
-        changes = summary.get("changes")
-        if isinstance(changes, dict):
-            print("boilerstrip crawl: changes: " + ", ".join(f"{n} {k}" for k, n in changes.items() if k != "cut_reason"),
-                  file=sys.stderr, flush=True)
+    if isinstance(summary, dict):  # the lines a single-process crawl prints
+        report_finishing(summary, out)
     return status
 
 
