@@ -25,6 +25,7 @@ PURE_MODULES = [
     "boilerstrip.ledger",
     "boilerstrip.meta",
     "boilerstrip.finishing",
+    "boilerstrip.reading",
 ]
 FORBIDDEN = ("scrapy", "twisted", "playwright", "scrapy_playwright")
 

@@ -28,7 +28,7 @@ from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robo
 from boilerstrip.optout import TDMREP_PATH, OptOutParams, RobotsAiRules, TdmRepRule, page_opt_out, parse_tdmrep
 from boilerstrip.outcomes import failure_reason
 from boilerstrip.scope import origin
-from boilerstrip.spiders.links import page_links
+from boilerstrip.reading.links import page_links
 
 __all__ = ["AiOptOutMiddleware", "OPT_OUT_META"]
 

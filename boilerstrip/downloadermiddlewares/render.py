@@ -28,12 +28,12 @@ from scrapy_playwright.page import PageMethod
 
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, STATIC_LOOK_META, context_name, settle_page
-from boilerstrip.downloadermiddlewares._render_job import judge_and_read, judge_static
-from boilerstrip.pipelines._page_reading import PageReader
+from boilerstrip.reading.render_job import judge_and_read, judge_static
+from boilerstrip.reading.page import PageReader
 from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, RenderVerdict
 from boilerstrip.rendering.scope import origin_key
 from boilerstrip.scope import in_scope
-from boilerstrip.spiders.links import remember_links
+from boilerstrip.reading.links import remember_links
 from boilerstrip.urls import UrlParams
 
 __all__ = ["RenderWhenNeededMiddleware"]

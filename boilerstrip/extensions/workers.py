@@ -99,7 +99,7 @@ class WorkerPool:
 
     def companion(self, cls: type[_T]) -> _T:
         """The pool's one ``cls(pool)``, made on first ask: how components that share one job a page find
-        each other (``boilerstrip.pipelines._page_reading.PageReader``)."""
+        each other (``boilerstrip.reading.page.PageReader``)."""
         if cls not in self._companions:
             self._companions[cls] = cls(self)
         return self._companions[cls]

@@ -39,7 +39,7 @@ from boilerstrip.extensions.workers import WorkerDied, WorkerPool
 from boilerstrip.finishing import finishing_follows
 from boilerstrip.finishing.steps import load_state_counts
 from boilerstrip.outcomes import FailedItem
-from boilerstrip.pipelines._page_reading import PageReader, hashed_fields
+from boilerstrip.reading.page import PageReader, hashed_fields
 from boilerstrip.state import MemoryState, State, StateParams, feed_output, open_state
 
 __all__ = ["PageBlocksPipeline", "CrossPageBoilerplatePipeline", "CrossPageRunParams"]
@@ -105,7 +105,7 @@ class PageBlocksPipeline:
         features = None
         if self._pool is not None and isinstance(html, str) and html:
             try:
-                # the page's one job (extraction and the model's hashes ride along, see _page_reading)
+                # the page's one job (extraction and the model's hashes ride along, see boilerstrip.reading.page)
                 reading = await self._pool.companion(PageReader).reading(
                     item, html, adapter.get("final_url") or adapter.get("url"))
                 features = reading.features if reading is not None else None
@@ -238,7 +238,7 @@ class CrossPageBoilerplatePipeline:
         return item
 
     def _hashes_read(self, item: Any, fields: dict[str, Any]) -> set[str] | None:
-        """The hashes the page's one job computed (``_page_reading``), when they were computed from the
+        """The hashes the page's one job computed (``boilerstrip.reading.page``), when they were computed from the
         fields the item holds now; else None."""
         reading = self._pool.companion(PageReader).done(item)
         if reading is None or reading.hashes is None or reading.extraction is None:

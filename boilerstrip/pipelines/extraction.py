@@ -35,7 +35,7 @@ from boilerstrip.config import ConfigError, component_enabled, params_from_setti
 from boilerstrip.extensions.workers import WorkerDied, WorkerPool
 from boilerstrip.extraction import ExtractionParams, ExtractionResult, extract
 from boilerstrip.outcomes import FailedItem
-from boilerstrip.pipelines._page_reading import PageReader, extracted_blocks
+from boilerstrip.reading.page import PageReader, extracted_blocks
 
 __all__ = ["ExtractionPipeline"]
 
@@ -84,7 +84,7 @@ class ExtractionPipeline:
             result = extract(html, url, self.params)
         else:
             try:
-                # the page's one job (with its blocks and the model's hashes, see _page_reading)
+                # the page's one job (with its blocks and the model's hashes, see boilerstrip.reading.page)
                 reading = await self.pool.companion(PageReader).reading(item, html, url)
                 result = reading.extraction if reading is not None else None
                 if result is None:

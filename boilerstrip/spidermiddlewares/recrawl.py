@@ -25,7 +25,7 @@ from boilerstrip.downloadermiddlewares.conditional import COPY_META, REUSED_META
 from boilerstrip.finishing.base import Spill
 from boilerstrip.items import PageItem
 from boilerstrip.recrawl import REUSED_FLAG
-from boilerstrip.spiders.links import page_links as read_page_links
+from boilerstrip.reading.links import page_links as read_page_links
 
 __all__ = ["RecrawlMiddleware", "page_links"]
 

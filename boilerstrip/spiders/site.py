@@ -49,7 +49,7 @@ from boilerstrip.extraction import ExtractionParams
 from boilerstrip.items import PageItem
 from boilerstrip.outcomes import Filtered, failure_reason, report_failed, report_filtered
 from boilerstrip.scope import in_scope, joined_site, origin, site_key
-from boilerstrip.spiders.links import PageLinks, page_links
+from boilerstrip.reading.links import PageLinks, page_links
 from boilerstrip.urls import UrlParams, link_targets, normalize_url
 from boilerstrip.rendering.flags import render_flags
 
