@@ -38,7 +38,7 @@ from boilerstrip.distributed.store import CrawlStore
 from boilerstrip.feeds import SafeJsonLinesExporter
 from boilerstrip.items import EXPORT_FIELDS
 from boilerstrip.ledger import admit, dropped_outcome, error_outcome, is_page, settlement_key
-from boilerstrip.meta import KIND, LEDGER_KEY, LEDGER_SKIP
+from boilerstrip.meta import KIND_META, LEDGER_KEY, LEDGER_SKIP
 from boilerstrip.outcomes import url_settled
 
 __all__ = ["RedisFrontierScheduler", "WorkerLedger", "INFLIGHT_META", "request_done", "start_done"]
@@ -156,7 +156,7 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
         An idle worker looks sooner through the one public door, ``engine.crawl``: a wake-up request that
         :meth:`enqueue_request` refuses at once (nothing is queued, nothing is accounted)."""
         if self.store.is_done() or len(self.queue) > 0:
-            engine.crawl(Request(_WAKE_URL, meta={_WAKE_META: True, LEDGER_SKIP: True, KIND: "wake"},
+            engine.crawl(Request(_WAKE_URL, meta={_WAKE_META: True, LEDGER_SKIP: True, KIND_META: "wake"},
                                  dont_filter=True))
 
     # -- frontier ------------------------------------------------------------------------------------------

@@ -24,18 +24,17 @@ from scrapy.http.request import NO_CALLBACK
 
 from boilerstrip import ROBOTS_TOKEN
 from boilerstrip.config import component_enabled, params_from_settings
-from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robots_ready
+from boilerstrip.politeness import HostRobots, robots_ready
 from boilerstrip.optout import TDMREP_PATH, OptOutParams, RobotsAiRules, TdmRepRule, page_opt_out, parse_tdmrep
 from boilerstrip.outcomes import failure_reason
 from boilerstrip.scope import origin
 from boilerstrip.reading.links import page_links
+from boilerstrip.meta import KIND_META, OPT_OUT_META
 
-__all__ = ["AiOptOutMiddleware", "OPT_OUT_META"]
+__all__ = ["AiOptOutMiddleware"]
 
 logger = logging.getLogger(__name__)
 
-#: request meta where the page's signals are left for the spider (internal: not a user setting)
-OPT_OUT_META = "_boilerstrip_ai_opt_out"
 
 
 class AiOptOutMiddleware:

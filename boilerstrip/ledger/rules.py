@@ -20,7 +20,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from boilerstrip.meta import KIND, LEDGER_KEY, LEDGER_SKIP
+from boilerstrip.meta import KIND_META, LEDGER_KEY, LEDGER_SKIP
 
 from .manifest import tally
 
@@ -47,7 +47,7 @@ class LedgerParams:
 
 def is_page(meta: Any) -> bool:
     """Is the request with this meta a page to account for (not robots.txt, a sitemap, a wake-up)?"""
-    return not meta.get(LEDGER_SKIP) and meta.get(KIND, "page") == "page"
+    return not meta.get(LEDGER_SKIP) and meta.get(KIND_META, "page") == "page"
 
 
 def admit(meta: Any, url: str) -> str | None:

@@ -20,8 +20,9 @@ from typing import Any
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
 
+from boilerstrip.meta import COPY_META, REUSED_META
 from boilerstrip.config import component_enabled
-from boilerstrip.downloadermiddlewares.conditional import COPY_META, REUSED_META
+
 from boilerstrip.finishing.base import Spill
 from boilerstrip.items import PageItem
 from boilerstrip.recrawl import REUSED_FLAG
