@@ -8,7 +8,8 @@ from __future__ import annotations
 
 __all__ = ["KIND_META", "LEDGER_KEY", "LEDGER_SKIP", "BODY_FLAGS_META", "OPT_OUT_META", "REUSED_META", "COPY_META",
            "LASTMOD_META", "PAGE_META", "DONT_RENDER_META", "RENDER_REASON_META", "RENDER_FAILED_META",
-           "RENDER_TRUNCATED_META", "RENDER_SETTLE_META", "RENDER_STATIC_LOOK_META", "RENDER_PLACEHOLDER_META"]
+           "RENDER_TRUNCATED_META", "RENDER_SETTLE_META", "RENDER_STATIC_LOOK_META", "RENDER_PLACEHOLDER_META",
+           "LINKS_META"]
 
 #: what a request is for: "page" (the default when absent), or "robots", "sitemap", "tdmrep", "wake" for the
 #: infrastructure requests that are not pages to extract or account for
@@ -41,3 +42,6 @@ RENDER_TRUNCATED_META = "boilerstrip_render_truncated"
 RENDER_SETTLE_META = "boilerstrip_render_settle"
 RENDER_STATIC_LOOK_META = "boilerstrip_render_static_look"
 RENDER_PLACEHOLDER_META = "boilerstrip_render_placeholder"
+#: transient: a page's links as read once, (URL, body length, ``boilerstrip.reading.links.PageLinks``): the
+#: render decision's worker job reads them, the spider and the middlewares take them from here
+LINKS_META = "_boilerstrip_links"

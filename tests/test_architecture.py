@@ -26,6 +26,11 @@ PURE_MODULES = [
     "boilerstrip.meta",
     "boilerstrip.finishing",
     "boilerstrip.reading",
+    "boilerstrip.scope",
+    "boilerstrip.politeness",
+    "boilerstrip.safety",
+    "boilerstrip.urls",
+    "boilerstrip.workers._start",
 ]
 FORBIDDEN = ("scrapy", "twisted", "playwright", "scrapy_playwright")
 

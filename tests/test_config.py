@@ -137,7 +137,7 @@ def test_extraction_reads_only_its_user_fields_and_refuses_a_threshold_setting()
 
 
 def test_the_extraction_presets_are_real_and_below_the_hook() -> None:
-    from boilerstrip.extensions.workers import WorkerPoolParams
+    from boilerstrip.workers.pool import WorkerPoolParams
     from boilerstrip.extraction import EXTRACTION_PRESETS, ExtractionParams, extraction_preset
 
     assert set(EXTRACTION_PRESETS) == {"balanced", "precision", "recall"}

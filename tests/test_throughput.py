@@ -15,7 +15,7 @@ import pytest
 from boilerstrip.boilerplate import BoilerplateParams
 from boilerstrip.demo.server import SiteServer
 from boilerstrip.demo.sitegen import SITE_DIR
-from boilerstrip.extensions.workers import WorkerDied, WorkerPool, WorkerPoolParams
+from boilerstrip.workers.pool import WorkerDied, WorkerPool, WorkerPoolParams
 from boilerstrip.finishing import FinishContext, finish_crawl
 from boilerstrip.state import StateParams, crawl_layout, open_state
 from conftest import run_crawl
@@ -518,8 +518,9 @@ def test_the_crawl_process_takes_a_static_pages_links_from_the_decisions_job(mon
     def response(n: int) -> HtmlResponse:
         html = _PAGE.format(n=n, text=f"Text of page {n}. " * 20).replace(
             "<head>", "<head><meta name='robots' content='noai'>")
+        # the reading travels on the response's meta: a crawled response has its request
         return HtmlResponse(f"http://s.test/p{n}", body=html.encode(), encoding="utf-8",
-                            headers={"Content-Type": "text/html"})
+                            headers={"Content-Type": "text/html"}, request=Request(f"http://s.test/p{n}"))
 
     from boilerstrip.urls import UrlParams, link_targets
 
@@ -527,7 +528,7 @@ def test_the_crawl_process_takes_a_static_pages_links_from_the_decisions_job(mon
     middleware = RenderWhenNeededMiddleware(url_params=UrlParams())
     middleware.pool = pool
     resp = response(1)
-    asyncio.run(middleware._judged_in_pool(Request(resp.url), resp, resp.text))
+    asyncio.run(middleware._judged_in_pool(resp.request, resp, resp.text))  # the request Scrapy gives the response
     assert pool.jobs == ["judge_and_read"]
     judged = page_links_module.page_links(resp)
     # the links' normal forms for the spider, under the crawl's URL parameters: what it works out itself

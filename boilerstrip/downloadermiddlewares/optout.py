@@ -125,7 +125,7 @@ class AiOptOutMiddleware:
             response.url,
             token=self.token,
             headers={name.lower(): values for name, values in headers.items()},
-            metas=self._metas(response),
+            metas=self._metas(response, request),
             robots=self.robots.get(key),
             tdmrep=self.tdmrep.get(key, ()),
         )
@@ -134,9 +134,9 @@ class AiOptOutMiddleware:
             self._inc(f"boilerstrip/optout/signal/{signal}")
         return response
 
-    def _metas(self, response: HtmlResponse) -> list[tuple[str, str]]:
+    def _metas(self, response: HtmlResponse, request: Any = None) -> list[tuple[str, str]]:
         # the page's one parse, read by the render decision's worker job (not parsed here over the node budget)
-        links = page_links(response, max_nodes=self.max_nodes)
+        links = page_links(response, max_nodes=self.max_nodes, request=request)
         if links.error is not None:
             self._inc("boilerstrip/optout/metas_unreadable")
         return list(links.metas)

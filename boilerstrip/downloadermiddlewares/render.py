@@ -35,6 +35,7 @@ from boilerstrip.rendering.scope import origin_key
 from boilerstrip.scope import in_scope
 from boilerstrip.reading.links import remember_links
 from boilerstrip.urls import UrlParams
+from boilerstrip.workers.pool import WorkerDied, WorkerPool
 from boilerstrip.meta import (
     DONT_RENDER_META,
     KIND_META,
@@ -169,7 +170,7 @@ class RenderWhenNeededMiddleware:
         self.browser = browser or BrowserParams()
         self.learner = HostRenderLearner(learn or HostLearnParams())
         self.stats = stats
-        self.pool: Any = None  # the crawl's WorkerPool (extensions.workers), set when the engine starts
+        self.pool: Any = None  # the crawl's WorkerPool (boilerstrip.workers), set when the engine starts
         self.renders_started = 0
         self.consecutive_failures = 0
         self.disabled = False  # the browser could not start max_consecutive_failures times in a row
@@ -200,8 +201,6 @@ class RenderWhenNeededMiddleware:
         crawler.signals.connect(mw._spider_closed, signal=signals.spider_closed)
 
         def engine_started() -> None:
-            from boilerstrip.extensions.workers import WorkerPool
-
             mw.pool = WorkerPool.of(crawler)
 
         crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)
@@ -353,8 +352,6 @@ class RenderWhenNeededMiddleware:
         return self._after_verdict(request, response, judge_static(html, response.url, self.decision))
 
     async def _judged_in_pool(self, request: Request, response: Response, html: str) -> Request | Response:
-        from boilerstrip.extensions.workers import WorkerDied
-
         reader = self.pool.companion(PageReader)  # what the pipelines will read of the page
         plan = reader.plan
         try:
@@ -366,7 +363,7 @@ class RenderWhenNeededMiddleware:
         if reading is not None:
             reader.prepared(response, html, response.url, plan, reading)
         if links is not None and isinstance(response, HtmlResponse):
-            remember_links(response, links)  # the spider and the middlewares take it: no parse here
+            remember_links(response, links, request)  # the spider and the middlewares take it: no parse here
         return self._after_verdict(request, response, verdict)
 
     def _after_verdict(self, request: Request, response: Response, verdict: RenderVerdict) -> Request | Response:
@@ -486,8 +483,6 @@ class RenderWhenNeededMiddleware:
         return self._kept_render(request, response, self._still_a_shell(response))
 
     async def _placeholder_judged_in_pool(self, request: Request, response: Response) -> Response | Request:
-        from boilerstrip.extensions.workers import WorkerDied
-
         try:
             verdict = await self.pool.run(judge_static, response.text, response.url, self.decision)
         except (WorkerDied, UnicodeDecodeError, LookupError, ValueError):

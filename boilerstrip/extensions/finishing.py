@@ -30,7 +30,7 @@ from boilerstrip.boilerplate.duplicates import lsh_bands
 from boilerstrip.atomicfile import atomic_write_json
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings
 from boilerstrip.feeds import FeedParams
-from boilerstrip.finishing import FinishContext, finish_crawl
+from boilerstrip.finishing import FinishContext, finish_crawl, finishing_inputs
 from boilerstrip.finishing.change import ChangeStep
 from boilerstrip.finishing.base import count_lines
 from boilerstrip.finishing.steps import PassProgress, ProgressTicker, bands_key, field_list
@@ -38,6 +38,7 @@ from boilerstrip.items import EXPORT_FIELDS
 from boilerstrip.ledger import ledger_outcomes
 from boilerstrip.recrawl import CUT_REASONS, RecrawlParams, digest_of_settings
 from boilerstrip.state import StateParams, crawl_layout, feed_output, open_state
+from boilerstrip.workers.pool import WorkerPool
 
 __all__ = ["FinishingExtension", "STATUS", "mark_finishing_failed"]
 
@@ -72,15 +73,10 @@ class FinishingExtension:
         ext = cls(output, crawler.settings, stats=crawler.stats)
 
         def engine_started() -> None:
-            from boilerstrip.spidermiddlewares.recrawl import RecrawlMiddleware
-
-            ext.recrawl = crawler.get_spider_middleware(RecrawlMiddleware)
-            from boilerstrip.pipelines.boilerplate import CrossPageBoilerplatePipeline
-
-            pipeline = crawler.get_item_pipeline(CrossPageBoilerplatePipeline)
-            ext.learned = pipeline is not None and pipeline.learns_into_shared_state()
-            from boilerstrip.extensions.workers import WorkerPool
-
+            for _, answer in crawler.signals.send_catch_log(finishing_inputs):
+                if isinstance(answer, dict):
+                    ext.recrawl = answer.get("recrawl", ext.recrawl)
+                    ext.learned = bool(answer.get("learned", ext.learned))
             ext.workers = WorkerPool.of(crawler)
 
         crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)

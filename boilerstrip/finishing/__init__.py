@@ -13,11 +13,11 @@ from typing import Any
 
 from boilerstrip.boilerplate.params import BoilerplateParams, DuplicateParams
 
-from .base import TOMBSTONES, Dropped, FinishContext, Record, Spill, Step, dump_record, is_page, read_jsonl, run_steps
+from .base import TOMBSTONES, Dropped, finishing_inputs, FinishContext, Record, Spill, Step, dump_record, is_page, read_jsonl, run_steps
 from .change import ChangeStep
 from .steps import MarkDuplicates, ReconcileLedger, SortByUrl, TemplateReport, TemplateStep, WriteJsonl, crawl_steps
 
-__all__ = ["Dropped", "FinishContext", "Record", "Spill", "Step", "dump_record", "is_page", "read_jsonl",
+__all__ = ["finishing_inputs", "Dropped", "FinishContext", "Record", "Spill", "Step", "dump_record", "is_page", "read_jsonl",
            "run_steps", "MarkDuplicates", "ReconcileLedger", "SortByUrl", "TemplateReport", "TemplateStep", "WriteJsonl",
            "crawl_steps", "ChangeStep", "FinishResult", "finish_records", "finish_crawl", "finishing_follows"]
 

@@ -12,7 +12,7 @@ the page metadata, ``method``, ``attempts``, ``blocks`` and ``flags``, and clear
 ``boilerstrip/extraction/method/<method|none>``, ``boilerstrip/extraction/refused/<rung>/<reason>`` and
 ``boilerstrip/extraction/empty/<reason>``.
 
-Extraction runs off the reactor thread, in the crawl's worker pool (``boilerstrip.extensions.workers``:
+Extraction runs off the reactor thread, in the crawl's worker pool (``boilerstrip.workers``:
 ``BOILERSTRIP_EXTRACTION_WORKERS`` worker processes by default, so the machine's other cores read pages
 while the reactor downloads, and one huge page does not stall every other host's downloads). A page whose
 worker process died each time it was tried is ``failed:extraction_worker_died``.
@@ -32,7 +32,7 @@ from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
 
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings
-from boilerstrip.extensions.workers import WorkerDied, WorkerPool
+from boilerstrip.workers.pool import WorkerDied, WorkerPool
 from boilerstrip.extraction import ExtractionParams, ExtractionResult, extract
 from boilerstrip.outcomes import FailedItem
 from boilerstrip.reading.page import PageReader, extracted_blocks

@@ -29,7 +29,7 @@ from typing import Any, Callable, TypeVar
 from scrapy import signals
 
 from boilerstrip.config import params_from_settings
-from boilerstrip.extensions._worker_start import WORKER_MODULES, start_worker, warm_up
+from boilerstrip.workers._start import WORKER_MODULES, start_worker, warm_up
 
 __all__ = ["WorkerPool", "WorkerPoolParams", "WorkerDied", "POOLS"]
 
