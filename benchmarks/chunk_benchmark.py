@@ -65,7 +65,7 @@ EDITED_PAGES, SECTION_PAGES, DELETED_PAGES = 5, 2, 2
 EDIT_MARK, SECTION_MARK = "EDITED", "BENCHSECTION"
 #: the chunker's speed is the best of this many runs: on a shared machine the minimum is the run that other
 #: jobs slowed least (CPU time too grows under contention for the cores' caches)
-SPEED_RUNS = 7
+SPEED_RUNS = 15
 
 
 @dataclass(frozen=True)

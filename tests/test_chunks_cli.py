@@ -181,16 +181,41 @@ def test_an_input_that_is_not_a_crawls_records_is_refused(tmp_path: Path, capsys
     bad.write_text("\n".join(lines) + "\n")
     out = tmp_path / "k.jsonl"
     assert main(["chunk", str(bad), "-o", str(out), "--state", str(state)]) == 2
-    assert "is not a crawl's records" in capsys.readouterr().err
+    err = capsys.readouterr().err  # what the file is: told by its first lines, or by the line that is wrong
+    assert f"{bad} is " in err and "nothing written" in err
+    assert "is not a crawl's records" in err or "text that is not JSON lines" in err
     assert not out.exists()
     # the state is untouched: the good crawl again is all unchanged
     assert main(["chunk", str(good), "-o", str(out), "--state", str(state)]) == 0
     assert {c["change"] for c in read_jsonl(out)} == {"unchanged"}
 
 
-def test_a_missing_input_exits_1(tmp_path: Path) -> None:
-    assert main(["chunk", str(tmp_path / "nope.jsonl"), "-o", str(tmp_path / "k.jsonl")]) == 1
+@pytest.mark.parametrize(("content", "said"), [
+    (None, "not there (no such file)"),
+    ('{"url": "https://a.example/", "outcome": "item", "reason": ""}\n', "a crawl's ledger"),
+    ("<!doctype html><html><body>hi</body></html>\n", "an HTML or XML page"),
+    ('[{"url": "https://a.example/"}]\n', "a JSON array"),
+    ("url,title\nhttps://a.example/,A\n", "text that is not JSON lines"),
+])
+def test_a_missing_or_wrong_input_exits_2_saying_what_it_is(tmp_path: Path, capsys, content, said) -> None:
+    """As ``check`` and ``export`` do: exit 2 before anything is written, the state untouched, and the
+    message says what the file looks like instead of a crawl's records."""
+    source = tmp_path / "in.jsonl"
+    if content is not None:
+        source.write_text(content)
+    state = tmp_path / "state"
+    assert main(["chunk", str(source), "-o", str(tmp_path / "k.jsonl"), "--state", str(state)]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "nothing written" in err
     assert not (tmp_path / "k.jsonl").exists()
+    assert not state.exists()
+
+
+def test_an_empty_crawl_output_chunks_to_nothing(tmp_path: Path, capsys) -> None:
+    (tmp_path / "in.jsonl").write_text("")
+    assert main(["chunk", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "k.jsonl")]) == 0
+    assert "is empty" in capsys.readouterr().err
+    assert (tmp_path / "k.jsonl").read_text() == ""
 
 
 def test_crawl_chunks_reports_only_the_edited_pages_chunks(tmp_path: Path) -> None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
+import re
 import sys
+import time
 
 import pytest
 
-from boilerstrip.chunks import (FLAG_OVERSIZE, FLAG_SPLIT_PARAGRAPH, ChunkParams, TokenizerError, chunk_markdown,
-                                load_token_counter, parse_blocks, plain_text)
+from boilerstrip.chunks import (FLAG_OVERSIZE, FLAG_SPLIT_PARAGRAPH, FLAG_TABLE_CONTINUED, ChunkParams, TokenizerError,
+                                chunk_markdown, load_token_counter, parse_blocks, plain_text)
 from boilerstrip.chunks.records import NotCrawlRecord, diff_ids, record_kind
 
 URL = "https://docs.example.org/guide.html"
@@ -64,6 +67,13 @@ def test_the_parser_reads_fences_tables_lists_and_headings() -> None:
     assert kinds[-1] == ("code", "```python\nunclosed fence\n\nruns to the end")
 
 
+@pytest.mark.parametrize("md", [" \n \n- item", " \n\n \n# A\n\ntext", "\t\n \n\n", " \r\n \r\n> q"])
+def test_lines_of_spaces_alone_are_no_block_and_no_crash(md: str) -> None:
+    blocks = parse_blocks(md)
+    assert all(md[b.start:b.end].strip() for b in blocks)
+    assert "".join(c.markdown for c in chunk_markdown(md * 30, URL)).split() == (md * 30).split()
+
+
 def test_inline_triple_backticks_on_a_line_are_not_a_fence() -> None:
     md = "```a``` is inline\n\nnext paragraph"
     assert [b.kind for b in parse_blocks(md)] == ["paragraph", "paragraph"]
@@ -80,7 +90,9 @@ def test_no_chunk_splits_a_block_and_chunks_cover_the_page_in_order(seed: int) -
         assert holders[0].char_start <= block.start and block.end <= holders[0].char_end
     assert [c.index for c in chunks] == list(range(len(chunks)))
     assert all(a.char_end <= b.char_start for a, b in zip(chunks, chunks[1:]))
-    assert all(c.markdown == md[c.char_start:c.char_end] for c in chunks)
+    # a chunk's Markdown is its stretch of the page, after the table's header rows when it begins inside a table
+    assert all(c.markdown == md[c.char_start:c.char_end] for c in chunks if FLAG_TABLE_CONTINUED not in c.flags)
+    assert all(c.markdown.endswith("\n" + md[c.char_start:c.char_end]) for c in chunks if FLAG_TABLE_CONTINUED in c.flags)
     assert all(c.tokens <= params.max_tokens for c in chunks if not c.flags)
 
 
@@ -126,6 +138,48 @@ def test_a_list_item_over_the_maximum_is_not_split() -> None:
     chunks = chunk_markdown(f"## List\n\n- small\n{item}\n- after", URL)
     holders = [c for c in chunks if item in c.markdown]
     assert len(holders) == 1 and holders[0].flags == (FLAG_OVERSIZE,)
+
+
+def _table(rng: random.Random, rows: int) -> str:
+    return "| Option | Effect |\n| :--- | ---: |\n" + "\n".join(f"| `opt{k}` | {_para(rng, 20)} |" for k in range(rows))
+
+
+def test_each_chunk_of_a_table_split_over_chunks_repeats_its_header_rows() -> None:
+    """A table larger than a chunk is cut between rows; each later chunk begins with the table's header and
+    delimiter rows, so it is a valid GFM table of its own (flag ``table_continued``); the offsets still
+    point into the page, and the IDs are stable (recomputed, and with text added above the table)."""
+    rng = random.Random(5)
+    table = _table(rng, 80)
+    md = "## Options\n\nWhat each option does.\n\n" + table + "\n\nAfter the table.\n\n| a | b |\n| - | - |\n| 1 | 2 |"
+    chunks = chunk_markdown(md, URL)
+    holding = [c for c in chunks if "`opt" in c.markdown]
+    assert len(holding) >= 3  # the table is split
+    head = "| Option | Effect |\n| :--- | ---: |\n"
+    assert head in holding[0].markdown and FLAG_TABLE_CONTINUED not in holding[0].flags
+    rows_seen = []
+    for c in holding[1:]:
+        assert c.markdown.startswith(head) and FLAG_TABLE_CONTINUED in c.flags
+        assert c.markdown == head + md[c.char_start:c.char_end]
+        blocks = parse_blocks(c.markdown)
+        assert [b.kind for b in blocks[:3]] == ["header_row", "header_row", "row"]  # a table, not loose rows
+        assert c.text.startswith("Options\n\nOption | Effect\n")  # the heading path, then the header's cells
+        rows_seen += [line for line in md[c.char_start:c.char_end].splitlines() if line.startswith("| `opt")]
+    assert len(set(rows_seen)) == len(rows_seen)  # no row repeated: only the header is
+    # the header counts in the chunk's size
+    assert all(c.tokens > 0 for c in holding)
+    # stable: the same page gives the same IDs; a paragraph added above the table changes no table chunk
+    assert [c.chunk_id for c in chunk_markdown(md, URL)] == [c.chunk_id for c in chunks]
+    edited = md.replace("What each option does.", "What each option does.\n\n" + _para(rng, 40))
+    assert {c.chunk_id for c in holding[1:]} <= {c.chunk_id for c in chunk_markdown(edited, URL)}
+    # the small table after it, whole in one chunk, is not flagged
+    assert not any(FLAG_TABLE_CONTINUED in c.flags for c in chunks if "| 1 | 2 |" in c.markdown)
+
+
+def test_rows_after_a_blank_line_are_another_table_and_get_no_header() -> None:
+    rng = random.Random(6)
+    rows = "\n".join(f"| r{k} | {_para(rng, 25)} |" for k in range(60))  # rows without a header of their own
+    md = "## T\n\n" + _table(rng, 3) + "\n\n" + rows
+    assert not any(FLAG_TABLE_CONTINUED in c.flags for c in chunk_markdown(md, URL))
 
 
 def test_params_reject_impossible_sizes() -> None:
@@ -255,3 +309,52 @@ def test_diff_ids() -> None:
     diff = diff_ids(("a", "b", "c"), ("a", "c", "d"))
     assert (diff.new, diff.unchanged, diff.removed) == (("d",), ("a", "c"), ("b",))
     assert diff_ids(None, ("x",)).new == ("x",)
+
+
+_BLANK_LINES_RE = re.compile(r"\n[ \t]*\n")
+
+
+def _greedy_reference(markdown: str, url: str) -> list[str]:
+    """A plain chunker for the speed floor: split at blank lines, count words, pack greedily, hash each."""
+    ids, parts, size = [], [], 0
+    for part in _BLANK_LINES_RE.split(markdown):
+        parts.append(part)
+        size += len(part.split())
+        if size >= 300:
+            ids.append(hashlib.sha256((url + "\n\n".join(parts)).encode()).hexdigest())
+            parts, size = [], 0
+    return ids
+
+
+def test_chunking_speed_stays_within_a_few_times_a_plain_greedy_split() -> None:
+    """A speed floor as a ratio, both measured in this process (a throughput figure is the machine's
+    load as much as the code's): the chunker takes about 3x the CPU time of a plain blank-line split, word
+    count and sha256 of the same pages (2026-12-03, 2.7 MB of generated Markdown). 10x catches a change
+    that makes it several times slower (a quadratic scan, a regex per line) and no noise of a busy machine.
+    The figure that matters, MB of real Markdown per CPU second, is benchmarks/chunk_benchmark.py's."""
+    pages = [_render(_sections(seed, 8, 14)) for seed in range(30)]
+
+    def best(run) -> float:
+        times = []
+        for _ in range(5):
+            t0 = time.process_time()
+            run()
+            times.append(time.process_time() - t0)
+        return min(times)
+
+    reference = best(lambda: [_greedy_reference(md, URL) for md in pages])
+    chunker = best(lambda: [chunk_markdown(md, URL) for md in pages])
+    assert chunker < 10 * reference, (chunker, reference)
+
+
+def test_chunk_ids_are_those_of_earlier_releases() -> None:
+    """The IDs of generated pages, pinned: a change to the chunker that moves a boundary or changes an ID
+    (a speed-up, a parser fix) would make every user's index re-embed; it must then be deliberate, with
+    this figure updated and the change named in docs/chunks.md."""
+    digest = hashlib.sha256()
+    count = 0
+    for seed in range(20):
+        for chunk in chunk_markdown(_render(_sections(seed, 8, 14)), URL):
+            digest.update(chunk.chunk_id.encode())
+            count += 1
+    assert (count, digest.hexdigest()) == (688, "afc0dd6a2015610686d3a6ac68e04293e155cc981d58e166bdc8f49b90ce8d96")

@@ -9,20 +9,19 @@ Only kept pages are indexed, so memory grows with distinct pages' signatures, no
 from __future__ import annotations
 
 import hashlib
-import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+
+from boilerstrip.minhash import NearDuplicateRecipe, band_keys, band_ranges, is_near_duplicate, signature, similarity, site_recipe
 
 from .params import DuplicateParams
 
 __all__ = ["DuplicateIndex", "Duplicate", "find_duplicates", "keep_order", "text_digest", "text_signature",
-           "Signature", "lsh_bands", "EXACT_DUPLICATE", "NEAR_DUPLICATE"]
+           "Signature", "lsh_bands", "near_recipe", "EXACT_DUPLICATE", "NEAR_DUPLICATE"]
 
 EXACT_DUPLICATE = "exact_duplicate"
 NEAR_DUPLICATE = "near_duplicate"
-_WORD_RE = re.compile(r"\w+")
 
 
 def keep_order(url: str) -> tuple[int, str]:
@@ -49,38 +48,30 @@ class Signature:
     process can compute it."""
 
     digest: str | None  # text_digest, None when the text is too short for the exact check
-    #: the MinHash's hash values (uint64 numpy array, ``num_perm`` long); None when the text has too few
-    #: words for the near check
-    hashvalues: Any = None
+    #: the MinHash (:func:`boilerstrip.minhash.signature` of the crawl's recipe: uint32 bytes, ``num_perm``
+    #: values); None when the text has too few words for the near check
+    hashvalues: bytes | None = None
+
+
+def near_recipe(params: DuplicateParams) -> NearDuplicateRecipe:
+    """The crawl's near-duplicate recipe with ``params``' threshold and sizes (boilerstrip/minhash.py)."""
+    return site_recipe(params.near_min_jaccard, params.num_perm, params.shingle_words, params.near_min_words)
 
 
 def lsh_bands(threshold: float, num_perm: int) -> list[tuple[int, int]]:
-    """The (start, end) rows of each LSH band datasketch's ``MinHashLSH`` chooses for ``threshold``."""
-    from datasketch import MinHashLSH  # imported here: the core package stays light to import
-
-    return [tuple(r) for r in MinHashLSH(threshold=threshold, num_perm=num_perm).hashranges]
+    """The (start, end) rows of each LSH band of the crawl's recipe for ``threshold`` (the ones datasketch's
+    ``MinHashLSH`` chooses)."""
+    return list(band_ranges(site_recipe(threshold, num_perm)))
 
 
 def text_signature(text: str, params: DuplicateParams) -> Signature:
-    """The exact key and the MinHash of ``text`` (word ``shingle_words``-grams, ``num_perm`` permutations,
-    seed 1). A pure function: the finishing pass computes it in the crawl's worker processes."""
+    """The exact key and the MinHash of ``text`` (the crawl's recipe: words as written, word
+    ``shingle_words``-grams, ``num_perm`` permutations, seed 1). A pure function: the finishing pass computes
+    it in the crawl's worker processes."""
     text = text or ""
     if len(text.strip()) < params.exact_min_chars:
         return Signature(None)
-    words = _WORD_RE.findall(text.casefold())
-    if len(words) < params.near_min_words:
-        return Signature(text_digest(text))
-    from datasketch import MinHash
-
-    k = params.shingle_words
-    encoded = [word.encode("utf-8") for word in words]  # b" ".join of the words' bytes: the shingle's UTF-8
-    if len(encoded) >= k:
-        shingles = set(map(b" ".join, zip(*(encoded[i:] for i in range(k)))))
-    else:
-        shingles = {b" ".join(encoded)}
-    mh = MinHash(num_perm=params.num_perm, seed=1)
-    mh.update_batch(list(shingles))  # in any order: each hash value is a minimum over the set
-    return Signature(text_digest(text), mh.hashvalues)
+    return Signature(text_digest(text), signature(text, near_recipe(params)))
 
 
 class DuplicateIndex:
@@ -95,15 +86,16 @@ class DuplicateIndex:
         self._exact: dict[str, str] = {}
         #: the bands (``lsh_bands``), when worked out elsewhere (a worker process that has datasketch loaded:
         #: the crawl's own process then never imports it, nor scipy, which it imports)
+        self._recipe = near_recipe(params)
         self._ranges: list[tuple[int, int]] = list(bands) if bands is not None else lsh_bands(
             params.near_min_jaccard, params.num_perm)
         self._bands: list[dict[int, int | list[int]]] = [{} for _ in self._ranges]
         self._urls: list[str] = []  # kept page number -> URL
-        self._values: list[bytes] = []  # kept page number -> its hash values (uint64, native order)
+        self._values: list[bytes] = []  # kept page number -> its signature
         self._numbers: dict[str, int] = {}
 
-    def _band_keys(self, values: Any) -> list[int]:
-        return [hash(values[start:end].tobytes()) for start, end in self._ranges]
+    def _band_keys(self, values: bytes) -> list[tuple[int, int]]:
+        return band_keys(values, self._recipe, self._ranges)
 
     def _candidates(self, keys: list[int]) -> set[int]:
         found: set[int] = set()
@@ -128,19 +120,15 @@ class DuplicateIndex:
             return Duplicate(EXACT_DUPLICATE, kept, 1.0), None
         values = sig.hashvalues
         if values is not None and self._urls:
-            import numpy as np
-
             best: Duplicate | None = None
             keys = self._band_keys(values)
             candidates = sorted((self._urls[n] for n in self._candidates(keys)), key=keep_order)
             for key in candidates:
                 if key == url:
                     continue
-                other = np.frombuffer(self._values[self._numbers[key]], dtype=values.dtype)
-                # MinHash.jaccard: the share of equal hash values
-                similarity = float(np.count_nonzero(values == other)) / float(len(values))
-                if similarity >= self.params.near_min_jaccard and (best is None or similarity > best.similarity):
-                    best = Duplicate(NEAR_DUPLICATE, key, round(similarity, 4))
+                estimate = similarity(values, self._values[self._numbers[key]])
+                if is_near_duplicate(estimate, self._recipe) and (best is None or estimate > best.similarity):
+                    best = Duplicate(NEAR_DUPLICATE, key, round(estimate, 4))
             if best is not None:
                 return best, None
         return None, (sig.digest, values)
@@ -153,7 +141,7 @@ class DuplicateIndex:
         if values is not None and url not in self._numbers:
             number = len(self._urls)
             self._urls.append(url)
-            self._values.append(values.tobytes())
+            self._values.append(values)
             self._numbers[url] = number
             for band, key in zip(self._bands, self._band_keys(values)):
                 hit = band.get(key)

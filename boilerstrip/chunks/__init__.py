@@ -7,12 +7,13 @@ records and the comparison with what an earlier run kept (:mod:`.store`). ``boil
 command around it (docs/chunks.md).
 """
 
-from .cut import FLAG_OVERSIZE, FLAG_SPLIT_PARAGRAPH, Chunk, ChunkParams, chunk_id, chunk_markdown, plain_text
+from .cut import FLAG_OVERSIZE, FLAG_SPLIT_PARAGRAPH, FLAG_TABLE_CONTINUED, Chunk, ChunkParams, chunk_id, chunk_markdown, plain_text
 from .parse import Block, parse_blocks
 from .tokens import DEFAULT_TOKENIZER, TokenCounter, TokenizerError, load_token_counter, word_counter
 
 __all__ = [
     "Chunk", "ChunkParams", "chunk_markdown", "chunk_id", "plain_text", "FLAG_OVERSIZE", "FLAG_SPLIT_PARAGRAPH",
+    "FLAG_TABLE_CONTINUED",
     "Block", "parse_blocks",
     "TokenCounter", "TokenizerError", "load_token_counter", "word_counter", "DEFAULT_TOKENIZER",
 ]

@@ -29,25 +29,37 @@ for the first). The ID does not depend on the chunk's index or offset, so an unc
 when text is added or removed elsewhere on the page; two identical chunks under the same headings are told
 apart by their order among themselves only.
 
+**Tables.** A chunk that begins inside a table (a boundary fell between two of its body rows) repeats the
+table's header and delimiter rows before its own rows (flag ``table_continued``), so each chunk of a table
+is a table with its column names. The boundaries are those of the rows alone (the rule reads the page's
+blocks); the ID is over the chunk's Markdown, header rows included.
+
 Speed: this runs once per block of every page, so the hot loops use tuples and lists, count words with
-``str`` methods, and read a block's crc32 only where rule 2 can apply.
+``str``/``bytes`` methods (no list of words for a long block), give the common blocks (a one-line paragraph, a heading
+line) short paths, and read a block's crc32 only where rule 2 can apply. A speed-up must not move a
+boundary or change an ID: tests/test_chunks_core.py pins the IDs of generated pages.
 """
 
 from __future__ import annotations
 
 import hashlib
+import operator
 import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .parse import HEADER_ROW, HEADING, LIST, PARAGRAPH, heading_title, item_spans, scan_blocks
+from .parse import HEADER_ROW, HEADING, LIST, PARAGRAPH, ROW, heading_title, item_spans, scan_blocks
 from .parse import _HEADING_RE as _PAGE_HEADING_RE
 
-__all__ = ["ChunkParams", "Chunk", "chunk_markdown", "chunk_id", "plain_text", "FLAG_OVERSIZE", "FLAG_SPLIT_PARAGRAPH"]
+__all__ = ["ChunkParams", "Chunk", "chunk_markdown", "chunk_id", "plain_text", "FLAG_OVERSIZE", "FLAG_SPLIT_PARAGRAPH",
+           "FLAG_TABLE_CONTINUED"]
 
 FLAG_OVERSIZE = "oversize"  # one code block, table row, list item or quote larger than max_tokens, kept whole
 FLAG_SPLIT_PARAGRAPH = "split_paragraph"  # a paragraph larger than max_tokens, cut between sentences
+#: a chunk that begins inside a table: its ``markdown`` is the table's header and delimiter rows, then
+#: ``page[char_start:char_end]`` (so each chunk of a table is a valid GFM table)
+FLAG_TABLE_CONTINUED = "table_continued"
 
 
 @dataclass(frozen=True)
@@ -127,9 +139,13 @@ def _common(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _units(md: str, blocks: list, limits: tuple[float, float, float, float],
-           count: Callable[[str], int] | None) -> list[list]:
+           count: Callable[[str], int] | None, heads: dict[int, tuple[int, int]]) -> list[list]:
     """Blocks with their heading paths, oversize paragraphs cut into sentences, glued into units.
-    ``count`` None counts words (inlined: this loop runs once per block)."""
+    ``count`` None counts words (inlined: this loop runs once per block). ``heads`` is filled with
+    {start of a unit that begins with a table's body row: (start, end) of the table's header and delimiter
+    rows}, which a chunk beginning with that unit repeats."""
+    head: tuple[int, int] | None = None  # the header rows of the table being read
+    head_start, row_end = 0, -2
     units: list[list] = []
     append = units.append
     levels: list[int] = []
@@ -141,11 +157,25 @@ def _units(md: str, blocks: list, limits: tuple[float, float, float, float],
         text = md[start:end]
         if count is not None:
             size = count(text)
-        elif kind is PARAGRAPH and "\n" not in text and "  " not in text and "\t" not in text and text.isascii():
-            # one line of single-spaced ASCII words (most paragraphs): C-speed, the same count as split
+        elif kind is PARAGRAPH and "\n" not in text and "\t" not in text and text.isascii() and "  " not in text:
+            # the common case, two blocks in three: one line of single-spaced ASCII words, counted at C speed
+            # (the same count as split); under the maximum it has no flag and takes this short path, what the
+            # general one below does for it
             size = text.count(" ") + 1 - (text[-1] == " ") - (text[0] == " ")
+            if size <= max_size:
+                if glue:
+                    last = units[-1]
+                    last[_END] = end
+                    last[_TOKENS] += size
+                    last[_LAST] = start
+                    if last[_PATH] != path:
+                        last[_PATH] = _common(last[_PATH], path)
+                else:
+                    append([start, end, size, False, path, start, ""])
+                glue = size <= label_max and not text.rstrip().endswith(_LABEL_ENDS)
+                continue
         else:
-            size = len(text.split())
+            size = _count_words(text)
         if kind is HEADING:
             while levels and levels[-1] >= level:
                 levels.pop()
@@ -171,6 +201,12 @@ def _units(md: str, blocks: list, limits: tuple[float, float, float, float],
                 first_item = False
             glue = False
             continue
+        if kind is ROW or kind is HEADER_ROW:
+            if start != row_end + 1:  # not on the line after the last row: another table
+                head, head_start = None, start
+            if kind is HEADER_ROW:
+                head = (head_start, end)
+            row_end = end
         flag = FLAG_OVERSIZE if size > max_size else ""
         if glue and (kind != HEADING or units[-1][_HEADING]):
             last = units[-1]
@@ -183,6 +219,8 @@ def _units(md: str, blocks: list, limits: tuple[float, float, float, float],
                 last[_FLAG] = flag
         else:
             append([start, end, size, kind == HEADING, path, start, flag])
+            if kind is ROW and head is not None:
+                heads[start] = head
         if kind == PARAGRAPH:
             glue = size <= label_max and not flag and "\n" not in text and not text.rstrip().endswith(_LABEL_ENDS)
         else:
@@ -190,7 +228,18 @@ def _units(md: str, blocks: list, limits: tuple[float, float, float, float],
     return units
 
 
+#: ASCII whitespace (what str.split splits at) as b" ", any other byte as b"x"
+_WORD_BYTES = bytes(32 if chr(i).isspace() else 120 for i in range(256))
+# below this many characters split is the faster count (a heading, a table row)
+_SPLIT_MAX_CHARS = 160
+
+
 def _count_words(text: str) -> int:
+    """``len(text.split())``; an ASCII text counted without building its words (a code block or a list
+    holds hundreds): the starts of words, `` x`` in its bytes mapped to space or not."""
+    if len(text) > _SPLIT_MAX_CHARS and text.isascii():
+        marks = text.encode("ascii").translate(_WORD_BYTES)
+        return marks.count(b" x") + (marks[:1] == b"x")
     return len(text.split())
 
 
@@ -225,24 +274,23 @@ def _bounds(md: str, units: list[list], limits: tuple[float, float, float, float
     path: tuple[str, ...] = ()
     flags = ""
     previous_oversize = False
-    for i, unit in enumerate(units):
-        tokens, flag = unit[_TOKENS], unit[_FLAG]
+    for i, (_, end, tokens, heading, unit_path, last, flag) in enumerate(units):
         oversize = flag == FLAG_OVERSIZE
-        if i > first and ((unit[_HEADING] and size >= min_size) or size + tokens > max_size
+        if i > first and ((heading and size >= min_size) or size + tokens > max_size
                           or oversize or previous_oversize):
             spans.append((first, i, size, path, flags))
             first, size = i, 0
         if i == first:
-            path, flags = unit[_PATH], flag
+            path, flags = unit_path, flag
         else:
-            if unit[_PATH] is not path:
-                path = _common(path, unit[_PATH])
+            if unit_path is not path:
+                path = _common(path, unit_path)
             if flag and flag not in flags:
                 flags = ",".join(sorted(filter(None, (*flags.split(","), flag))))
         size += tokens
         previous_oversize = oversize
         # rule 2, its crc32 read only once the chunk is large enough for it to matter
-        if size >= min_size and crc32(md[unit[_LAST]:unit[_END]].encode("utf-8", "surrogatepass")) * span < tokens * _TWO32:
+        if size >= min_size and crc32(md[last:end].encode("utf-8", "surrogatepass")) * span < tokens * _TWO32:
             spans.append((first, i + 1, size, path, flags))
             first, size = i + 1, 0
             previous_oversize = False
@@ -260,28 +308,37 @@ _LINK_RE = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
 _CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
 _DOUBLE_CODE_SPAN_RE = re.compile(r"``[ ]?([^\n]+?)[ ]?``")
 _STRONG_RE = re.compile(r"\*\*(?=\S)([^*\n]+?)(?<=\S)\*\*")
+#: the replacement of the passes below that keep a match's first group: a C callable (a template such as
+#: r"\1" is expanded by a Python function at every match)
+_GROUP_1 = operator.itemgetter(1)
 _ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>])")
 
 
-_FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*$", re.M)
+# (after a newline, not "^" with re.M: the regex engine then looks only at newlines)
+_FENCE_RE = re.compile(r"\n[ \t]*(`{3,}|~{3,})[^\n]*(?=\n|\Z)")
 
 
 def plain_text(markdown: str) -> str:
     """The text of a piece of Markdown without its syntax (list markers kept: they read as bullets); the
     lines of fenced code as they are. Each pass runs only when the text holds what it removes (the
     passes, run over every chunk, were two thirds of the chunker's time)."""
-    if "```" not in markdown and "~~~" not in markdown:
+    # (a one-character test first: ``in`` finds one character at memchr speed, three several times slower)
+    if ("`" not in markdown or "```" not in markdown) and ("~" not in markdown or "~~~" not in markdown):
         return _plain_prose(markdown).strip()
+    # the fences are matched after a newline, in "\n" + markdown: index i there is index i - 1 here, and a
+    # match's start (its newline) is the start of its line here
+    lines = "\n" + markdown
     parts = []
     pos = 0
-    for fence in _FENCE_RE.finditer(markdown):
-        if fence.start() < pos:
+    for fence in _FENCE_RE.finditer(lines):
+        start = fence.start()
+        if start < pos:
             continue
-        close = _closing(fence.group(1)).search(markdown, fence.end())
-        parts.append(_plain_prose(markdown[pos:fence.start()]))
+        close = _closing(fence.group(1)).search(lines, fence.end())
+        parts.append(_plain_prose(markdown[pos:start]))
         code_end = close.start() if close is not None else len(markdown)
-        parts.append(markdown[fence.end() + 1:code_end])
-        pos = close.end() if close is not None else len(markdown)
+        parts.append(markdown[fence.end():code_end])
+        pos = close.end() - 1 if close is not None else len(markdown)
     parts.append(_plain_prose(markdown[pos:]))
     return "".join(parts).strip()
 
@@ -292,13 +349,13 @@ _closings: dict[str, re.Pattern[str]] = {}
 def _closing(fence: str) -> re.Pattern[str]:
     pattern = _closings.get(fence)
     if pattern is None:
-        pattern = _closings[fence] = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.M)
+        pattern = _closings[fence] = re.compile(rf"\n[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*(?=\n|\Z)")
     return pattern
 
 
 def _plain_prose(text: str) -> str:
     text = "\n" + text
-    if "---" in text:
+    if "-" in text and "---" in text:
         text = _DELIMITER_ROW_RE.sub("", text)
     if "#" in text:
         text = _HEADING_MARK_RE.sub("\n", text)
@@ -308,18 +365,18 @@ def _plain_prose(text: str) -> str:
             text = text[:-2]
     if ">" in text:
         text = _QUOTE_MARK_RE.sub("\n", text)
-    if "](" in text:
+    if "]" in text and "](" in text:
         if "![" in text:
             text = text.replace("![", "[")
-        text = _LINK_RE.sub(r"\1", text)
+        text = _LINK_RE.sub(_GROUP_1, text)
     if "`" in text:
         if "``" in text:
-            text = _DOUBLE_CODE_SPAN_RE.sub(r"\1", text)
-        text = _CODE_SPAN_RE.sub(r"\1", text)
-    if "**" in text:
-        text = _STRONG_RE.sub(r"\1", text)
+            text = _DOUBLE_CODE_SPAN_RE.sub(_GROUP_1, text)
+        text = _CODE_SPAN_RE.sub(_GROUP_1, text)
+    if "*" in text and "**" in text:
+        text = _STRONG_RE.sub(_GROUP_1, text)
     if "\\" in text:
-        text = _ESCAPE_RE.sub(r"\1", text)
+        text = _ESCAPE_RE.sub(_GROUP_1, text)
     return text[1:]
 
 
@@ -376,12 +433,18 @@ def chunk_markdown(markdown: str, url: str, params: ChunkParams | None = None,
     else:
         ratio = 1.0
         limits = (params.min_tokens, params.target_tokens, params.max_tokens, params.label_max_tokens)
-    units = _units(markdown, scan_blocks(markdown, lists=True), limits, count)
+    heads: dict[int, tuple[int, int]] = {}
+    units = _units(markdown, scan_blocks(markdown, lists=True), limits, count, heads)
     chunks: list[Chunk] = []
     seen: dict[tuple[tuple[str, ...], str], int] = {}
     for index, (a, b, size, path, flags) in enumerate(_bounds(markdown, units, limits)):
         start, end = units[a][_START], units[b - 1][_END]
         md = markdown[start:end]
+        if heads and start in heads:  # a table's later rows: its header rows first, a table of its own
+            head = markdown[heads[start][0]:heads[start][1]]
+            md = head + "\n" + md
+            size += count(head) if count is not None else _count_words(head)
+            flags = ",".join(sorted(filter(None, (*flags.split(","), FLAG_TABLE_CONTINUED))))
         normalised = md.strip()
         key = (path, normalised)
         occurrence = seen.get(key, 0)

@@ -62,7 +62,10 @@ def _closing_fence(fence: str) -> re.Pattern[str]:
     key = (fence[0], len(fence))
     pattern = _closing_fences.get(key)
     if pattern is None:
-        pattern = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.M)
+        # matched from its newline (searched from the opening line's end): the regex engine then tries only
+        # the newlines of the code block, where "^" with re.M would try every position of it; only the
+        # match's end is read
+        pattern = re.compile(rf"\n[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*(?=\n|\Z)")
         _closing_fences[key] = pattern
     return pattern
 
@@ -157,6 +160,10 @@ def _text_blocks(md: str, start: int, end: int, out: list[_Raw], lists: bool) ->
                 first = text[0]
                 if first not in special and "\n" not in text:
                     append((PARAGRAPH, pos, stop, 0, ""))  # the common case: a paragraph on one line
+                elif first == "#" and "\n" not in text and text[-1] not in " \t\r" \
+                        and (h := _HEADING_RE.match(md, pos, stop)) is not None:
+                    # the next most common: a heading line (what _piece would find, without its steps)
+                    append((HEADING, pos, stop, len(h.group(1)), heading_title(h.group(0))))
                 elif first == "\n":  # three or more newlines in a row
                     lead = len(text) - len(text.lstrip("\n"))
                     if lead < len(text):
@@ -176,6 +183,8 @@ def _text_blocks(md: str, start: int, end: int, out: list[_Raw], lists: bool) ->
 
 def _piece(md: str, text: str, start: int, end: int, out: list[_Raw], lists: bool) -> None:
     stripped = text.rstrip(" \t\n\r")
+    if not stripped:  # spaces alone (a page that begins with a line of spaces and a blank line)
+        return
     end = start + len(stripped)
     text = stripped
     first = text[0]

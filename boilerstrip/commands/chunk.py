@@ -1,8 +1,9 @@
 """``boilerstrip chunk OUT.jsonl -o chunks.jsonl [--state DIR] [--changes-only]``: chunks for retrieval.
 
 Argument parsing around :func:`boilerstrip.chunks.run.chunk_file` (docs/chunks.md). Exit status: 0 done;
-1 the input or the output could not be read or written; 2 a bad argument, a tokenizer that is not
-installed, or an input that is not a crawl's records (nothing is written then, the state is untouched).
+1 the input or the output could not be read or written midway; 2 a bad argument, a tokenizer that is not
+installed, or an input that is missing or not a crawl's records (said what it looks like instead, as
+``check`` and ``export`` say it; nothing is written then, the state is untouched).
 """
 
 from __future__ import annotations
@@ -83,9 +84,14 @@ def run(args: argparse.Namespace) -> int:
     except ChunkUsageError as exc:
         print(f"boilerstrip chunk: {exc}", file=sys.stderr)
         return 2
-    if not in_path.is_file():
-        print(f"boilerstrip chunk: no such file: {in_path}", file=sys.stderr)
-        return 1
+    from boilerstrip.finishing.base import EMPTY, records_file_problem
+
+    problem = records_file_problem(in_path)
+    if problem == EMPTY:
+        print(f"boilerstrip chunk: note: {in_path} is empty (a crawl that wrote nothing)", file=sys.stderr)
+    elif problem is not None:
+        print(f"boilerstrip chunk: {in_path} is {problem}; nothing written", file=sys.stderr)
+        return 2
     return run_chunks(in_path, out_path, params, counter, args.state, args.changes_only, args.partial)
 
 

@@ -9,13 +9,11 @@ export until :meth:`commit`, which the export calls once its shards are written.
 
 from __future__ import annotations
 
-import hashlib
-import re
 import sqlite3
-import unicodedata
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from boilerstrip.minhash import band_keys, recipe_words, signature, similarity
 from boilerstrip.state.sqlite import open_sqlite
 
 from .params import NearDedupParams
@@ -27,53 +25,34 @@ INDEX_FILE = "dedup-index.sqlite3"
 #: the layout and the MinHash recipe of a stored index; an index of another version is refused
 INDEX_SCHEMA_VERSION = 1
 
-_WORD_RE = re.compile(r"\w+")
-_DIGIT_RE = re.compile(r"\d")
 #: (id, run, signature bytes)
 Match = tuple[str, str, bytes]
 
 
 class MinHasher:
-    """MinHash signatures and LSH band keys of texts, FineWeb's recipe: text simplified (case folded,
-    accents and punctuation dropped, digits as 0), word n-grams, ``bands * rows_per_band`` permutations."""
+    """The export's near-duplicate recipe (:func:`boilerstrip.minhash` ``TRAINING_RECIPE``, FineWeb's: text
+    simplified -- case folded, accents and punctuation dropped, digits as 0 --, word n-grams,
+    ``bands * rows_per_band`` permutations) with ``params``' sizes; the code is boilerstrip/minhash.py's,
+    the crawl's duplicates use it too."""
 
     def __init__(self, params: NearDedupParams) -> None:
-        import numpy as np
-        from datasketch import MinHash
-
         self.params = params
-        self._np = np
-        self._template = MinHash(num_perm=params.num_perm, seed=params.seed)
+        self.recipe = params.recipe()
 
     def words(self, text: str) -> list[str]:
-        folded = text.casefold()
-        if not folded.isascii():
-            folded = "".join(ch for ch in unicodedata.normalize("NFD", folded) if not unicodedata.combining(ch))
-        return _WORD_RE.findall(_DIGIT_RE.sub("0", folded))
+        return recipe_words(text, self.recipe)
 
     def signature(self, text: str) -> bytes | None:
         """The MinHash signature (uint32 per permutation), or None for a text shorter than one shingle."""
-        words = self.words(text)
-        k = self.params.shingle_words
-        if len(words) < max(k, self.params.min_words):
-            return None
-        shingles = {" ".join(words[i : i + k]).encode("utf-8") for i in range(len(words) - k + 1)}
-        mh = self._template.copy()
-        mh.update_batch(list(shingles))
-        return mh.hashvalues.astype(self._np.uint32).tobytes()
+        return signature(text, self.recipe)
 
-    def band_keys(self, signature: bytes) -> list[tuple[int, int]]:
-        """(band, key) per band: a 63-bit hash of the band number and its rows (one SQLite INTEGER column
-        holds every band's buckets; two bands never share a key)."""
-        width = self.params.rows_per_band * 4
-        return [(band, int.from_bytes(hashlib.blake2b(band.to_bytes(2, "big") + signature[band * width : (band + 1) * width],
-                                                      digest_size=8).digest(), "big") >> 1)
-                for band in range(self.params.bands)]
+    def band_keys(self, sig: bytes) -> list[tuple[int, int]]:
+        """(band, key) per band (:func:`boilerstrip.minhash.band_keys`)."""
+        return band_keys(sig, self.recipe)
 
     def similarity(self, a: bytes, b: bytes) -> float:
         """The estimated Jaccard similarity of two signatures (share of equal minima)."""
-        np = self._np
-        return float((np.frombuffer(a, dtype=np.uint32) == np.frombuffer(b, dtype=np.uint32)).mean())
+        return similarity(a, b)
 
 
 @runtime_checkable

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from boilerstrip.minhash import NearDuplicateRecipe
+
 __all__ = ["ExportParams", "FilterParams", "GopherParams", "NearDedupParams", "FORMATS"]
 
 FORMATS = ("parquet", "jsonl")
@@ -100,6 +102,12 @@ class NearDedupParams:
     @property
     def num_perm(self) -> int:
         return self.bands * self.rows_per_band
+
+    def recipe(self) -> NearDuplicateRecipe:
+        """boilerstrip/minhash.py's training recipe with these sizes (the defaults: ``TRAINING_RECIPE``)."""
+        return NearDuplicateRecipe(fold_digits_and_accents=True, min_jaccard=self.min_jaccard,
+                                   num_perm=self.num_perm, bands=self.bands, shingle_words=self.shingle_words,
+                                   min_words=self.min_words, seed=self.seed)
 
 
 @dataclass(frozen=True)

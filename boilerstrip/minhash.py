@@ -1,0 +1,136 @@
+"""What "near duplicate" means, in one place: the MinHash recipe of the crawl (and ``boilerstrip dedup``)
+and the one of ``boilerstrip export``, one implementation.
+
+A :class:`NearDuplicateRecipe` names everything a near-duplicate judgement depends on: the text's normal
+form (case folded words; with ``fold_digits_and_accents`` also accents dropped and every digit read as 0,
+FineWeb's simplification), word ``shingle_words``-gram shingles, datasketch's MinHash over ``num_perm``
+permutations (seed ``seed``; its hash values are below 2**32 and are kept as uint32 bytes), the LSH bands a
+candidate must share one of, and ``min_jaccard``, the estimated Jaccard similarity a candidate must reach.
+:func:`signature`, :func:`band_ranges`, :func:`band_keys`, :func:`similarity` and
+:func:`is_near_duplicate` are the only code that computes them, for both users.
+
+Two recipes, measured (docs/cross-page.md, "One near-duplicate module, two recipes"):
+:func:`site_recipe` (the crawl: is this the same page as one kept?) keeps digits, since on documentation
+sites they name the page (``section.level1.properties`` and ``section.level2.properties``, release notes
+3.19.1 and 3.19.2), and requires Jaccard >= 0.9; :data:`TRAINING_RECIPE` (export: would this document
+repeat one in a training set?) is FineWeb's, any shared band of 14 x 8.
+
+Pure: no Scrapy; datasketch and numpy imported when a signature is first computed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = ["NearDuplicateRecipe", "site_recipe", "TRAINING_RECIPE", "recipe_words", "signature", "band_ranges",
+           "band_keys", "similarity", "is_near_duplicate"]
+
+_WORD_RE = re.compile(r"\w+")
+_DIGIT_RE = re.compile(r"\d")
+#: bytes per hash value in a signature (datasketch's values are below 2**32)
+_VALUE_BYTES = 4
+
+
+@dataclass(frozen=True)
+class NearDuplicateRecipe:
+    # FineWeb's text simplification: accents dropped and digits read as 0 (export); the crawl keeps both
+    fold_digits_and_accents: bool
+    # the estimated Jaccard similarity (share of equal minima) a candidate must reach to be a near duplicate
+    min_jaccard: float
+    num_perm: int
+    # LSH bands; None: the bands datasketch's MinHashLSH picks for min_jaccard over num_perm
+    bands: int | None = None
+    shingle_words: int = 5
+    # a text with fewer words than this (or than one shingle) has no signature: compared exactly only
+    min_words: int = 5
+    seed: int = 1
+
+    def __post_init__(self) -> None:
+        if self.shingle_words < 1 or self.num_perm < 1 or not 0.0 <= self.min_jaccard <= 1.0:
+            raise ValueError("shingle_words and num_perm must be >= 1, min_jaccard in [0, 1]")
+        if self.bands is not None and not 1 <= self.bands <= self.num_perm:
+            raise ValueError(f"bands must be in [1, num_perm], got {self.bands}")
+
+
+def site_recipe(min_jaccard: float = 0.9, num_perm: int = 128, shingle_words: int = 5,
+                min_words: int = 50) -> NearDuplicateRecipe:
+    """The crawl's recipe (``DuplicateParams`` fields): words as written, bands for ``min_jaccard``."""
+    return NearDuplicateRecipe(fold_digits_and_accents=False, min_jaccard=min_jaccard, num_perm=num_perm,
+                               shingle_words=shingle_words, min_words=min_words)
+
+
+#: export's recipe, FineWeb's (datatrove MinhashConfig): 14 bands of 8 rows, any shared band (a pair at
+#: Jaccard 0.75 shares one with probability ~0.77, at 0.85 ~0.99, at 0.5 ~0.05)
+TRAINING_RECIPE = NearDuplicateRecipe(fold_digits_and_accents=True, min_jaccard=0.0, num_perm=112, bands=14)
+
+
+def recipe_words(text: str, recipe: NearDuplicateRecipe) -> list[str]:
+    folded = (text or "").casefold()
+    if recipe.fold_digits_and_accents:
+        if not folded.isascii():
+            folded = "".join(ch for ch in unicodedata.normalize("NFD", folded) if not unicodedata.combining(ch))
+        folded = _DIGIT_RE.sub("0", folded)
+    return _WORD_RE.findall(folded)
+
+
+@lru_cache(maxsize=8)
+def _template(num_perm: int, seed: int):  # noqa: ANN202 (datasketch's MinHash, imported lazily)
+    from datasketch import MinHash
+
+    return MinHash(num_perm=num_perm, seed=seed)
+
+
+def signature(text: str, recipe: NearDuplicateRecipe, words: list[str] | None = None) -> bytes | None:
+    """The MinHash of the text's shingles as uint32 bytes (``num_perm`` values), or None for a text with
+    fewer than ``max(shingle_words, min_words)`` words. ``words``: :func:`recipe_words`, when already known."""
+    import numpy as np
+
+    if words is None:
+        words = recipe_words(text, recipe)
+    k = recipe.shingle_words
+    if len(words) < max(k, recipe.min_words):
+        return None
+    shingles = {" ".join(words[i:i + k]).encode("utf-8") for i in range(len(words) - k + 1)}
+    mh = _template(recipe.num_perm, recipe.seed).copy()
+    mh.update_batch(list(shingles))  # in any order: each value is a minimum over the set
+    return mh.hashvalues.astype(np.uint32).tobytes()
+
+
+@lru_cache(maxsize=32)
+def band_ranges(recipe: NearDuplicateRecipe) -> tuple[tuple[int, int], ...]:
+    """(first, end) hash value of each LSH band."""
+    if recipe.bands is None:
+        from datasketch import MinHashLSH
+
+        return tuple((int(a), int(b)) for a, b in MinHashLSH(threshold=recipe.min_jaccard or 1e-9,
+                                                           num_perm=recipe.num_perm).hashranges)
+    rows = recipe.num_perm // recipe.bands
+    return tuple((band * rows, (band + 1) * rows) for band in range(recipe.bands))
+
+
+def band_keys(sig: bytes, recipe: NearDuplicateRecipe,
+              ranges: tuple[tuple[int, int], ...] | list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
+    """(band, key) per band: a 63-bit blake2b of the band number and its values (one SQLite INTEGER column
+    holds every band's buckets; two bands never share a key). Equal bands, equal keys. ``ranges``: the
+    recipe's :func:`band_ranges`, when worked out elsewhere (the crawl asks a worker process that has
+    datasketch loaded)."""
+    return [(band, int.from_bytes(hashlib.blake2b(band.to_bytes(2, "big") + sig[a * _VALUE_BYTES:b * _VALUE_BYTES],
+                                                  digest_size=8).digest(), "big") >> 1)
+            for band, (a, b) in enumerate(ranges if ranges is not None else band_ranges(recipe))]
+
+
+def similarity(a: bytes, b: bytes) -> float:
+    """The estimated Jaccard similarity of two signatures: the share of equal minima."""
+    import numpy as np
+
+    x, y = np.frombuffer(a, dtype=np.uint32), np.frombuffer(b, dtype=np.uint32)
+    return float(np.count_nonzero(x == y)) / float(len(x)) if len(x) == len(y) and len(x) else 0.0
+
+
+def is_near_duplicate(estimate: float, recipe: NearDuplicateRecipe) -> bool:
+    """A candidate (it shares a band) is a near duplicate when its estimate reaches ``min_jaccard``."""
+    return estimate >= recipe.min_jaccard
