@@ -31,6 +31,7 @@ PURE_MODULES = [
     "boilerstrip.safety",
     "boilerstrip.urls",
     "boilerstrip.workers._start",
+    "boilerstrip.minhash",
 ]
 FORBIDDEN = ("scrapy", "twisted", "playwright", "scrapy_playwright")
 
