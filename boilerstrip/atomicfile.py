@@ -9,14 +9,20 @@ output, ledger, manifest and report are for other users and tools too.
 
 from __future__ import annotations
 
+import json
+import logging
 import os
+import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["FILE_MODE", "atomic_open", "fsync_dir"]
+__all__ = ["FILE_MODE", "atomic_open", "fsync_dir", "atomic_write_lines", "atomic_write_json", "append_line",
+           "read_whole_lines", "iter_whole_lines", "record_url", "written_urls"]
+
+logger = logging.getLogger(__name__)
 
 
 def _read_umask() -> int:
@@ -68,3 +74,91 @@ def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
             pass
         raise
     fsync_dir(path.parent)
+
+
+# -- whole lines ----------------------------------------------------------------------------------------------
+def read_whole_lines(path: Path, truncate: bool = False) -> list[bytes]:
+    """The complete (newline-terminated) lines of ``path``; with ``truncate``, cut a torn last line off."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    if truncate and end != len(data):
+        with open(path, "r+b") as handle:
+            handle.truncate(end)
+            handle.flush()
+            os.fsync(handle.fileno())
+        logger.warning("feeds: cut a torn last line (%d bytes) off %s", len(data) - end, path)
+    return data[:end].splitlines()
+
+
+def iter_whole_lines(path: Path) -> Iterable[bytes]:
+    """The complete (newline-terminated) lines of ``path``, one at a time (a torn last line is left out):
+    memory holds one line, not the file."""
+    if not path.exists():
+        return
+    with open(path, "rb") as handle:
+        for line in handle:
+            if line.endswith(b"\n"):
+                yield line.rstrip(b"\r\n")
+
+
+#: the start of a record line as boilerstrip writes it (``dump_record``, the feed exporter): its URL can be
+#: read without parsing a line of tens of kilobytes
+_RECORD_URL_RE = re.compile(rb'^\{"schema_version": ?\d+, ?"url": ?("(?:[^"\\]|\\.)*")')
+
+
+def record_url(line: bytes) -> str | None:
+    """The ``url`` of a JSON record line, or None (not a JSON object, no string URL)."""
+    match = _RECORD_URL_RE.match(line)
+    if match is not None:
+        try:
+            url = json.loads(match.group(1))
+        except ValueError:
+            url = None
+        if isinstance(url, str):
+            return url
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record["url"] if isinstance(record, dict) and isinstance(record.get("url"), str) else None
+
+
+def written_urls(path: Path) -> set[str]:
+    urls: set[str] = set()
+    for line in iter_whole_lines(path):
+        url = record_url(line)
+        if url is not None:
+            urls.add(url)
+    return urls
+
+
+def atomic_write_lines(path: str | Path, lines: Iterable[str | bytes]) -> int:
+    """Write ``lines`` (each gets a trailing newline) to ``path`` through a temp file + fsync + rename.
+
+    Readers see the old file or the new one, never half of one. Returns the number of lines written.
+    """
+    count = 0
+    with atomic_open(path, "wb") as handle:
+        for line in lines:
+            data = line if isinstance(line, bytes) else line.encode("utf-8")
+            handle.write(data.rstrip(b"\n") + b"\n")
+            count += 1
+    return count
+
+
+def atomic_write_json(path: str | Path, data: Any) -> None:
+    """Write one JSON document atomically (the manifest)."""
+    with atomic_open(path, "w") as handle:
+        handle.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+
+
+def append_line(path: Path, record: dict[str, Any]) -> None:
+    """Append one JSON line with a single write (used for the dead-letter file and the ledger journal)."""
+    data = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8", "replace")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)

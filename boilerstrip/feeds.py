@@ -20,20 +20,26 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
-import re
 import time
 import traceback
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from scrapy.exporters import JsonLinesItemExporter
 from scrapy.utils.python import to_bytes
 
-from boilerstrip.atomicfile import atomic_open, fsync_dir
+from boilerstrip.atomicfile import (
+    append_line,
+    atomic_write_json,
+    atomic_write_lines,
+    fsync_dir,
+    iter_whole_lines,
+    read_whole_lines,
+    record_url,
+    written_urls,
+)
 from boilerstrip.config import params_from_settings
 from boilerstrip.state.layout import CrawlLayout, crawl_layout
 from boilerstrip.items import EXPORT_FIELDS, JSON_SEPARATORS, RECORD_FIELDS, TRAIL_FIELDS, compact_record
@@ -126,94 +132,6 @@ def resume_requested(settings: Any) -> bool:
         return True
     jobdir = settings.get("JOBDIR")
     return bool(jobdir) and (Path(str(jobdir)) / "requests.seen").exists()
-
-
-# -- whole lines ----------------------------------------------------------------------------------------------
-def read_whole_lines(path: Path, truncate: bool = False) -> list[bytes]:
-    """The complete (newline-terminated) lines of ``path``; with ``truncate``, cut a torn last line off."""
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    end = data.rfind(b"\n") + 1
-    if truncate and end != len(data):
-        with open(path, "r+b") as handle:
-            handle.truncate(end)
-            handle.flush()
-            os.fsync(handle.fileno())
-        logger.warning("feeds: cut a torn last line (%d bytes) off %s", len(data) - end, path)
-    return data[:end].splitlines()
-
-
-def iter_whole_lines(path: Path) -> Iterable[bytes]:
-    """The complete (newline-terminated) lines of ``path``, one at a time (a torn last line is left out):
-    memory holds one line, not the file."""
-    if not path.exists():
-        return
-    with open(path, "rb") as handle:
-        for line in handle:
-            if line.endswith(b"\n"):
-                yield line.rstrip(b"\r\n")
-
-
-#: the start of a record line as boilerstrip writes it (``dump_record``, the feed exporter): its URL can be
-#: read without parsing a line of tens of kilobytes
-_RECORD_URL_RE = re.compile(rb'^\{"schema_version": ?\d+, ?"url": ?("(?:[^"\\]|\\.)*")')
-
-
-def record_url(line: bytes) -> str | None:
-    """The ``url`` of a JSON record line, or None (not a JSON object, no string URL)."""
-    match = _RECORD_URL_RE.match(line)
-    if match is not None:
-        try:
-            url = json.loads(match.group(1))
-        except ValueError:
-            url = None
-        if isinstance(url, str):
-            return url
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return None
-    return record["url"] if isinstance(record, dict) and isinstance(record.get("url"), str) else None
-
-
-def written_urls(path: Path) -> set[str]:
-    urls: set[str] = set()
-    for line in iter_whole_lines(path):
-        url = record_url(line)
-        if url is not None:
-            urls.add(url)
-    return urls
-
-
-def atomic_write_lines(path: str | Path, lines: Iterable[str | bytes]) -> int:
-    """Write ``lines`` (each gets a trailing newline) to ``path`` through a temp file + fsync + rename.
-
-    Readers see the old file or the new one, never half of one. Returns the number of lines written.
-    """
-    count = 0
-    with atomic_open(path, "wb") as handle:
-        for line in lines:
-            data = line if isinstance(line, bytes) else line.encode("utf-8")
-            handle.write(data.rstrip(b"\n") + b"\n")
-            count += 1
-    return count
-
-
-def atomic_write_json(path: str | Path, data: Any) -> None:
-    """Write one JSON document atomically (the manifest)."""
-    with atomic_open(path, "w") as handle:
-        handle.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
-
-
-def append_line(path: Path, record: dict[str, Any]) -> None:
-    """Append one JSON line with a single write (used for the dead-letter file and the ledger journal)."""
-    data = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8", "replace")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
 
 
 # -- the storage ----------------------------------------------------------------------------------------------

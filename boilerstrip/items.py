@@ -26,7 +26,11 @@ from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
-from boilerstrip.recrawl import TOMBSTONES
+#: a record's ``change`` against a recurring crawl's history (``boilerstrip.recrawl`` decides it)
+NEW, CHANGED, UNCHANGED, REMOVED, UNSEEN = "new", "changed", "unchanged", "removed", "unseen"
+CHANGES = (NEW, CHANGED, UNCHANGED, REMOVED, UNSEEN)
+#: the change kinds of a recurring crawl's lines that are not pages (tombstones)
+TOMBSTONES = (REMOVED, UNSEEN)
 
 __all__ = ["PageItem", "SCHEMA_VERSION", "EXPORT_FIELDS", "RECORD_FIELDS", "TRAIL_FIELDS", "DEFAULTS", "JSON_SEPARATORS",
            "without_trail", "compact_record", "complete_record", "text_hash"]

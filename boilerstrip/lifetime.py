@@ -2,7 +2,7 @@
 
 A ``kill -9`` gives a process no chance to stop its children, so each child asks the kernel to do it:
 Linux's parent-death signal (``prctl(PR_SET_PDEATHSIG)``, through ctypes), sent to the child when its
-parent dies. Three users: the crawl's worker processes (:mod:`boilerstrip.extensions._worker_start`), the
+parent dies. Three users: the crawl's worker processes (:mod:`boilerstrip.workers._start`), the
 coordinator's local workers and the scheduler's crawls. The signal follows the *thread* that started the
 child: only start a child this way from a thread that lives at least as long as the child (the main
 thread, or one that waits for the child).

@@ -45,6 +45,9 @@ class Filtered(IgnoreRequest):
 class FilteredItem(DropItem):
     """An item dropped on purpose (a duplicate page, say); ``reason`` is short and machine-readable."""
 
+    #: the ledger outcome of the drop (:func:`boilerstrip.ledger.dropped_outcome` reads it)
+    outcome = "filtered"
+
     def __init__(self, reason: str, detail: str = "") -> None:
         self.reason = reason
         self.detail = detail
@@ -54,6 +57,8 @@ class FilteredItem(DropItem):
 class FailedItem(FilteredItem):
     """An item that could not be processed (a page over the extraction budget): the ledger records it as
     ``failed:<reason>``, the crawl goes on."""
+
+    outcome = "failed"
 
 
 def _send(crawler: Any, url: str, outcome: str, reason: str, detail: str, request: Any) -> None:

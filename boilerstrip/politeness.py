@@ -10,12 +10,19 @@ Settings map onto the params with :func:`boilerstrip.config.params_from_settings
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from protego import Protego
+
+from boilerstrip.optout import RobotsAiRules
+
 __all__ = [
+    "HostRobots",
+    "robots_ready",
     "RobotsParams",
     "PolitenessParams",
     "RobotsVerdict",
@@ -177,3 +184,32 @@ def crawl_delay_refusal(crawl_delay_s: float | None, params: PolitenessParams) -
     if crawl_delay_s is not None and crawl_delay_s > params.max_crawl_delay_s:
         return "crawl_delay_too_long"
     return None
+
+
+#: signal: robots_ready(origin: str, robots: HostRobots) -- sent every time an origin's robots.txt resolves
+robots_ready = object()
+
+
+@dataclass
+class HostRobots:
+    """What we know about one origin's robots.txt."""
+
+    origin: str
+    #: "pending", "parse" (rules apply), "allow_all" or "disallow_all"
+    action: str = "pending"
+    reason: str = ""
+    detail: str = ""
+    parser: Protego | None = None
+    crawl_delay_s: float | None = None
+    sitemaps: tuple[str, ...] = ()
+    ai_rules: RobotsAiRules | None = None  # Content-Signal / Content-Usage lines for our token (optout.py)
+    fetches: int = 0
+    next_fetch_at: float = 0.0  # time.monotonic() when an unreachable robots.txt may be fetched again
+    task: asyncio.Future | None = field(default=None, repr=False)
+
+    def allows(self, url: str, token: str) -> bool:
+        if self.action == "allow_all":
+            return True
+        if self.action == "parse" and self.parser is not None:
+            return bool(self.parser.can_fetch(url, token))
+        return False

@@ -20,15 +20,18 @@ An IP literal is its own registrable domain; a name without a known public suffi
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from collections.abc import Collection
 from typing import Any
 from urllib.parse import urlsplit
 
-from boilerstrip.safety.addresses import DEFAULT_PORTS, parse_ip_literal
+from boilerstrip.safety.addresses import DEFAULT_PORTS, parse_host_port, parse_ip_literal
 
-__all__ = ["SCOPES", "registrable_domain", "site_key", "in_scope", "origin", "host_of_url", "joined_site"]
+__all__ = ["ScopeParams", "OFFSITE_MODES", "SCOPES", "registrable_domain", "site_key", "in_scope", "origin", "host_of_url", "joined_site"]
 
 SCOPES = ("host", "domain")
+#: what "on site" means for the scope middleware's offsite check (ScopeParams.offsite)
+OFFSITE_MODES = ("auto", "host", "domain", "off")
 
 
 @functools.lru_cache(maxsize=1)
@@ -118,3 +121,27 @@ def joined_site(final_url: str, sites: Collection[str], scope: str = "host") -> 
     if key is None or key in sites:
         return None
     return key
+
+
+@dataclass(frozen=True)
+class ScopeParams:
+    # Extra private endpoints the crawl may reach, as "host:port" (or "host" for any port). The start
+    # URLs' origins are always allowed; nothing else private is, because a page must not be able to point
+    # the crawler at the machine's own services (SSRF).
+    allow_private: tuple[str, ...] = ()
+    # What "on site" means for links and redirects: "host" = the start URLs' host and port (default
+    # ports of http and https count as one, so an http->https upgrade stays on site); "domain" = any host
+    # under the start URLs' registrable domains, on their ports (boilerstrip.scope); "off" = no
+    # offsite check (private addresses are still refused); "auto" = the crawl's scope (the spider's own,
+    # else BOILERSTRIP_CRAWL_SCOPE): one setting says what the crawl's site is, this one only whether the
+    # check runs; "host"/"domain" here override it (kept for older configurations).
+    offsite: str = "auto"
+    # Resolve names in the middleware to refuse early with a clear reason; the resolver checks again at
+    # connect time either way.
+    resolve_early: bool = True
+
+    def __post_init__(self) -> None:
+        if self.offsite not in OFFSITE_MODES:
+            raise ValueError(f"offsite must be one of {OFFSITE_MODES}, got {self.offsite!r}")
+        for entry in self.allow_private:
+            parse_host_port(entry)  # raises ValueError naming the entry

@@ -93,7 +93,7 @@ DEPTH_LIMIT = 0
 # clears the HTML; after PageBlocksPipeline (250), before cross-page removal (500).
 ITEM_PIPELINES["boilerstrip.pipelines.extraction.ExtractionPipeline"] = 300
 # The worker processes that read pages (render decision, page blocks, extraction) off the reactor thread.
-EXTENSIONS["boilerstrip.extensions.workers.WorkerPool"] = 100
+EXTENSIONS["boilerstrip.workers.pool.WorkerPool"] = 100
 
 # -- cross-page boilerplate (docs/cross-page.md) -----------------------------
 # Page block hashes before extraction clears the HTML (250); after extraction (~300): template blocks out (500), then duplicate pages over the cleaned text (600).

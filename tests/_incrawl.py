@@ -42,7 +42,7 @@ _PRELOAD = (
     "boilerstrip.cli",
     "boilerstrip.commands.crawl",
     "boilerstrip.spiders.site",
-    "boilerstrip.extensions._worker_start",
+    "boilerstrip.workers._start",
 )
 _preloaded = False
 
@@ -78,7 +78,7 @@ def preload() -> None:
         for path, order in getattr(project, group, {}).items():
             if order is not None and path.startswith("boilerstrip."):
                 load_object(path)
-    from boilerstrip.extensions._worker_start import warm_up
+    from boilerstrip.workers._start import warm_up
 
     warm_up()
     _preloaded = True
@@ -174,7 +174,7 @@ def _start_forkserver() -> None:
     import multiprocessing
     from multiprocessing import forkserver
 
-    from boilerstrip.extensions._worker_start import WORKER_MODULES
+    from boilerstrip.workers._start import WORKER_MODULES
 
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return

@@ -22,6 +22,16 @@ PURE_MODULES = [
     "boilerstrip.recrawl",
     "boilerstrip.schedule",
     "boilerstrip.chunks",
+    "boilerstrip.ledger",
+    "boilerstrip.meta",
+    "boilerstrip.finishing",
+    "boilerstrip.reading",
+    "boilerstrip.scope",
+    "boilerstrip.politeness",
+    "boilerstrip.safety",
+    "boilerstrip.urls",
+    "boilerstrip.workers._start",
+    "boilerstrip.minhash",
 ]
 FORBIDDEN = ("scrapy", "twisted", "playwright", "scrapy_playwright")
 

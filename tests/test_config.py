@@ -175,7 +175,7 @@ def test_the_user_level_scope_url_compression_and_state_settings_stay_settings()
 
 
 def test_the_extraction_presets_are_real_and_below_the_hook() -> None:
-    from boilerstrip.extensions.workers import WorkerPoolParams
+    from boilerstrip.workers.pool import WorkerPoolParams
     from boilerstrip.extraction import EXTRACTION_PRESETS, ExtractionParams, extraction_preset
 
     assert set(EXTRACTION_PRESETS) == {"balanced", "precision", "recall"}

@@ -352,7 +352,7 @@ def test_a_failed_run_exits_non_zero_and_never_replaces_latest(tmp_path) -> None
 
 # -- the counts a crawl prints agree with its output ----------------------------------------------------------
 def test_written_line_says_what_it_counts() -> None:
-    from boilerstrip.commands.crawl import written_line
+    from boilerstrip.run import written_line
 
     assert written_line({"records": 6, "tombstones": 2, "unchanged_left_out": 121}) == \
         "6 records written (4 pages, 2 tombstones; 121 unchanged pages left out by --changes-only)"

@@ -9,7 +9,8 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
 from boilerstrip import ROBOTS_TOKEN
-from boilerstrip.downloadermiddlewares.optout import OPT_OUT_META, AiOptOutMiddleware
+from boilerstrip.downloadermiddlewares.optout import AiOptOutMiddleware
+from boilerstrip.meta import OPT_OUT_META
 from boilerstrip.optout import (OptOutParams, header_opt_out, meta_opt_out, page_opt_out, parse_robots_ai_rules,
                                 parse_tdmrep, robots_opt_out, tdmrep_opt_out)
 

@@ -16,7 +16,8 @@ from scrapy import Request
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
-from boilerstrip.extensions.ledger import LedgerExtension, reconcile_output
+from boilerstrip.extensions.ledger import LedgerExtension
+from boilerstrip.ledger import reconcile_output
 from boilerstrip.feeds import (
     CrashSafeFeedStorage,
     FeedParams,

@@ -323,7 +323,7 @@ def test_the_redis_client_waits_out_a_pause_retries_a_restart_and_gives_up_at_it
 
 # -- item 10: the extraction budget is checked before the work it bounds ------------------------------------------
 def test_the_byte_scan_finds_a_page_over_the_node_budget_without_parsing_it() -> None:
-    from boilerstrip.spiders.links import surely_over_node_budget
+    from boilerstrip.reading.links import surely_over_node_budget
 
     huge = b"<html><body>" + b"<div><p>words</p></div>" * 60_000 + b"</body></html>"  # 120,000 elements
     assert surely_over_node_budget(huge, 100_000)

@@ -9,7 +9,8 @@ from scrapy.utils.test import get_crawler
 
 from boilerstrip.config import ConfigError
 from boilerstrip.outcomes import url_settled
-from boilerstrip.safety.traps import TrapParams, TrapState, is_date_like, normalise_session_ids, url_pattern
+from boilerstrip.safety.traps import TrapParams, TrapState, is_date_like, url_pattern
+from boilerstrip.urls import strip_session_ids
 from boilerstrip.spidermiddlewares.traps import TrapFilterMiddleware
 
 
@@ -24,7 +25,7 @@ from boilerstrip.spidermiddlewares.traps import TrapFilterMiddleware
     ],
 )
 def test_session_ids_are_stripped(url: str, clean: str) -> None:
-    assert normalise_session_ids(url) == clean
+    assert strip_session_ids(url) == clean
 
 
 @pytest.mark.parametrize(

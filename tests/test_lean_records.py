@@ -177,7 +177,8 @@ def test_crawl_trail_reaches_the_finishing_pass(tmp_path) -> None:
     without it writes lean records (no crawl: the extension's pass over a crawl's intermediate output)."""
     import argparse
 
-    from boilerstrip.commands.crawl import add_arguments, build_settings
+    from boilerstrip.commands.crawl import add_arguments
+    from boilerstrip.run import build_settings
     from boilerstrip.extensions.finishing import FinishingExtension
 
     parser = argparse.ArgumentParser()

@@ -11,7 +11,8 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.utils.test import get_crawler
 
 from boilerstrip.config import ConfigError
-from boilerstrip.downloadermiddlewares.htmlonly import HtmlOnlyMiddleware, is_html_content_type
+from boilerstrip.downloadermiddlewares.htmlonly import HtmlOnlyMiddleware
+from boilerstrip.safety.sniff import is_html_content_type
 from boilerstrip.downloadermiddlewares.politeness import RETRIES_META, PolitenessMiddleware
 from boilerstrip.extensions.progress import ProgressExtension, ProgressParams, summarize
 from boilerstrip.items import PageItem

@@ -73,7 +73,8 @@ def test_crawl_ledger_and_manifest_are_not_private_files(serve, tmp_path):
 def _resumed_ledger(tmp_path):
     import json
 
-    from boilerstrip.extensions.ledger import LedgerExtension, LedgerParams
+    from boilerstrip.extensions.ledger import LedgerExtension
+    from boilerstrip.ledger import LedgerParams
     from boilerstrip.feeds import output_paths
 
     tmp_path.mkdir(parents=True, exist_ok=True)

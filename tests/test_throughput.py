@@ -15,7 +15,7 @@ import pytest
 from boilerstrip.boilerplate import BoilerplateParams
 from boilerstrip.demo.server import SiteServer
 from boilerstrip.demo.sitegen import SITE_DIR
-from boilerstrip.extensions.workers import WorkerDied, WorkerPool, WorkerPoolParams
+from boilerstrip.workers.pool import WorkerDied, WorkerPool, WorkerPoolParams
 from boilerstrip.finishing import FinishContext, finish_crawl
 from boilerstrip.state import StateParams, crawl_layout, open_state
 from conftest import run_crawl
@@ -244,7 +244,7 @@ _PAGE = ("<html><head><title>Page {n}</title></head><body><nav><a href='/'>Home<
 def _pipelines(pool, source: str):
     from boilerstrip.pipelines.boilerplate import CrossPageBoilerplatePipeline, PageBlocksPipeline
     from boilerstrip.pipelines.extraction import ExtractionPipeline
-    from boilerstrip.pipelines._page_reading import PageReader
+    from boilerstrip.reading.page import PageReader
     from boilerstrip.state import MemoryState
 
     params = BoilerplateParams(source=source)
@@ -312,10 +312,10 @@ def test_one_worker_job_reads_a_page_for_the_three_pipelines(source: str) -> Non
 def test_worker_processes_read_pages_without_importing_scrapy() -> None:
     """A worker imports the module of each function it is sent: the render decision and the page's one
     job come from pure modules, so the worker processes never load Scrapy, Twisted or Playwright."""
-    from boilerstrip.downloadermiddlewares._render_job import judge_and_read
+    from boilerstrip.reading.render_job import judge_and_read
     from boilerstrip.downloadermiddlewares.render import judge_static
     from boilerstrip.extraction import ExtractionParams
-    from boilerstrip.pipelines._page_reading import PagePlan, read_page
+    from boilerstrip.reading.page import PagePlan, read_page
     from boilerstrip.rendering import RenderParams
 
     pool = WorkerPool(WorkerPoolParams(workers=1, pool="process"))
@@ -412,7 +412,7 @@ def test_the_render_decisions_job_reads_a_static_page_for_the_pipelines() -> Non
 
     from boilerstrip.downloadermiddlewares.render import RenderWhenNeededMiddleware
     from boilerstrip.items import PageItem
-    from boilerstrip.pipelines._page_reading import PageReader
+    from boilerstrip.reading.page import PageReader
 
     def response(n: int) -> HtmlResponse:
         html = _PAGE.format(n=n, text=f"Text of page {n}. " * 20)
@@ -484,7 +484,7 @@ def test_a_pages_links_read_apart_are_what_scrapys_selector_reads(name: str) -> 
     from scrapy.utils.response import get_base_url
 
     from boilerstrip.extraction import over_node_budget
-    from boilerstrip.spiders.links import CANONICAL_XPATH, HREF_XPATH, META_XPATH, read_links
+    from boilerstrip.reading.links import CANONICAL_XPATH, HREF_XPATH, META_XPATH, read_links
 
     response = HtmlResponse("http://s.test/dir/page.html", body=_LINK_PAGES[name].encode("latin-1"),
                             encoding="latin-1")
@@ -513,13 +513,14 @@ def test_the_crawl_process_takes_a_static_pages_links_from_the_decisions_job(mon
 
     from boilerstrip.downloadermiddlewares.optout import AiOptOutMiddleware
     from boilerstrip.downloadermiddlewares.render import RenderWhenNeededMiddleware
-    from boilerstrip.spiders import links as page_links_module
+    from boilerstrip.reading import links as page_links_module
 
     def response(n: int) -> HtmlResponse:
         html = _PAGE.format(n=n, text=f"Text of page {n}. " * 20).replace(
             "<head>", "<head><meta name='robots' content='noai'>")
+        # the reading travels on the response's meta: a crawled response has its request
         return HtmlResponse(f"http://s.test/p{n}", body=html.encode(), encoding="utf-8",
-                            headers={"Content-Type": "text/html"})
+                            headers={"Content-Type": "text/html"}, request=Request(f"http://s.test/p{n}"))
 
     from boilerstrip.urls import UrlParams, link_targets
 
@@ -527,7 +528,7 @@ def test_the_crawl_process_takes_a_static_pages_links_from_the_decisions_job(mon
     middleware = RenderWhenNeededMiddleware(url_params=UrlParams())
     middleware.pool = pool
     resp = response(1)
-    asyncio.run(middleware._judged_in_pool(Request(resp.url), resp, resp.text))
+    asyncio.run(middleware._judged_in_pool(resp.request, resp, resp.text))  # the request Scrapy gives the response
     assert pool.jobs == ["judge_and_read"]
     judged = page_links_module.page_links(resp)
     # the links' normal forms for the spider, under the crawl's URL parameters: what it works out itself

@@ -15,7 +15,7 @@ from typing import Any
 
 from lxml import etree
 
-from boilerstrip.extraction._vocab import NEVER_CONTENT_TAGS
+from boilerstrip.extraction import NEVER_CONTENT_TAGS
 from boilerstrip.extraction.blocks import BOILERPLATE, CHROME, COMMENTS, CONTENT, HIDDEN, segment
 from boilerstrip.extraction.parse import parse_document
 

@@ -35,6 +35,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from boilerstrip.extraction import NAVIGATION_BOX_TITLES
+
 from .blocks import HEADING_KINDS, block_hash, digits_insensitive, normalise_block, repair_text, slot_hash
 from .clean import CleanResult, clean_page
 from .model import TemplateModel
@@ -117,8 +119,6 @@ def own_navigation(region: list[tuple[str, str, str | None, int]], own_links: li
       "Table of contents"): its heading, when link lines follow it, and the link lines and short labels
       ("Get started", shorter than ``extra_min_chars``) under it, up to anything else ("Previous topic" / the
       previous page's title; a sidebar's site contents with their captions)."""
-    from boilerstrip.extraction._vocab import NAVIGATION_BOX_TITLES
-
     share = params.extra_max_link_density
 
     def in_a_box(i: int) -> str | None:

@@ -12,9 +12,10 @@ import argparse
 import sys
 import time
 
-from boilerstrip.commands.crawl import UsageError, add_crawl_options, build_settings, check_output, crawl_and_finish
+from boilerstrip.commands.crawl import add_crawl_options, check_output
 from boilerstrip.demo.server import SiteServer
 from boilerstrip.demo.sitegen import SITE_DIR, build_site
+from boilerstrip.run import UsageError, build_settings, crawl_and_finish
 
 __all__ = ["HELP", "add_arguments", "run"]
 

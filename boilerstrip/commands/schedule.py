@@ -22,7 +22,8 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from boilerstrip.commands.crawl import UsageError, _count, add_crawl_options, build_settings, check_state_dir
+from boilerstrip.commands.crawl import add_crawl_options, complete_bare_hosts
+from boilerstrip.run import UsageError, build_settings, check_state_dir, count_option
 from boilerstrip.schedule.jobs import JobError, JobStore, ScheduledJob, check_name, default_store, parse_every
 from boilerstrip.state.layout import STATE_FOLDER
 
@@ -99,11 +100,10 @@ def _add(args: argparse.Namespace, store: JobStore) -> int:
 
         cron_trigger(args.cron)  # a bad expression, or one that never fires (0 0 31 2 *), is refused now
         cron = args.cron
-    keep_runs = _count(args.keep_runs, "--keep", 1)
-    keep_days = _count(args.keep_days, "--keep-days", 1)
+    keep_runs = count_option(args.keep_runs, "--keep", 1)
+    keep_days = count_option(args.keep_days, "--keep-days", 1)
     if args.state:
         check_state_dir(args.state)
-    from boilerstrip.commands.crawl import complete_bare_hosts
 
     args.urls, notes = complete_bare_hosts(list(args.urls))
     for note in notes:

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HELP", "add_arguments", "run", "warc_overrides", "warc_written_line", "replay_settings"]
+__all__ = ["HELP", "add_arguments", "run", "replay_settings"]
 
 HELP = "Read WARC files (any writer's) and write their pages as a crawl would, template removal included."
 
@@ -42,42 +42,6 @@ _REPLAY_SETTINGS: dict[str, Any] = {
     "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
     "COOKIES_ENABLED": False,
 }
-
-
-def warc_overrides(folder: str | None, max_bytes: str | None, usage_error: type[Exception]) -> dict[str, str]:
-    """``crawl --warc DIR [--warc-max-bytes N]`` as settings, checked (a bad value raises ``usage_error``)."""
-    if not folder:
-        raise usage_error("--warc-max-bytes needs --warc DIR")
-    path = Path(folder).expanduser()
-    if path.exists() and not path.is_dir():
-        raise usage_error(f"--warc {str(path)!r} is a file; it expects a folder")
-    existing = next((p for p in (path, *path.parents) if p.exists()), None)
-    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
-        raise usage_error(f"--warc {str(path)!r}: cannot write to {str(existing)!r}: permission denied")
-    overrides = {"BOILERSTRIP_WARC_DIR": str(path.resolve())}
-    if max_bytes is not None:
-        try:
-            number = int(str(max_bytes).strip())
-        except ValueError:
-            raise usage_error(f"--warc-max-bytes expects a whole number, got {max_bytes!r}") from None
-        if number < 1024:
-            raise usage_error(f"--warc-max-bytes must be >= 1024, got {number}")
-        overrides["BOILERSTRIP_WARC_MAX_FILE_BYTES"] = str(number)
-    return overrides
-
-
-def warc_written_line(stats: dict[str, Any]) -> str:
-    """``WARC: 120 responses, 2 revisits, 3 rendered in 1 file(s) in DIR`` from a crawl's stats."""
-    prefix = "boilerstrip/warc"
-    parts = [f"{stats.get(f'{prefix}/records/response', 0)} responses"]
-    for key, label in (("revisit", "revisits (304)"), ("metadata", "rendered pages")):
-        if stats.get(f"{prefix}/records/{key}"):
-            parts.append(f"{stats[f'{prefix}/records/{key}']} {label}")
-    line = f"WARC: {', '.join(parts)} in {stats.get(f'{prefix}/files', 0)} file(s) in {stats.get(f'{prefix}/dir')}"
-    if stats.get(f"{prefix}/recovered_files"):
-        line += (f"; {stats[f'{prefix}/recovered_files']} file(s) an interrupted run left open were cut to their last "
-                 f"whole record ({stats.get(f'{prefix}/recovered_cut_bytes', 0)} bytes dropped)")
-    return line
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -123,7 +87,8 @@ def replay_settings(settings: Any, robots: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from boilerstrip.commands import crawl
+    from boilerstrip import run as crawl
+    from boilerstrip.commands.crawl import check_output
 
     prog = "boilerstrip warc"
     try:
@@ -137,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
                 raise crawl.UsageError(f"cannot read {name!r}: permission denied")
         if args.state:
             crawl.check_state_dir(args.state)
-        out = crawl.check_output(args.output)
+        out = check_output(args.output)
         crawl_args = argparse.Namespace(
             urls=[_PLACEHOLDER], max_pages=None, max_depth=None, scope=None, no_sitemaps=True, state=args.state,
             profile=args.profile, drop_duplicates=args.drop_duplicates, trail=args.trail, changes_only=False,

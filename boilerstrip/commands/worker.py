@@ -20,6 +20,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from boilerstrip.run import UsageError, apply_settings, build_settings, run_spider
+
 __all__ = ["HELP", "add_arguments", "run", "worker_run_settings"]
 
 HELP = "Join a distributed crawl (boilerstrip crawl --redis) as one more worker."
@@ -44,19 +46,8 @@ def _namespace(config: dict[str, Any]) -> argparse.Namespace:
         log_level=config.get("log_level") or "WARNING")
 
 
-def apply_settings(settings: Any, values: dict[str, Any]) -> None:
-    """Set ``values`` at command-line priority; component dicts are merged into the project's."""
-    for name, value in values.items():
-        if name in ("DOWNLOADER_MIDDLEWARES", "SPIDER_MIDDLEWARES", "EXTENSIONS", "ITEM_PIPELINES"):
-            merged = settings.getdict(name)
-            merged.update(value)
-            value = merged
-        settings.set(name, value, priority="cmdline")
-
-
 def worker_run_settings(config: dict[str, Any], redis_url: str, crawl_id: str, worker_id: str) -> tuple[Any, dict[str, Any]]:
-    from boilerstrip.commands.crawl import build_settings
-    from boilerstrip.distributed.worker import worker_settings
+    from boilerstrip.distributed.worker import worker_settings  # Scrapy and redis: for a worker, not the CLI's parser
 
     placeholder = Path(tempfile.gettempdir()) / f"boilerstrip-worker-{worker_id}.jsonl"  # FEEDS is cleared below
     settings, spider_kwargs = build_settings(_namespace(config), placeholder)
@@ -68,7 +59,7 @@ def worker_run_settings(config: dict[str, Any], redis_url: str, crawl_id: str, w
 
 
 def _join(client: Any, crawl: str | None, wait_s: float) -> tuple[str, dict[str, Any]] | None:
-    from boilerstrip.distributed.coordinator import CURRENT_KEY, read_config
+    from boilerstrip.distributed.coordinator import CURRENT_KEY, read_config  # redis: as above
     from boilerstrip.distributed.store import CrawlKeys
 
     deadline = time.monotonic() + wait_s
@@ -85,9 +76,7 @@ def _join(client: Any, crawl: str | None, wait_s: float) -> tuple[str, dict[str,
 
 
 def run(args: argparse.Namespace) -> int:
-    import redis
-
-    from boilerstrip.commands.crawl import UsageError, run_spider
+    import redis  # as above
 
     try:
         client = redis.Redis.from_url(args.redis)

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from boilerstrip.run import apply_settings
+
 __all__ = ["crawl_distributed", "crawl_config"]
 
 
@@ -20,9 +22,9 @@ def crawl_config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def crawl_distributed(args: argparse.Namespace, settings: Any, out: Path, workers: int) -> int:
+    # redis and the coordinator load for a --redis crawl only (the CLI imports this module to build its parser)
     import redis
 
-    from boilerstrip.commands.worker import apply_settings
     from boilerstrip.distributed.coordinator import coordinate
 
     try:

@@ -17,7 +17,7 @@
    manifest, then runs the same finishing pass as a single-process crawl (FinishingExtension's) over the
    merged output, with the template counts from Redis, and deletes the crawl's keys.
 
-Pure Python apart from the finishing step (which imports the Scrapy-side extension): no reactor here.
+No reactor here: the finishing step is the Scrapy-side extension's pass, run as a plain function call.
 """
 
 from __future__ import annotations
@@ -39,9 +39,15 @@ from typing import Any
 
 import redis
 
+from boilerstrip import __version__
+from boilerstrip.atomicfile import atomic_write_json, atomic_write_lines
 from boilerstrip.distributed.connection import OUTAGE, redis_client
 from boilerstrip.distributed.store import KEY_ROOT, CrawlStore
+from boilerstrip.extensions.finishing import FinishingExtension
+from boilerstrip.ledger import build_manifest, tally, write_ledger
 from boilerstrip.lifetime import parent_death_hook
+from boilerstrip.run import FINISHING_FAILED, LEDGER_MISMATCH, report_finishing, say, stopped_early
+from boilerstrip.state import crawl_layout
 
 __all__ = ["CoordinatorParams", "coordinate", "CURRENT_KEY", "merge_outputs", "read_config", "progress_line"]
 
@@ -106,8 +112,6 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
     crawl_id, started_at = resumed or (uuid.uuid4().hex[:12], time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     store = CrawlStore(client, crawl_id)
     log_dir.mkdir(parents=True, exist_ok=True)
-    from boilerstrip.feeds import atomic_write_json
-
     atomic_write_json(log_dir / _CRAWL_FILE, {"crawl_id": crawl_id, "redis": redis_url, "started_at": started_at})
     host = socket.gethostname().split(".")[0] or "host"
     procs: list[subprocess.Popen] = []
@@ -257,15 +261,15 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
         client.delete(CURRENT_KEY)
     if finish_reason != "finished":
         # the frontier, the ledger and the records stay in Redis: the same command with --resume goes on
-        print(f"boilerstrip crawl: stopped early ({finish_reason}); crawl {crawl_id} stays in Redis: "
-              "the same command with --resume goes on from where it stopped", file=sys.stderr)
+        say(f"{stopped_early(finish_reason)}; crawl {crawl_id} stays in Redis: "
+            "the same command with --resume goes on from where it stopped")
         return 1
     store.clear()
     if status == "failed":
-        print("boilerstrip crawl: the finishing pass failed; the output is left as crawled (see the log)", file=sys.stderr)
+        say(FINISHING_FAILED)
         return 1
     if not ok or status == "mismatch":
-        print("boilerstrip crawl: ledger mismatch: some URLs are unaccounted for (see the manifest)", file=sys.stderr)
+        say(LEDGER_MISMATCH)
         return 3
     return 0
 
@@ -287,10 +291,6 @@ def _stop_on_outage(out: Path, procs: list[subprocess.Popen], crawl_id: str, sta
                     error: str, params: CoordinatorParams) -> int:
     """Stop every local worker, write a manifest saying what happened (the records live in Redis: none can
     be written), exit 1. Workers on other machines stop themselves once their own limit has passed."""
-    from boilerstrip import __version__
-    from boilerstrip.feeds import atomic_write_json
-    from boilerstrip.state import crawl_layout
-
     logger.error("distributed crawl %s: %s: %s; stopping every worker", crawl_id, reason, error)
     for proc in procs:
         if proc.poll() is None:
@@ -313,12 +313,6 @@ def _stop_on_outage(out: Path, procs: list[subprocess.Popen], crawl_id: str, sta
 def merge_outputs(store: CrawlStore, out: Path, settings: Any, finish_reason: str, started_at: str,
                   distributed: dict[str, Any], resumed: bool = False) -> bool:
     """Write OUT.jsonl, OUT.ledger.jsonl and OUT.manifest.json from what the workers settled in Redis."""
-    from boilerstrip import __version__
-    from boilerstrip.extensions.ledger import describe_part
-    from boilerstrip.feeds import atomic_write_json, atomic_write_lines
-    from boilerstrip.items import SCHEMA_VERSION
-    from boilerstrip.state import crawl_layout
-
     r = store.r
     layout = crawl_layout(out)
     records = {k.decode(): v for k, v in r.hgetall(store.keys.records).items()}
@@ -333,14 +327,8 @@ def merge_outputs(store: CrawlStore, out: Path, settings: Any, finish_reason: st
         if entry and entry.get("detail"):
             line["detail"] = entry["detail"]
         entries.append(line)
-    atomic_write_lines(layout.ledger, (json.dumps(e, ensure_ascii=False) for e in entries))
-    counts = {"urls": len(entries), "item": 0, "filtered": 0, "failed": 0, "pending": 0}
-    reasons: dict[str, int] = {}
-    for e in entries:
-        counts[e["outcome"]] += 1
-        if e["outcome"] in ("filtered", "failed"):
-            name = f"{e['outcome']}:{e['reason']}"
-            reasons[name] = reasons.get(name, 0) + 1
+    write_ledger(layout.ledger, entries)
+    counts, reasons = tally(entries)
     counts["admitted"] = sum(1 for url in set(outcomes) | set(admitted)
                              if url in admitted or (outcomes.get(url) or {}).get("admitted"))
     counts["filtered_before_admission"] = counts["urls"] - counts["admitted"]
@@ -356,46 +344,23 @@ def merge_outputs(store: CrawlStore, out: Path, settings: Any, finish_reason: st
     if not ok:
         logger.error("ledger: MISMATCH -- %d admitted URLs never settled %s; %d items without a record %s",
                      len(unsettled), unsettled[:20], len(items_without_record), items_without_record[:20])
-    manifest = {
-        "run_id": store.keys.crawl_id,
-        "version": __version__,
-        "schema_version": SCHEMA_VERSION,
-        "started_at": started_at,
-        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "finish_reason": finish_reason,
-        "finished": finish_reason == "finished",
-        "resumed": resumed,
-        "reconciled": ok,
-        "fail_on_mismatch": True,
-        "output": {"records": str(layout.final), "complete": True, "record_lines": len(lines),
-                   "ledger": str(layout.ledger), "deadletter": None},
-        "parts": [describe_part(layout.final)],
-        "counts": counts,
-        "reasons": dict(sorted(reasons.items())),
-        "unsettled": unsettled[:20],
-        "settled_twice": [],
-        "distributed": distributed,
-    }
+    summary = {"counts": counts, "reasons": reasons, "unsettled": unsettled[:20], "settled_twice": []}
+    manifest = build_manifest(layout, run_id=store.keys.crawl_id, started_at=started_at, finish_reason=finish_reason,
+                              resumed=resumed, reconciled=ok, fail_on_mismatch=True, summary=summary,
+                              distributed=distributed)
     atomic_write_json(layout.manifest, manifest)
     return ok
 
 
 def finish(out: Path, settings: Any) -> str:
     """The single-process crawl's finishing pass (FinishingExtension), once, over the merged output."""
-    from boilerstrip.extensions.finishing import FinishingExtension
-
     stats = _Stats()
     extension = FinishingExtension(out, settings, stats=stats)
     extension.reason = "finished"
     status = extension.finish()
     summary = stats.get("boilerstrip/finishing/summary")
-    if isinstance(summary, dict):  # the lines a single-process crawl prints (boilerstrip.commands.crawl)
-        print(f"boilerstrip crawl: finishing pass: {summary['pages']} pages, {summary['dropped']} duplicates dropped, "
-              f"{summary['records']} records written to {out}", file=sys.stderr, flush=True)
-        changes = summary.get("changes")
-        if isinstance(changes, dict):
-            print("boilerstrip crawl: changes: " + ", ".join(f"{n} {k}" for k, n in changes.items() if k != "cut_reason"),
-                  file=sys.stderr, flush=True)
+    if isinstance(summary, dict):  # the lines a single-process crawl prints
+        report_finishing(summary, out)
     return status
 
 

@@ -22,7 +22,8 @@ from boilerstrip.config import params_from_settings
 from boilerstrip.distributed.connection import redis_client
 from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.store import CrawlKeys
-from boilerstrip.downloadermiddlewares.robots import HostRobots, Rfc9309RobotsMiddleware, robots_ready
+from boilerstrip.downloadermiddlewares.robots import Rfc9309RobotsMiddleware
+from boilerstrip.politeness import HostRobots, robots_ready
 from boilerstrip.politeness import RobotsVerdict
 
 __all__ = ["SharedRobotsMiddleware"]

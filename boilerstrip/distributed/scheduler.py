@@ -35,6 +35,10 @@ from twisted.internet import task
 from boilerstrip.config import params_from_settings
 from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.store import CrawlStore
+from boilerstrip.feeds import SafeJsonLinesExporter
+from boilerstrip.items import EXPORT_FIELDS
+from boilerstrip.ledger import admit, dropped_outcome, error_outcome, is_page, settlement_key
+from boilerstrip.meta import KIND_META, LEDGER_KEY, LEDGER_SKIP
 from boilerstrip.outcomes import url_settled
 
 __all__ = ["RedisFrontierScheduler", "WorkerLedger", "INFLIGHT_META", "request_done", "start_done"]
@@ -53,15 +57,11 @@ request_done = object()
 #: signal start_done(): every start request of this worker is scheduled
 start_done = object()
 
-LEDGER_KEY = "boilerstrip_ledger_key"
-LEDGER_SKIP = "boilerstrip_ledger_skip"
-KIND_META = "boilerstrip_kind"
 STATS = "boilerstrip/distributed"
 
 
 def _is_page(request: Any) -> bool:
-    meta = request.meta
-    return not meta.get(LEDGER_SKIP) and meta.get(KIND_META, "page") == "page"
+    return is_page(request.meta)
 
 
 class RedisFrontierScheduler(ScrapyRedisScheduler):
@@ -246,10 +246,11 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
 class WorkerLedger:
     """This worker's settlements, written to Redis (``outcomes``, ``records``) with the ack of what it held.
 
-    The rules of :class:`boilerstrip.extensions.ledger.LedgerExtension` (whose files a worker does not write):
-    a URL is admitted when the dupefilter lets its first request in; its key rides on every hop and retry;
-    a duplicate the dupefilter refused was never admitted; a link filtered before scheduling is entered
-    once as ``admitted: false``.
+    The rules of :mod:`boilerstrip.ledger.rules` (a worker writes no ledger files): a URL is admitted when
+    the dupefilter lets its first request in; its key rides on every hop and retry; a duplicate the
+    dupefilter refused was never admitted; a link filtered before scheduling is entered once as
+    ``admitted: false``. Redis does what :class:`boilerstrip.ledger.Ledger` does in memory (the store's
+    settle script enters each URL once).
     """
 
     def __init__(self, scheduler: RedisFrontierScheduler, crawler: Any) -> None:
@@ -257,17 +258,13 @@ class WorkerLedger:
         self.crawler = crawler
         self.store = scheduler.store
         self.worker = scheduler.worker
-        from boilerstrip.feeds import SafeJsonLinesExporter
-        from boilerstrip.items import EXPORT_FIELDS
-
         self._buffer = io.BytesIO()
         self._exporter = SafeJsonLinesExporter(self._buffer, fields_to_export=list(EXPORT_FIELDS))
         self._exporter.crawler = crawler
         self._exporter.keep_trail(True)  # the coordinator's finishing pass works from it, and drops it
 
     def request_scheduled(self, request: Any) -> None:
-        if _is_page(request) and not request.meta.get(LEDGER_KEY):
-            request.meta[LEDGER_KEY] = request.url
+        if admit(request.meta, request.url) is not None:
             request.meta[_FIRST_META] = True
 
     def _line(self, item: Any) -> bytes:
@@ -282,7 +279,7 @@ class WorkerLedger:
             self.crawler.stats.inc_value(f"{STATS}/settled_again")
 
     def item_scraped(self, item: Any, response: Any = None) -> None:
-        key = _key(response, item)
+        key = settlement_key(response, item)
         line = self._line(item)
         if line:
             self._settle(key, "item", line=line)
@@ -290,12 +287,11 @@ class WorkerLedger:
             self._settle(key, "failed", "export_error")
 
     def item_dropped(self, item: Any, response: Any = None, exception: Any = None) -> None:
-        reason = getattr(exception, "reason", None) or "dropped"
-        self._settle(_key(response, item), "filtered", reason, str(exception or ""))
+        self._settle(settlement_key(response, item), *dropped_outcome(exception))
 
     def item_error(self, item: Any, response: Any = None, failure: Any = None) -> None:
-        exc = getattr(failure, "value", failure)
-        self._settle(_key(response, item), "failed", f"pipeline_error:{type(exc).__name__}", str(exc))
+        outcome, reason, detail, _ = error_outcome(failure)
+        self._settle(settlement_key(response, item), outcome, reason, detail)
 
     def url_settled(self, url: str, outcome: str, reason: str, detail: str = "", request: Any = None) -> None:
         key = request.meta.get(LEDGER_KEY) if request is not None else None
@@ -309,14 +305,3 @@ class WorkerLedger:
             # filtered before it was scheduled (offsite, a trap, the page budget): entered once, not admitted
             self.store.settle(self.worker, url, outcome, reason, detail, admitted=False)
 
-
-def _key(response: Any, item: Any) -> str:
-    try:
-        key = response.meta.get(LEDGER_KEY) if response is not None else None
-    except AttributeError:
-        key = None
-    if key:
-        return key
-    from itemadapter import ItemAdapter
-
-    return str(ItemAdapter(item).get("url") or getattr(response, "url", "") or "<unknown>")

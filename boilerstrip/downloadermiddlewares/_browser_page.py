@@ -30,8 +30,9 @@ from scrapy_playwright.headers import use_scrapy_headers
 
 from boilerstrip.rendering import needs_rendering, subrequest_block_reason
 from boilerstrip.urls import in_scope
+from boilerstrip.meta import PAGE_META
 
-__all__ = ["init_page", "settle_page", "context_name", "INIT_CALLBACK", "PAGE_META", "STATIC_LOOK_META"]
+__all__ = ["init_page", "settle_page", "context_name", "INIT_CALLBACK", "STATIC_LOOK_META"]
 
 #: import path given to scrapy-playwright as ``playwright_page_init_callback``
 INIT_CALLBACK = "boilerstrip.downloadermiddlewares._browser_page.init_page"
@@ -47,8 +48,6 @@ _BLANK_HTML = "<!doctype html><html><head></head><body></body></html>"
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 #: the header on the browser proxy's refusals (boilerstrip.downloadhandlers._browser_proxy)
 _REFUSED_HEADER = "x-boilerstrip-refused"
-#: transient meta key: the page being rendered (read and removed by the download handler)
-PAGE_META = "_boilerstrip_page"
 
 #: The page's content text length: body text minus page chrome outside <article>/<main> (nav, header,
 #: footer, aside, cookie/consent banners), the same measure as the static decision's ``content_chars``,

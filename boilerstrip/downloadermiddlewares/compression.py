@@ -30,13 +30,12 @@ from scrapy.responsetypes import responsetypes
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.outcomes import Filtered
 from boilerstrip.safety.compression import DECODERS, DecompressedTooLarge, decode_content
+from boilerstrip.meta import BODY_FLAGS_META
 
-__all__ = ["CompressionParams", "DecompressionMiddleware", "BodyDataLoss", "BODY_FLAGS_META", "KEEP_PARTIAL_META"]
+__all__ = ["CompressionParams", "DecompressionMiddleware", "BodyDataLoss", "KEEP_PARTIAL_META"]
 
 logger = logging.getLogger(__name__)
 
-#: meta: flags the body's history leaves on the record (``partial_body:...``); the spider copies them
-BODY_FLAGS_META = "boilerstrip_body_flags"
 #: meta: keep a partial body (flagged) instead of retrying and failing it; beats the setting
 KEEP_PARTIAL_META = "boilerstrip_keep_partial"
 ACCEPT_ENCODING = b", ".join(name.encode() for name in DECODERS if name != "x-gzip")

@@ -33,18 +33,13 @@ from boilerstrip.recrawl import (
     stub_html,
 )
 from boilerstrip.state import State, StateParams, feed_output, open_state, resolve_state_dir
+from boilerstrip.meta import COPY_META, DONT_RENDER_META, KIND_META, LASTMOD_META, REUSED_META
 
-__all__ = ["ConditionalRequestMiddleware", "REUSED_META", "COPY_META", "LASTMOD_META"]
+__all__ = ["ConditionalRequestMiddleware"]
 
 logger = logging.getLogger(__name__)
 STATS = "boilerstrip/recrawl"
 
-#: meta: how a response stands for a page not downloaded: "not_modified" (a 304) or "sitemap_lastmod"
-REUSED_META = "boilerstrip_reused"
-#: meta: the stored copy (``PageCopy``) a reused response stands for
-COPY_META = "boilerstrip_recrawl_copy"
-#: meta: the ``<lastmod>`` of the sitemap entry that admitted a page request (set by the spider)
-LASTMOD_META = "boilerstrip_sitemap_lastmod"
 _CONDITIONAL_META = "boilerstrip_conditional"
 _VALIDATOR_HEADERS = (b"If-None-Match", b"If-Modified-Since")
 
@@ -89,7 +84,7 @@ class ConditionalRequestMiddleware:
     # -- requests --------------------------------------------------------------------------------------
     def process_request(self, request: Request) -> Response | None:
         meta = request.meta
-        if meta.get("boilerstrip_kind", "page") != "page" or request.method != "GET" or self.state is None:
+        if meta.get(KIND_META, "page") != "page" or request.method != "GET" or self.state is None:
             return None
         if meta.get(_CONDITIONAL_META):
             if meta.get("playwright"):  # re-issued to the browser: a 304 would render an empty page
@@ -138,7 +133,7 @@ class ConditionalRequestMiddleware:
         meta = request.meta
         meta[REUSED_META] = how
         meta[COPY_META] = copy
-        meta["boilerstrip_dont_render"] = True  # the stand-in is not the page: nothing to render
+        meta[DONT_RENDER_META] = True  # the stand-in is not the page: nothing to render
         headers = {"Content-Type": "text/html; charset=utf-8"}
         for name in (b"ETag", b"Last-Modified"):  # a 304 may carry fresher validators
             value = validators.get(name) if validators is not None else None

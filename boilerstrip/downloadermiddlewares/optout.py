@@ -24,18 +24,17 @@ from scrapy.http.request import NO_CALLBACK
 
 from boilerstrip import ROBOTS_TOKEN
 from boilerstrip.config import component_enabled, params_from_settings
-from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robots_ready
+from boilerstrip.politeness import HostRobots, robots_ready
 from boilerstrip.optout import TDMREP_PATH, OptOutParams, RobotsAiRules, TdmRepRule, page_opt_out, parse_tdmrep
 from boilerstrip.outcomes import failure_reason
 from boilerstrip.scope import origin
-from boilerstrip.spiders.links import page_links
+from boilerstrip.reading.links import page_links
+from boilerstrip.meta import KIND_META, OPT_OUT_META
 
-__all__ = ["AiOptOutMiddleware", "OPT_OUT_META"]
+__all__ = ["AiOptOutMiddleware"]
 
 logger = logging.getLogger(__name__)
 
-#: request meta where the page's signals are left for the spider (internal: not a user setting)
-OPT_OUT_META = "_boilerstrip_ai_opt_out"
 
 
 class AiOptOutMiddleware:
@@ -126,7 +125,7 @@ class AiOptOutMiddleware:
             response.url,
             token=self.token,
             headers={name.lower(): values for name, values in headers.items()},
-            metas=self._metas(response),
+            metas=self._metas(response, request),
             robots=self.robots.get(key),
             tdmrep=self.tdmrep.get(key, ()),
         )
@@ -135,9 +134,9 @@ class AiOptOutMiddleware:
             self._inc(f"boilerstrip/optout/signal/{signal}")
         return response
 
-    def _metas(self, response: HtmlResponse) -> list[tuple[str, str]]:
+    def _metas(self, response: HtmlResponse, request: Any = None) -> list[tuple[str, str]]:
         # the page's one parse, read by the render decision's worker job (not parsed here over the node budget)
-        links = page_links(response, max_nodes=self.max_nodes)
+        links = page_links(response, max_nodes=self.max_nodes, request=request)
         if links.error is not None:
             self._inc("boilerstrip/optout/metas_unreadable")
         return list(links.metas)

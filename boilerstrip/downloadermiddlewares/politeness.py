@@ -31,8 +31,9 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 
 from boilerstrip.config import component_enabled, params_from_settings
-from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robots_ready
+from boilerstrip.politeness import HostRobots, robots_ready
 from boilerstrip.outcomes import Filtered, failure_reason
+from boilerstrip.meta import KIND_META
 from boilerstrip.politeness import (
     PolitenessParams,
     crawl_delay_refusal,

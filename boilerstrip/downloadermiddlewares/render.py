@@ -28,13 +28,24 @@ from scrapy_playwright.page import PageMethod
 
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, STATIC_LOOK_META, context_name, settle_page
-from boilerstrip.downloadermiddlewares._render_job import judge_and_read, judge_static
-from boilerstrip.pipelines._page_reading import PageReader
+from boilerstrip.reading.render_job import judge_and_read, judge_static
+from boilerstrip.reading.page import PageReader
 from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, RenderVerdict
 from boilerstrip.rendering.scope import origin_key
 from boilerstrip.scope import in_scope
-from boilerstrip.spiders.links import remember_links
+from boilerstrip.reading.links import remember_links
 from boilerstrip.urls import UrlParams
+from boilerstrip.workers.pool import WorkerDied, WorkerPool
+from boilerstrip.meta import (
+    DONT_RENDER_META,
+    KIND_META,
+    RENDER_FAILED_META,
+    RENDER_PLACEHOLDER_META,
+    RENDER_REASON_META,
+    RENDER_SETTLE_META,
+    RENDER_STATIC_LOOK_META,
+    RENDER_TRUNCATED_META,
+)
 
 __all__ = ["RenderWhenNeededMiddleware"]
 
@@ -161,7 +172,7 @@ class RenderWhenNeededMiddleware:
         self.browser = browser or BrowserParams()
         self.learner = HostRenderLearner(learn or HostLearnParams())
         self.stats = stats
-        self.pool: Any = None  # the crawl's WorkerPool (extensions.workers), set when the engine starts
+        self.pool: Any = None  # the crawl's WorkerPool (boilerstrip.workers), set when the engine starts
         self.renders_started = 0
         self.consecutive_failures = 0
         self.disabled = False  # the browser could not start max_consecutive_failures times in a row
@@ -192,8 +203,6 @@ class RenderWhenNeededMiddleware:
         crawler.signals.connect(mw._spider_closed, signal=signals.spider_closed)
 
         def engine_started() -> None:
-            from boilerstrip.extensions.workers import WorkerPool
-
             mw.pool = WorkerPool.of(crawler)
 
         crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)
@@ -228,7 +237,7 @@ class RenderWhenNeededMiddleware:
     def _mode(self, request: Request) -> str:
         """auto | never | always for this request; meta beats settings."""
         meta = request.meta
-        if meta.get("boilerstrip_dont_render") or meta.get("boilerstrip_render") is False:
+        if meta.get(DONT_RENDER_META) or meta.get("boilerstrip_render") is False:
             return "never"
         if meta.get("boilerstrip_render") is True:
             return "always"
@@ -265,7 +274,7 @@ class RenderWhenNeededMiddleware:
                 "sites": sites,
                 "scope": scope,
             },
-            "boilerstrip_render_reason": reason,
+            RENDER_REASON_META: reason,
         }
 
     def _to_browser(self, request: Request, reason: str, target_chars: int | None = None, **extra: Any) -> Request:
@@ -278,14 +287,14 @@ class RenderWhenNeededMiddleware:
     # -- hooks ---------------------------------------------------------------------------------------
     def process_request(self, request: Request) -> Request | None:
         meta = request.meta
-        if meta.get("boilerstrip_kind", "page") != "page" or request.method != "GET":
+        if meta.get(KIND_META, "page") != "page" or request.method != "GET":
             return None
         if meta.get("playwright"):
             if not meta.get("playwright_page_init_callback"):  # a user's own browser request: same rules
                 meta["playwright_page_init_callback"] = INIT_CALLBACK
-                meta.setdefault("boilerstrip_render_reason", "requested")
+                meta.setdefault(RENDER_REASON_META, "requested")
             return None
-        if "boilerstrip_render_reason" in meta or meta.get("boilerstrip_render_failed"):
+        if RENDER_REASON_META in meta or meta.get(RENDER_FAILED_META):
             return None  # a static fallback after a failed render: stays static
         # Straight to the browser: the meta is set in place and the request goes on down the chain (it
         # is not re-scheduled, so nothing counts it twice).
@@ -301,7 +310,7 @@ class RenderWhenNeededMiddleware:
             elif route == "recheck":
                 self._inc("learn/rechecks")
         if reason is not None and self._off() is not None:
-            meta["boilerstrip_render_failed"] = self._off()
+            meta[RENDER_FAILED_META] = self._off()
             self._inc(f"failed/{self._off()}")
         elif reason is not None:
             meta.update(self._render_meta(request, reason, self.browser.min_text_growth_chars))
@@ -315,9 +324,9 @@ class RenderWhenNeededMiddleware:
         if _is_rendered(request, response):
             return self._rendered(request, response)
         meta = request.meta
-        if meta.get("boilerstrip_kind", "page") != "page" or request.method != "GET":
+        if meta.get(KIND_META, "page") != "page" or request.method != "GET":
             return response
-        if self._mode(request) != "auto" or meta.get("boilerstrip_render_failed"):
+        if self._mode(request) != "auto" or meta.get(RENDER_FAILED_META):
             self._inc("skipped/not_auto")
             return response
         if not 200 <= response.status < 300 or response.status == 204:
@@ -345,8 +354,6 @@ class RenderWhenNeededMiddleware:
         return self._after_verdict(request, response, judge_static(html, response.url, self.decision))
 
     async def _judged_in_pool(self, request: Request, response: Response, html: str) -> Request | Response:
-        from boilerstrip.extensions.workers import WorkerDied
-
         reader = self.pool.companion(PageReader)  # what the pipelines will read of the page
         plan = reader.plan
         try:
@@ -358,7 +365,7 @@ class RenderWhenNeededMiddleware:
         if reading is not None:
             reader.prepared(response, html, response.url, plan, reading)
         if links is not None and isinstance(response, HtmlResponse):
-            remember_links(response, links)  # the spider and the middlewares take it: no parse here
+            remember_links(response, links, request)  # the spider and the middlewares take it: no parse here
         return self._after_verdict(request, response, verdict)
 
     def _after_verdict(self, request: Request, response: Response, verdict: RenderVerdict) -> Request | Response:
@@ -383,7 +390,7 @@ class RenderWhenNeededMiddleware:
     def _kept_static(self, request: Request, response: Response, verdict: RenderVerdict, off: str) -> Response:
         self._inc(f"reason/{verdict.reason}")
         self._inc(f"failed/{off}")
-        request.meta["boilerstrip_render_failed"] = off
+        request.meta[RENDER_FAILED_META] = off
         return response
 
     async def _held_for_browser(self, request: Request, response: Response, verdict: RenderVerdict) -> Request | Response:
@@ -411,10 +418,10 @@ class RenderWhenNeededMiddleware:
             return None
         self._inc(f"static/{settle['verdict']}")
         meta["boilerstrip_render_verdict"] = settle["verdict"]
-        meta["boilerstrip_render_static_look"] = True
+        meta[RENDER_STATIC_LOOK_META] = True
         meta["playwright"] = False  # the record says fetch "http": its text is the served HTML, not a render
-        meta.pop("boilerstrip_render_reason", None)
-        meta.pop("boilerstrip_render_settle", None)
+        meta.pop(RENDER_REASON_META, None)
+        meta.pop(RENDER_SETTLE_META, None)
         headers = Headers(served.get("headers") or {})
         headers.pop("Content-Encoding", None)  # the body was decoded by the browser's fetch
         body = served.get("body") or b""
@@ -466,7 +473,7 @@ class RenderWhenNeededMiddleware:
         for method in meta.get("playwright_page_methods") or ():
             result = getattr(method, "result", None)
             if isinstance(result, dict) and result.get("outcome"):
-                meta["boilerstrip_render_settle"] = {k: v for k, v in result.items() if k != "served"}
+                meta[RENDER_SETTLE_META] = {k: v for k, v in result.items() if k != "served"}
                 self._inc(f"settle/{result['outcome']}")
                 if isinstance(result.get("waited_ms"), int):
                     self._inc("settle/waited_ms", result["waited_ms"])
@@ -478,8 +485,6 @@ class RenderWhenNeededMiddleware:
         return self._kept_render(request, response, self._still_a_shell(response))
 
     async def _placeholder_judged_in_pool(self, request: Request, response: Response) -> Response | Request:
-        from boilerstrip.extensions.workers import WorkerDied
-
         try:
             verdict = await self.pool.run(judge_static, response.text, response.url, self.decision)
         except (WorkerDied, UnicodeDecodeError, LookupError, ValueError):
@@ -496,17 +501,17 @@ class RenderWhenNeededMiddleware:
                 # the wait ended on a placeholder ("Loading...", an empty app root): rendered once more
                 self._inc(f"rerendered/{shell}")
                 logger.warning("render of %s still shows a placeholder (%s): rendering it once more", request.url, shell)
-                fresh = {**meta, **self._render_meta(request, meta.get("boilerstrip_render_reason", "retry"),
+                fresh = {**meta, **self._render_meta(request, meta.get(RENDER_REASON_META, "retry"),
                                                      _target_chars(meta))}
                 fresh["boilerstrip_render_rewait"] = True
                 return request.replace(meta=fresh, dont_filter=True)
             self._inc(f"placeholder/{shell}")
             logger.warning("render of %s still shows a placeholder (%s) after a second render: kept, flagged "
                            "render_placeholder:%s", request.url, shell, shell)
-            meta["boilerstrip_render_placeholder"] = shell
+            meta[RENDER_PLACEHOLDER_META] = shell
         if len(response.body) > self.browser.max_rendered_bytes:
             self._inc("truncated")
-            meta["boilerstrip_render_truncated"] = True
+            meta[RENDER_TRUNCATED_META] = True
             return response.replace(body=response.body[: self.browser.max_rendered_bytes])
         return response
 
@@ -533,7 +538,7 @@ class RenderWhenNeededMiddleware:
             self._inc(f"retried/{reason}")
             logger.warning("the browser was lost rendering %s (%s): rendering it again on a fresh browser",
                            request.url, reason)
-            fresh = {**meta, **self._render_meta(request, meta.get("boilerstrip_render_reason", "retry"),
+            fresh = {**meta, **self._render_meta(request, meta.get(RENDER_REASON_META, "retry"),
                                                  _target_chars(meta))}
             fresh["boilerstrip_render_retries"] = retries + 1
             return request.replace(meta=fresh, dont_filter=True)
@@ -593,6 +598,6 @@ class RenderWhenNeededMiddleware:
         if reason in ("navigation_refused", "navigated_offsite"):
             self._inc(f"failed/{reason}")
         static_meta = {k: v for k, v in meta.items() if k not in _PLAYWRIGHT_KEYS}
-        static_meta["boilerstrip_render_failed"] = reason
-        static_meta.pop("boilerstrip_render_reason", None)
+        static_meta[RENDER_FAILED_META] = reason
+        static_meta.pop(RENDER_REASON_META, None)
         return request.replace(meta=static_meta, dont_filter=True)

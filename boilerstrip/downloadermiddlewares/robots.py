@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
@@ -32,48 +31,20 @@ from scrapy.http.request import NO_CALLBACK
 
 from boilerstrip import ROBOTS_TOKEN
 from boilerstrip.config import component_enabled, params_from_settings
-from boilerstrip.optout import RobotsAiRules, parse_robots_ai_rules
+from boilerstrip.optout import parse_robots_ai_rules
 from boilerstrip.outcomes import Filtered, failure_reason
-from boilerstrip.politeness import RobotsParams, RobotsVerdict, robots_verdict_for_status
+from boilerstrip.politeness import HostRobots, RobotsParams, RobotsVerdict, robots_ready, robots_verdict_for_status
 from boilerstrip.urls import origin
+from boilerstrip.meta import KIND_META
 
-__all__ = ["Rfc9309RobotsMiddleware", "HostRobots", "robots_ready", "KIND_META"]
+__all__ = ["Rfc9309RobotsMiddleware"]
 
 logger = logging.getLogger(__name__)
 #: robots.txt fetches under way (a gauge: the progress line says pages wait for them)
 PENDING_STAT = "boilerstrip/robots/pending"
 
-#: signal: robots_ready(origin: str, robots: HostRobots) -- sent every time an origin's robots.txt resolves
-robots_ready = object()
-#: meta key naming what a request is for: "page" (the default), "sitemap" or "robots"
-KIND_META = "boilerstrip_kind"
 
 _BYTES_META = "_boilerstrip_robots_bytes"
-
-
-@dataclass
-class HostRobots:
-    """What we know about one origin's robots.txt."""
-
-    origin: str
-    #: "pending", "parse" (rules apply), "allow_all" or "disallow_all"
-    action: str = "pending"
-    reason: str = ""
-    detail: str = ""
-    parser: Protego | None = None
-    crawl_delay_s: float | None = None
-    sitemaps: tuple[str, ...] = ()
-    ai_rules: RobotsAiRules | None = None  # Content-Signal / Content-Usage lines for our token (optout.py)
-    fetches: int = 0
-    next_fetch_at: float = 0.0  # time.monotonic() when an unreachable robots.txt may be fetched again
-    task: asyncio.Future | None = field(default=None, repr=False)
-
-    def allows(self, url: str, token: str) -> bool:
-        if self.action == "allow_all":
-            return True
-        if self.action == "parse" and self.parser is not None:
-            return bool(self.parser.can_fetch(url, token))
-        return False
 
 
 class Rfc9309RobotsMiddleware:

@@ -34,7 +34,6 @@ import logging
 import socket
 import threading
 import weakref
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlsplit
 
@@ -50,17 +49,17 @@ from twisted.internet.interfaces import IHostnameResolver, IHostResolution
 from zope.interface import implementer
 
 from boilerstrip.config import component_enabled, params_from_settings
-from boilerstrip.downloadermiddlewares.robots import KIND_META
+
 from boilerstrip.outcomes import Filtered
-from boilerstrip.safety.addresses import Origin, PrivateAllowlist, address_refusal, origin_of, parse_host_port, parse_ip_literal
-from boilerstrip.scope import joined_site, site_key
+from boilerstrip.safety.addresses import Origin, PrivateAllowlist, address_refusal, origin_of, parse_ip_literal
+from boilerstrip.scope import ScopeParams, joined_site, site_key
+from boilerstrip.meta import KIND_META
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
 __all__ = [
-    "ScopeParams",
     "ScopeMiddleware",
     "CredentialsMiddleware",
     "ScopedResolver",
@@ -75,34 +74,9 @@ logger = logging.getLogger(__name__)
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 #: headers that carry credentials and must not follow a redirect to another origin
 CREDENTIAL_HEADERS = ("Authorization", "Cookie", "Proxy-Authorization")
-OFFSITE_MODES = ("auto", "host", "domain", "off")
 # Refused host names remembered to name the reason of a failed connect; a hostile page can mint names
 # without end, so the memory is bounded (10 000 names is ~1 MiB).
 _MAX_REMEMBERED_REFUSALS = 10_000
-
-
-@dataclass(frozen=True)
-class ScopeParams:
-    # Extra private endpoints the crawl may reach, as "host:port" (or "host" for any port). The start
-    # URLs' origins are always allowed; nothing else private is, because a page must not be able to point
-    # the crawler at the machine's own services (SSRF).
-    allow_private: tuple[str, ...] = ()
-    # What "on site" means for links and redirects: "host" = the start URLs' host and port (default
-    # ports of http and https count as one, so an http->https upgrade stays on site); "domain" = any host
-    # under the start URLs' registrable domains, on their ports (boilerstrip.scope); "off" = no
-    # offsite check (private addresses are still refused); "auto" = the crawl's scope (the spider's own,
-    # else BOILERSTRIP_CRAWL_SCOPE): one setting says what the crawl's site is, this one only whether the
-    # check runs; "host"/"domain" here override it (kept for older configurations).
-    offsite: str = "auto"
-    # Resolve names in the middleware to refuse early with a clear reason; the resolver checks again at
-    # connect time either way.
-    resolve_early: bool = True
-
-    def __post_init__(self) -> None:
-        if self.offsite not in OFFSITE_MODES:
-            raise ValueError(f"offsite must be one of {OFFSITE_MODES}, got {self.offsite!r}")
-        for entry in self.allow_private:
-            parse_host_port(entry)  # raises ValueError naming the entry
 
 
 class PrivateAddressRefused(DNSLookupError):

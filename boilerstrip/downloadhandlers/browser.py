@@ -36,9 +36,10 @@ from typing import Any
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 from scrapy_playwright.provider import PlaywrightBrowserProvider
 
+from boilerstrip.meta import PAGE_META
 from boilerstrip.config import component_enabled, params_from_settings
-from boilerstrip.downloadermiddlewares._browser_page import PAGE_META
-from boilerstrip.downloadermiddlewares.scope import ScopeParams
+
+from boilerstrip.scope import ScopeParams
 from boilerstrip.downloadhandlers._browser_proxy import AddressCheckingProxy
 from boilerstrip.rendering import BrowserParams
 from boilerstrip.rendering.scope import PrivateAllowlist, connect_refusal

@@ -15,12 +15,10 @@ from typing import Any
 from scrapy.http import Headers, Response
 from scrapy.responsetypes import responsetypes
 
+from boilerstrip.meta import WARC_ENTRY_META
 from boilerstrip.warc import IndexedEntry, NotHttp, WarcReadParams, parse_http_response, read_record
 
-__all__ = ["WarcReplayHandler", "ReplayError", "ENTRY_META"]
-
-#: request meta: the :class:`IndexedEntry` the request replays
-ENTRY_META = "boilerstrip_warc_entry"
+__all__ = ["WarcReplayHandler", "ReplayError"]
 
 
 class ReplayError(Exception):
@@ -43,7 +41,7 @@ class WarcReplayHandler:
         return cls(crawler)
 
     async def download_request(self, request: Any) -> Response:
-        entry: IndexedEntry | None = request.meta.get(ENTRY_META)
+        entry: IndexedEntry | None = request.meta.get(WARC_ENTRY_META)
         if entry is None:
             index = getattr(self.crawler.spider, "warc_index", None)
             entry = index.response_for(request.url) if index is not None else None

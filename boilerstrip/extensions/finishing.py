@@ -4,7 +4,7 @@ Connected to ``engine_stopped``, which Scrapy sends after every ``spider_closed`
 the feed file is complete and the ledger has written its lines by then, through public signals only.
 The pass (``boilerstrip.finishing.crawl_steps``: final template model and clean, duplicates, sort, report,
 write) rewrites the output in place, lean (without the block-by-block trail the crawl wrote for it, unless
-``BOILERSTRIP_FEEDS_TRAIL``); then the ledger and manifest are brought in line with what was
+``BOILERSTRIP_FEEDS_TRAIL``); its last step brings the ledger and manifest in line with what was
 written (each dropped page becomes ``filtered:<reason>``). So ``scrapy crawl site -O out.jsonl``,
 scrapyd and ``boilerstrip crawl`` all write the same records, report, ledger and manifest.
 
@@ -17,6 +17,7 @@ raises (a full disk under the state folder is SQLite's ``database or disk is ful
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -26,12 +27,18 @@ from scrapy.exceptions import NotConfigured
 
 from boilerstrip.boilerplate import BoilerplateParams, DuplicateParams
 from boilerstrip.boilerplate.duplicates import lsh_bands
+from boilerstrip.atomicfile import atomic_write_json
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings
 from boilerstrip.feeds import FeedParams
-from boilerstrip.finishing import FinishContext, finish_crawl
+from boilerstrip.finishing import FinishContext, finish_crawl, finishing_inputs
+from boilerstrip.finishing.change import ChangeStep
 from boilerstrip.finishing.base import count_lines
 from boilerstrip.finishing.steps import PassProgress, ProgressTicker, bands_key, field_list
+from boilerstrip.items import EXPORT_FIELDS
+from boilerstrip.ledger import ledger_outcomes
+from boilerstrip.recrawl import CUT_REASONS, RecrawlParams, digest_of_settings
 from boilerstrip.state import StateParams, crawl_layout, feed_output, open_state
+from boilerstrip.workers.pool import WorkerPool
 
 __all__ = ["FinishingExtension", "STATUS", "mark_finishing_failed"]
 
@@ -66,15 +73,10 @@ class FinishingExtension:
         ext = cls(output, crawler.settings, stats=crawler.stats)
 
         def engine_started() -> None:
-            from boilerstrip.spidermiddlewares.recrawl import RecrawlMiddleware
-
-            ext.recrawl = crawler.get_spider_middleware(RecrawlMiddleware)
-            from boilerstrip.pipelines.boilerplate import CrossPageBoilerplatePipeline
-
-            pipeline = crawler.get_item_pipeline(CrossPageBoilerplatePipeline)
-            ext.learned = pipeline is not None and pipeline.learns_into_shared_state()
-            from boilerstrip.extensions.workers import WorkerPool
-
+            for _, answer in crawler.signals.send_catch_log(finishing_inputs):
+                if isinstance(answer, dict):
+                    ext.recrawl = answer.get("recrawl", ext.recrawl)
+                    ext.learned = bool(answer.get("learned", ext.learned))
             ext.workers = WorkerPool.of(crawler)
 
         crawler.signals.connect(engine_started, signal=signals.engine_started, weak=False)
@@ -167,7 +169,8 @@ class FinishingExtension:
                 summary = finish_crawl(self.output, self.output, params, layout.report_dir, dup_params=dup_params,
                                        duplicates_enabled=component_enabled(self.settings, "duplicates"),
                                        context=context, change=change, learned=self.learned, trail=trail,
-                                       fields=selected_fields(self.settings), progress=progress)
+                                       fields=selected_fields(self.settings), progress=progress,
+                                       reconcile=layout.manifest.exists())
                 step = "state"
             finally:
                 if ticker is not None:
@@ -194,29 +197,16 @@ class FinishingExtension:
                     summary.get("report"))
         if summary.get("changes"):
             logger.info("changes: %s", ", ".join(f"{n} {k}" for k, n in summary["changes"].items()))
-        if layout.manifest.exists():
-            from boilerstrip.extensions.ledger import reconcile_output
-
-            try:
-                reconciled = reconcile_output(self.output, context.dropped_by_url())
-            except Exception as exc:  # noqa: BLE001 - as above: the run fails, the manifest says why if it can
-                logger.error("finishing pass failed in step 'ledger': %s: %s", type(exc).__name__, exc)
-                self.failure = {"step": "ledger", "error": f"{type(exc).__name__}: {exc}"}
-                mark_finishing_failed(layout.manifest, self.failure)
-                return "failed"
-            if not reconciled:
-                return "mismatch"
+        if summary.get("reconciled") is False:
+            return "mismatch"
         return "done"
 
     def _change_step(self, layout: Any) -> Any:
         """The change step of a recurring crawl (None when ``BOILERSTRIP_RECRAWL_ENABLED`` is off)."""
         if not component_enabled(self.settings, "recrawl"):
             return None
-        from boilerstrip.finishing.change import ChangeStep
-        from boilerstrip.recrawl import CUT_REASONS, RecrawlParams, digest_of_settings
-
         params = params_from_settings(self.settings, "recrawl", RecrawlParams)
-        settled = _ledger_outcomes(layout.ledger)
+        settled = ledger_outcomes(layout.ledger)
         cut = None
         if self.stats is not None:
             cut = next((r for r in CUT_REASONS if self.stats.get_value(f"boilerstrip/filtered/{r}")), None)
@@ -228,10 +218,6 @@ def mark_finishing_failed(manifest: Path, failure: dict[str, str]) -> None:
     """Say in the run's manifest that its finishing pass failed: ``finished: false`` and ``finishing`` with
     the step and the error (logged, not raised, when the manifest cannot be written either: the exit
     status says it anyway)."""
-    import json
-
-    from boilerstrip.feeds import atomic_write_json
-
     try:
         data = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
         data.update(finished=False, finishing={"status": "failed", **failure})
@@ -241,25 +227,6 @@ def mark_finishing_failed(manifest: Path, failure: dict[str, str]) -> None:
 def selected_fields(settings: Any) -> list[str] | None:
     """``FEED_EXPORT_FIELDS`` when it selects fewer fields than a record has (``crawl --fields``), else None.
     The crawl's feed writes whole records (the pass needs their blocks and hashes); the pass writes these."""
-    from boilerstrip.items import EXPORT_FIELDS
-
     fields = field_list(settings.get("FEED_EXPORT_FIELDS"))
     return fields if fields and not set(fields) >= set(EXPORT_FIELDS) else None  # every field: no selection
 
-
-def _ledger_outcomes(path: Path) -> dict[str, str] | None:
-    """URL -> ``outcome:reason`` of every URL the crawl settled (None without a ledger)."""
-    if not path.is_file():
-        return None
-    import json
-
-    settled: dict[str, str] = {}
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(entry, dict) and isinstance(entry.get("url"), str):
-                settled[entry["url"]] = f"{entry.get('outcome')}:{entry.get('reason') or ''}"
-    return settled

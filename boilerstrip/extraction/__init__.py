@@ -16,7 +16,12 @@ from .core import Attempt, ExtractionResult, decode_html, extract, main_text_cha
 from .metadata import Metadata
 from .params import EXTRACTION_PRESETS, ExtractionParams, extraction_preset
 
+# the extractor's vocabulary the cross-page pass reads too (one copy of each rule)
+from ._vocab import NAVIGATION_BOX_TITLES, NEVER_CONTENT_TAGS
+
 __all__ = [
+    "NAVIGATION_BOX_TITLES",
+    "NEVER_CONTENT_TAGS",
     "Attempt",
     "Block",
     "DEFAULT_EXCLUDE_TAGS",

@@ -14,12 +14,12 @@ from typing import Any
 from boilerstrip.boilerplate.params import BoilerplateParams, DuplicateParams
 from boilerstrip.items import complete_record
 
-from .base import TOMBSTONES, Dropped, FinishContext, Record, Spill, Step, dump_record, is_page, read_jsonl, run_steps
+from .base import TOMBSTONES, Dropped, finishing_inputs, FinishContext, Record, Spill, Step, dump_record, is_page, read_jsonl, run_steps
 from .change import ChangeStep
-from .steps import MarkDuplicates, SortByUrl, TemplateReport, TemplateStep, WriteJsonl, crawl_steps
+from .steps import MarkDuplicates, ReconcileLedger, SortByUrl, TemplateReport, TemplateStep, WriteJsonl, crawl_steps
 
-__all__ = ["Dropped", "FinishContext", "Record", "Spill", "Step", "dump_record", "is_page", "read_jsonl",
-           "run_steps", "MarkDuplicates", "SortByUrl", "TemplateReport", "TemplateStep", "WriteJsonl",
+__all__ = ["finishing_inputs", "Dropped", "FinishContext", "Record", "Spill", "Step", "dump_record", "is_page", "read_jsonl",
+           "run_steps", "MarkDuplicates", "ReconcileLedger", "SortByUrl", "TemplateReport", "TemplateStep", "WriteJsonl",
            "crawl_steps", "ChangeStep", "FinishResult", "finish_records", "finish_crawl", "finishing_follows"]
 
 
@@ -56,12 +56,14 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
                  state: Any = None, duplicates_enabled: bool = True,
                  context: FinishContext | None = None, change: Step | None = None,
                  learned: bool = False, trail: bool = False, fields: Any = None,
-                 progress: Any = None) -> dict[str, Any]:
+                 progress: Any = None, reconcile: bool = False) -> dict[str, Any]:
     """The crawl's finishing pass file to file (``out_path`` may be ``in_path``), streaming: memory holds
     the model, offsets and duplicate signatures, not the records. ``trail``: the output keeps the records'
     block-by-block trail (default: lean records); ``fields``: write only these fields
     (``FEED_EXPORT_FIELDS``; every step still sees whole records); ``progress``: a
-    :class:`~boilerstrip.finishing.steps.PassProgress` the steps count into. Returns a summary."""
+    :class:`~boilerstrip.finishing.steps.PassProgress` the steps count into; ``reconcile``: the last step brings
+    the crawl's ledger and manifest in line with what was written (``summary["reconciled"]``). Returns a
+    summary."""
     context = context if context is not None else FinishContext(state=state)
     records_in = 0
 
@@ -73,7 +75,7 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
 
     written = tombstones = 0
     for record in run_steps(counted(), crawl_steps(out_path, params, dup_params, report_dir, duplicates_enabled,
-                                                   change, learned, trail, fields, progress), context):
+                                                   change, learned, trail, fields, progress, reconcile), context):
         written += 1
         tombstones += record.get("change") in TOMBSTONES
 
@@ -91,6 +93,8 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
         "kept_as_written": context.counts.get("template/kept_as_written", 0),
         "out": str(out_path),
     }
+    if "reconciled" in context.report:
+        summary["reconciled"] = context.report["reconciled"]
     if "changes" in context.report:
         summary["changes"] = context.report["changes"]
     if "template_report_path" in context.report:

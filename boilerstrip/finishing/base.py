@@ -22,10 +22,17 @@ from typing import Any
 from boilerstrip.boilerplate.finish import dump_record
 from boilerstrip.recrawl import TOMBSTONES
 
-__all__ = ["Record", "Dropped", "FinishContext", "Step", "run_steps", "Spill", "is_page", "dump_record",
+__all__ = ["finishing_inputs", "Record", "Dropped", "FinishContext", "Step", "run_steps", "Spill", "is_page", "dump_record",
            "read_jsonl", "records_file_problem", "EMPTY", "count_lines"]
 
 Record = dict[str, Any]
+
+#: signal: finishing_inputs() -> dict, sent by the finishing extension once the engine started. A component
+#: with something for the finishing pass answers with it: ``{"recrawl": facts}`` (an object with
+#: ``facts_for(url)`` and ``close()``: what each page showed, RecrawlMiddleware) or ``{"learned": bool}``
+#: (every page went into a state that outlives the run, CrossPageBoilerplatePipeline). So the extension
+#: looks no other component up.
+finishing_inputs = object()
 
 #: records with these outcomes are not pages: steps that work on pages pass them through untouched
 NOT_PAGES = ("failed", "filtered")

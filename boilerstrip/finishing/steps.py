@@ -3,8 +3,9 @@
 The order :func:`crawl_steps` builds: ``TemplateStep`` (one record per URL, the final per-site model from
 every page plus the state's counts, each page cleaned with it; yields pages in keep order) ->
 ``MarkDuplicates`` (exact copies of an earlier-kept page dropped, near duplicates marked) -> ``SortByUrl`` ->
-``TemplateReport`` (writes ``template-report.json``/``.txt``) -> ``WriteJsonl``. The same set of records
-gives byte-identical output in any input order.
+``TemplateReport`` (writes ``template-report.json``/``.txt``) -> ``WriteJsonl`` -> ``ReconcileLedger`` (a
+crawl's ledger and manifest brought in line with what was written, once the file is in place). The same set
+of records gives byte-identical output in any input order.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from boilerstrip.boilerplate.finish import (REPORT_JSON, REPORT_TXT, ReportBuild
 from boilerstrip.boilerplate.model import TemplateModel
 from boilerstrip.boilerplate.params import BoilerplateParams, DuplicateParams
 from boilerstrip.items import compact_record, without_trail
+from boilerstrip.ledger import reconcile_output
 from boilerstrip.recrawl import TOMBSTONES
 
 from .base import FinishContext, Record, Spill, Step, dump_record, is_page
@@ -40,7 +42,8 @@ from .base import FinishContext, Record, Spill, Step, dump_record, is_page
 _AHEAD = 64
 _BATCH = 16
 
-__all__ = ["TemplateStep", "MarkDuplicates", "SortByUrl", "TemplateReport", "WriteJsonl", "crawl_steps", "select_fields",
+__all__ = ["TemplateStep", "MarkDuplicates", "SortByUrl", "TemplateReport", "WriteJsonl", "ReconcileLedger", "crawl_steps",
+           "select_fields",
            "field_list", "TOMBSTONE_FIELDS", "PassProgress", "CountProgress", "PROGRESS_EVERY_S",
            "ProgressTicker"]
 
@@ -411,6 +414,23 @@ class WriteJsonl(Step):
                 yield record
 
 
+class ReconcileLedger(Step):
+    """The last step of a crawl's pass: once the records are written (the step before it has put the file
+    in place when its stream ends), each page a step dropped becomes ``filtered:<reason>`` in the crawl's
+    ledger, and its manifest lists the file as written (:func:`boilerstrip.ledger.reconcile_output`).
+    ``context.report["reconciled"]`` says whether every URL is still accounted for; an error fails the pass
+    (as step ``ledger``)."""
+
+    name = "ledger"
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
+        yield from records
+        context.report["reconciled"] = reconcile_output(self.path, context.dropped_by_url())
+
+
 #: how often a long finishing pass says how far it got (FinishingExtension; a pass under this says nothing)
 PROGRESS_EVERY_S = 5.0
 
@@ -488,11 +508,13 @@ def crawl_steps(
     trail: bool = False,
     fields: Sequence[str] | None = None,
     progress: PassProgress | None = None,
+    reconcile: bool = False,
 ) -> list[Step]:
     """The finishing pass of a crawl, as ordered steps; ``out`` None: nothing written (records yielded).
     ``change`` (a :class:`boilerstrip.finishing.change.ChangeStep`) goes after the final clean and
     duplicates, so a page's change status is decided on its final text. ``learned``: see
-    :class:`TemplateStep`. ``trail``: the output keeps the block-by-block trail (see :class:`WriteJsonl`)."""
+    :class:`TemplateStep`. ``trail``: the output keeps the block-by-block trail (see :class:`WriteJsonl`).
+    ``reconcile``: the crawl's ledger and manifest follow what was written (:class:`ReconcileLedger`, last)."""
     dup_params = dup_params or DuplicateParams()
     steps: list[Step] = [TemplateStep(params, learned=learned, sign=dup_params if duplicates_enabled else None)]
     if progress is not None:
@@ -507,4 +529,6 @@ def crawl_steps(
         steps.append(WriteJsonl(out, fields, trail=trail))
     if progress is not None:
         steps.append(CountProgress(progress, "writing records"))
+    if out is not None and reconcile:
+        steps.append(ReconcileLedger(out))
     return steps

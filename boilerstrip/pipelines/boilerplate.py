@@ -35,11 +35,11 @@ from boilerstrip.boilerplate.finish import model_hashes, source_fields
 from boilerstrip.boilerplate.source import slots_of_record
 from boilerstrip.boilerplate.page import PageFeatures, page_features
 from boilerstrip.config import component_enabled, params_from_settings
-from boilerstrip.extensions.workers import WorkerDied, WorkerPool
-from boilerstrip.finishing import finishing_follows
+from boilerstrip.workers.pool import WorkerDied, WorkerPool
+from boilerstrip.finishing import finishing_follows, finishing_inputs
 from boilerstrip.finishing.steps import load_state_counts
 from boilerstrip.outcomes import FailedItem
-from boilerstrip.pipelines._page_reading import PageReader, hashed_fields
+from boilerstrip.reading.page import PageReader, hashed_fields
 from boilerstrip.state import MemoryState, State, StateParams, feed_output, open_state
 
 __all__ = ["PageBlocksPipeline", "CrossPageBoilerplatePipeline", "CrossPageRunParams"]
@@ -78,7 +78,7 @@ class PageBlocksPipeline:
     """Before extraction clears ``item.html``: record the hashes of all the page's blocks (chrome
     included) in ``item.page_block_hashes``, so the model counts a footer the extractor usually drops; and
     the blocks the record carries for the finishing pass (``page_features``). The work runs in the
-    crawl's worker pool (``extensions.workers``)."""
+    crawl's worker pool (``boilerstrip.workers``)."""
 
     def __init__(self, params: BoilerplateParams, stats: Any = None, crawler: Any = None) -> None:
         self.params = params
@@ -105,7 +105,7 @@ class PageBlocksPipeline:
         features = None
         if self._pool is not None and isinstance(html, str) and html:
             try:
-                # the page's one job (extraction and the model's hashes ride along, see _page_reading)
+                # the page's one job (extraction and the model's hashes ride along, see boilerstrip.reading.page)
                 reading = await self._pool.companion(PageReader).reading(
                     item, html, adapter.get("final_url") or adapter.get("url"))
                 features = reading.features if reading is not None else None
@@ -169,7 +169,12 @@ class CrossPageBoilerplatePipeline:
         pipeline = cls(params, stats=crawler.stats, state_params=state_params, output=feed_output(crawler.settings),
                        clean=clean_during_crawl(crawler.settings))
         pipeline.crawler = crawler
+        crawler.signals.connect(pipeline.finishing_input, signal=finishing_inputs)
         return pipeline
+
+    def finishing_input(self) -> dict[str, Any]:
+        """What the finishing pass takes from this pipeline (:data:`boilerstrip.finishing.finishing_inputs`)."""
+        return {"learned": self.learns_into_shared_state()}
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def open_spider(self) -> None:
@@ -238,7 +243,7 @@ class CrossPageBoilerplatePipeline:
         return item
 
     def _hashes_read(self, item: Any, fields: dict[str, Any]) -> set[str] | None:
-        """The hashes the page's one job computed (``_page_reading``), when they were computed from the
+        """The hashes the page's one job computed (``boilerstrip.reading.page``), when they were computed from the
         fields the item holds now; else None."""
         reading = self._pool.companion(PageReader).done(item)
         if reading is None or reading.hashes is None or reading.extraction is None:

@@ -24,6 +24,7 @@ from boilerstrip.boilerplate import DuplicateIndex, DuplicateParams
 from boilerstrip.boilerplate.duplicates import EXACT_DUPLICATE
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.outcomes import FilteredItem
+from boilerstrip.pipelines.boilerplate import clean_during_crawl
 
 __all__ = ["DuplicatePagesPipeline"]
 
@@ -43,8 +44,6 @@ class DuplicatePagesPipeline:
         if not component_enabled(crawler.settings, "duplicates"):
             raise NotConfigured("BOILERSTRIP_DUPLICATES_ENABLED is false")
         params = params_from_settings(crawler.settings, "duplicates", DuplicateParams)
-        from boilerstrip.pipelines.boilerplate import clean_during_crawl
-
         active = not (params.mode == "mark" and component_enabled(crawler.settings, "boilerplate")
                       and not clean_during_crawl(crawler.settings))
         return cls(params, stats=crawler.stats, active=active)

@@ -12,7 +12,7 @@ the page metadata, ``method``, ``attempts``, ``blocks`` and ``flags``, and clear
 ``boilerstrip/extraction/method/<method|none>``, ``boilerstrip/extraction/refused/<rung>/<reason>`` and
 ``boilerstrip/extraction/empty/<reason>``.
 
-Extraction runs off the reactor thread, in the crawl's worker pool (``boilerstrip.extensions.workers``:
+Extraction runs off the reactor thread, in the crawl's worker pool (``boilerstrip.workers``:
 ``BOILERSTRIP_EXTRACTION_WORKERS`` worker processes by default, so the machine's other cores read pages
 while the reactor downloads, and one huge page does not stall every other host's downloads). A page whose
 worker process died each time it was tried is ``failed:extraction_worker_died``.
@@ -32,10 +32,10 @@ from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
 
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings
-from boilerstrip.extensions.workers import WorkerDied, WorkerPool
+from boilerstrip.workers.pool import WorkerDied, WorkerPool
 from boilerstrip.extraction import ExtractionParams, ExtractionResult, extract
 from boilerstrip.outcomes import FailedItem
-from boilerstrip.pipelines._page_reading import PageReader, extracted_blocks
+from boilerstrip.reading.page import PageReader, extracted_blocks
 
 __all__ = ["ExtractionPipeline"]
 
@@ -84,7 +84,7 @@ class ExtractionPipeline:
             result = extract(html, url, self.params)
         else:
             try:
-                # the page's one job (with its blocks and the model's hashes, see _page_reading)
+                # the page's one job (with its blocks and the model's hashes, see boilerstrip.reading.page)
                 reading = await self.pool.companion(PageReader).reading(item, html, url)
                 result = reading.extraction if reading is not None else None
                 if result is None:

@@ -26,6 +26,8 @@ from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from boilerstrip.items import CHANGED, CHANGES, NEW, REMOVED, TOMBSTONES, UNCHANGED, UNSEEN  # the record's `change`
+
 __all__ = [
     "RecrawlParams", "CHANGES", "NEW", "CHANGED", "UNCHANGED", "REMOVED", "UNSEEN", "TOMBSTONES", "REUSED_FLAG",
     "settings_digest", "text_hash", "change_of", "conditional_headers", "reuse_refusal", "lastmod_unchanged",
@@ -33,10 +35,6 @@ __all__ = [
     "digest_of_settings",
 ]
 
-NEW, CHANGED, UNCHANGED, REMOVED, UNSEEN = "new", "changed", "unchanged", "removed", "unseen"
-CHANGES = (NEW, CHANGED, UNCHANGED, REMOVED, UNSEEN)
-#: the change kinds of a recurring crawl's lines that are not pages
-TOMBSTONES = (REMOVED, UNSEEN)
 #: the flag of a record re-emitted from the state: ``reused:not_modified`` (a 304) or ``reused:sitemap_lastmod``
 REUSED_FLAG = "reused"
 #: ledger reasons of a fetch that says the page is gone

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+from boilerstrip.meta import (
+    RENDER_FAILED_META,
+    RENDER_PLACEHOLDER_META,
+    RENDER_SETTLE_META,
+    RENDER_STATIC_LOOK_META,
+    RENDER_TRUNCATED_META,
+)
+
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,19 +24,19 @@ def render_flags(meta: Mapping[str, Any]) -> list[str]:
     its content: not rendered), ``render_placeholder:<verdict>`` (rendered twice, the page still showed a
     placeholder: a loading shell or an empty app root)."""
     flags = []
-    failed = meta.get("boilerstrip_render_failed")
+    failed = meta.get(RENDER_FAILED_META)
     if failed:
         flags.append(f"render_failed:{failed}")
-    if meta.get("boilerstrip_render_truncated"):
+    if meta.get(RENDER_TRUNCATED_META):
         flags.append("render_truncated")
-    settle = meta.get("boilerstrip_render_settle")
+    settle = meta.get(RENDER_SETTLE_META)
     if isinstance(settle, Mapping) and settle.get("outcome"):
         flags.append(f"render_wait:{settle['outcome']}")
         if settle.get("surrogates_repaired"):
             flags.append("render_repaired_surrogates")
-    if meta.get("boilerstrip_render_static_look"):
+    if meta.get(RENDER_STATIC_LOOK_META):
         flags.append("render_static_look")
-    placeholder = meta.get("boilerstrip_render_placeholder")
+    placeholder = meta.get(RENDER_PLACEHOLDER_META)
     if placeholder:
         flags.append(f"render_placeholder:{placeholder}")
     return flags

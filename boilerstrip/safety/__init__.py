@@ -12,7 +12,7 @@ from boilerstrip.safety.addresses import (
     parse_ip_literal,
 )
 from boilerstrip.safety.text import repair_text, repair_value
-from boilerstrip.safety.traps import TrapParams, TrapState, normalise_session_ids
+from boilerstrip.safety.traps import TrapParams, TrapState
 
 __all__ = [
     "Origin",
@@ -24,5 +24,4 @@ __all__ = [
     "repair_value",
     "TrapParams",
     "TrapState",
-    "normalise_session_ids",
 ]

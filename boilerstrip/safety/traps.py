@@ -16,7 +16,6 @@ from urllib.parse import parse_qsl, urlsplit
 __all__ = [
     "TrapParams",
     "TrapState",
-    "normalise_session_ids",
     "non_http_scheme",
     "FETCHABLE_OTHER_SCHEMES",
     "url_pattern",
@@ -67,14 +66,6 @@ class TrapParams:
                 raise ValueError(f"{name} must be >= 0")
         if self.max_segment_repeats < 1:
             raise ValueError("max_segment_repeats must be >= 1")
-
-
-def normalise_session_ids(url: str) -> str:
-    """``url`` without session-id parameters: :func:`boilerstrip.urls.strip_session_ids` (the one copy of
-    the rule, applied by URL normalisation before a request is admitted)."""
-    from boilerstrip.urls import strip_session_ids  # here: boilerstrip.urls imports the safety package
-
-    return strip_session_ids(url)
 
 
 def non_http_scheme(href: str) -> str | None:

@@ -20,12 +20,13 @@ from typing import Any
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
 
+from boilerstrip.meta import COPY_META, REUSED_META
 from boilerstrip.config import component_enabled
-from boilerstrip.downloadermiddlewares.conditional import COPY_META, REUSED_META
-from boilerstrip.finishing.base import Spill
+
+from boilerstrip.finishing.base import Spill, finishing_inputs
 from boilerstrip.items import PageItem
 from boilerstrip.recrawl import REUSED_FLAG
-from boilerstrip.spiders.links import page_links as read_page_links
+from boilerstrip.reading.links import page_links as read_page_links
 
 __all__ = ["RecrawlMiddleware", "page_links"]
 
@@ -51,9 +52,15 @@ class RecrawlMiddleware:
     def from_crawler(cls, crawler: Any) -> "RecrawlMiddleware":
         if not component_enabled(crawler.settings, "recrawl"):
             raise NotConfigured("BOILERSTRIP_RECRAWL_ENABLED is false")
-        return cls(stats=crawler.stats)
+        mw = cls(stats=crawler.stats)
+        crawler.signals.connect(mw.finishing_input, signal=finishing_inputs)
+        return mw
 
     # -- facts for the finishing pass ------------------------------------------------------------------
+    def finishing_input(self) -> dict[str, Any]:
+        """What the finishing pass takes from this middleware (:data:`boilerstrip.finishing.finishing_inputs`)."""
+        return {"recrawl": self}
+
     def facts_for(self, url: str) -> dict[str, Any] | None:
         if self._facts is None or url not in self._facts:
             return None

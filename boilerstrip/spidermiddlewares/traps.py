@@ -21,7 +21,7 @@ from scrapy.http import HtmlResponse
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.outcomes import report_filtered
 from boilerstrip.safety.traps import TrapParams, TrapState, non_http_scheme
-from boilerstrip.spiders.links import LinksUnreadable, page_hrefs
+from boilerstrip.reading.links import LinksUnreadable, page_hrefs
 from boilerstrip.urls import UrlParams, strip_session_ids
 
 if TYPE_CHECKING:

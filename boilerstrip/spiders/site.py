@@ -41,17 +41,18 @@ from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
 
 from boilerstrip.config import params_from_settings, setting_name
-from boilerstrip.downloadermiddlewares.compression import BODY_FLAGS_META
-from boilerstrip.downloadermiddlewares.htmlonly import sniff_not_html
-from boilerstrip.downloadermiddlewares.optout import OPT_OUT_META
-from boilerstrip.downloadermiddlewares.robots import KIND_META, HostRobots, robots_ready
+
+from boilerstrip.safety.sniff import sniff_not_html
+
+from boilerstrip.politeness import HostRobots, robots_ready
 from boilerstrip.extraction import ExtractionParams
 from boilerstrip.items import PageItem
 from boilerstrip.outcomes import Filtered, failure_reason, report_failed, report_filtered
 from boilerstrip.scope import in_scope, joined_site, origin, site_key
-from boilerstrip.spiders.links import PageLinks, page_links
+from boilerstrip.reading.links import PageLinks, page_links
 from boilerstrip.urls import UrlParams, link_targets, normalize_url
 from boilerstrip.rendering.flags import render_flags
+from boilerstrip.meta import BODY_FLAGS_META, KIND_META, LASTMOD_META, OPT_OUT_META, RENDER_REASON_META
 
 __all__ = ["SiteSpider", "CrawlParams", "parse_start_urls"]
 
@@ -298,7 +299,7 @@ class SiteSpider(Spider):
             fetched_at=datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
             depth=depth,
             fetch="browser" if response.meta.get("playwright") else "http",
-            render_reason=response.meta.get("boilerstrip_render_reason"),
+            render_reason=response.meta.get(RENDER_REASON_META),
             # render_failed:<reason>, render_truncated..., partial_body:<what> (a partial body kept on request)
             flags=render_flags(response.meta) + list(response.meta.get(BODY_FLAGS_META) or ()),
             content_type=response.headers.get(b"Content-Type", b"").decode("latin-1", errors="replace") or None,
@@ -413,7 +414,7 @@ class SiteSpider(Spider):
                 normal = self._normal(loc, base=response.url)
                 request = self._admit(normal, depth + 1) if normal else None
                 if request is not None and entry.get("lastmod"):  # a recurring crawl may skip the fetch
-                    request.meta["boilerstrip_sitemap_lastmod"] = entry["lastmod"]
+                    request.meta[LASTMOD_META] = entry["lastmod"]
             if request is not None:
                 yield request
 

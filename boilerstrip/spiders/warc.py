@@ -22,11 +22,10 @@ from typing import Any
 from scrapy import Request
 from scrapy.http import Response
 
-from boilerstrip.downloadermiddlewares.robots import KIND_META
-from boilerstrip.downloadhandlers.warc import ENTRY_META
+from boilerstrip.meta import KIND_META, WARC_ENTRY_META
 from boilerstrip.outcomes import report_failed, report_filtered
 from boilerstrip.scope import site_key
-from boilerstrip.spiders.links import PageLinks
+from boilerstrip.reading.links import PageLinks
 from boilerstrip.spiders.site import SiteSpider
 from boilerstrip.warc import IndexedEntry, WarcIndex, site_of
 
@@ -135,7 +134,7 @@ class WarcReplaySpider(SiteSpider):
         self.admitted.add(url)
         urls.append(url)
         return Request(url, callback=self.parse, errback=self.errback, dont_filter=True,
-                       meta={KIND_META: "page", ENTRY_META: entry, "dont_redirect": True,
+                       meta={KIND_META: "page", WARC_ENTRY_META: entry, "dont_redirect": True,
                              "handle_httpstatus_list": list(range(300, 400)), "dont_retry": True})
 
     def _parse_page(self, response: Response, page_url: str) -> Iterator[Any]:

@@ -20,9 +20,9 @@ __all__ = ["WORKER_MODULES", "start_worker", "warm_up", "ignore_interrupts"]
 #: the forkserver instead of once in every worker, and not in the middle of the finishing pass)
 WORKER_MODULES = (
     "boilerstrip.boilerplate.page",
-    "boilerstrip.downloadermiddlewares._render_job",
+    "boilerstrip.reading.render_job",
     "boilerstrip.extraction",
-    "boilerstrip.pipelines._page_reading",
+    "boilerstrip.reading.page",
     "boilerstrip.rendering",
     "boilerstrip.finishing.steps",
     "datasketch",

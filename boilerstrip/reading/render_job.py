@@ -7,9 +7,9 @@ does not import Scrapy and scrapy-playwright to judge a page: pure, like what it
 from __future__ import annotations
 
 from boilerstrip.extraction import main_text_chars
-from boilerstrip.pipelines._page_reading import PagePlan, PageReading, read_page
+from boilerstrip.reading.page import PagePlan, PageReading, read_page
 from boilerstrip.rendering import RenderParams, RenderVerdict, needs_rendering
-from boilerstrip.spiders.links import PageLinks, read_links
+from boilerstrip.reading.links import PageLinks, read_links
 from boilerstrip.urls import UrlParams
 
 __all__ = ["judge_static", "judge_and_read"]

@@ -13,13 +13,14 @@ text: the tree Scrapy's ``response.selector`` builds (parsel, lxml's HTML parser
 from __future__ import annotations
 
 import re
+import zlib
 from dataclasses import dataclass
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from parsel import Selector
 from w3lib.html import get_base_url
 
+from boilerstrip.meta import LINKS_META
 from boilerstrip.urls import UrlParams, link_targets
 
 __all__ = ["CANONICAL_XPATH", "HREF_XPATH", "META_XPATH", "LinksUnreadable", "PageLinks", "page_hrefs",
@@ -102,31 +103,49 @@ def read_links(text: str, url: str, encoding: str | None = None, url_params: Url
     return PageLinks(base, hrefs, canonical, metas, elements, bad_base, None, targets, errors, url_params)
 
 
-_READ: WeakKeyDictionary = WeakKeyDictionary()  # response -> its PageLinks (gone with the response)
-
-
-def remember_links(response: Any, links: PageLinks) -> None:
-    """``links`` read (by a worker) from ``response``'s own text: what :func:`page_links` answers for it."""
+def _meta_of(response: Any, request: Any) -> Any:
+    """The meta a reading of ``response`` travels on: its request's (a downloader middleware's response has
+    no ``response.request`` yet, so it passes the request it has), else None."""
+    if request is not None:
+        return request.meta
     try:
-        _READ[response] = links
-    except TypeError:  # not weak-referenceable: read again when asked
-        pass
+        return response.meta
+    except AttributeError:  # a response without a request
+        return None
 
 
-def page_links(response: Any, max_nodes: int = 0) -> PageLinks:
+def _read_from(response: Any) -> tuple[str, int, int]:
+    """What a reading was read from: the URL, the body's length and its CRC-32 (a request re-issued with the
+    same meta, a retry or a rewritten body, is read again rather than given another body's links)."""
+    body = response.body
+    return response.url, len(body), zlib.crc32(body)
+
+
+def remember_links(response: Any, links: PageLinks, request: Any = None) -> None:
+    """``links`` read (by a worker) from ``response``'s own text: what :func:`page_links` answers for it.
+    They travel on the request's meta (``meta[LINKS_META]``, which is ``response.meta``) with what they were
+    read from; ``request``: the response's request when ``response.request`` is not set yet (a downloader
+    middleware's ``process_response``)."""
+    meta = _meta_of(response, request)
+    if meta is not None:
+        meta[LINKS_META] = (*_read_from(response), links)
+
+
+def page_links(response: Any, max_nodes: int = 0, request: Any = None) -> PageLinks:
     """The :class:`PageLinks` of an HTML ``response``: the reading a worker sent, else read now (once). With
     ``max_nodes`` (the extraction budget), a body :func:`surely_over_node_budget` is not parsed: its reading
-    has no links (``hrefs`` None, ``error`` "over_budget") and more than ``max_nodes`` elements."""
-    try:
-        return _READ[response]
-    except (KeyError, TypeError):
-        pass
+    has no links (``hrefs`` None, ``error`` "over_budget") and more than ``max_nodes`` elements.
+    ``request``: as for :func:`remember_links`."""
+    meta = _meta_of(response, request)
+    entry = meta.get(LINKS_META) if meta is not None else None
+    if entry is not None and entry[:3] == _read_from(response):
+        return entry[3]
     if surely_over_node_budget(response.body, max_nodes):
         links = PageLinks(response.url, None, None, (), max_nodes + 1, error="over_budget")
-        remember_links(response, links)
+        remember_links(response, links, request)
         return links
     links = read_links(response.text, response.url, response.encoding)
-    remember_links(response, links)
+    remember_links(response, links, request)
     return links
 
 

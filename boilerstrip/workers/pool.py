@@ -29,7 +29,7 @@ from typing import Any, Callable, TypeVar
 from scrapy import signals
 
 from boilerstrip.config import params_from_settings
-from boilerstrip.extensions._worker_start import WORKER_MODULES, start_worker, warm_up
+from boilerstrip.workers._start import WORKER_MODULES, start_worker, warm_up
 
 __all__ = ["WorkerPool", "WorkerPoolParams", "WorkerDied", "POOLS"]
 
@@ -99,7 +99,7 @@ class WorkerPool:
 
     def companion(self, cls: type[_T]) -> _T:
         """The pool's one ``cls(pool)``, made on first ask: how components that share one job a page find
-        each other (``boilerstrip.pipelines._page_reading.PageReader``)."""
+        each other (``boilerstrip.reading.page.PageReader``)."""
         if cls not in self._companions:
             self._companions[cls] = cls(self)
         return self._companions[cls]
