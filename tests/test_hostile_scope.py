@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -94,7 +95,13 @@ START = "http://127.0.0.1:8000/"
 
 
 def _mw(**settings) -> ScopeMiddleware:
-    crawler = get_crawler(settings_dict={f"BOILERSTRIP_SCOPE_{k.upper()}": v for k, v in settings.items()})
+    """The middleware with these scope values: the user-level ones (allow_private) as settings, the others
+    through the component's params hook (BOILERSTRIP_SCOPE_PARAMS)."""
+    hooked = {k: v for k, v in settings.items() if k != "allow_private"}
+    values = {f"BOILERSTRIP_SCOPE_{k.upper()}": v for k, v in settings.items() if k == "allow_private"}
+    if hooked:
+        values["BOILERSTRIP_SCOPE_PARAMS"] = json.dumps(hooked)
+    crawler = get_crawler(settings_dict=values)
     mw = ScopeMiddleware.from_crawler(crawler)
     mw.set_start_urls([START])
     return mw
