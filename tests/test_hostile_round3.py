@@ -43,6 +43,14 @@ def _pool_up(min_forkserver_processes: int):
     return lambda pids: sum("multiprocessing.forkserver" in command_line(p) for p in pids) >= min_forkserver_processes
 
 
+def _reap(proc: subprocess.Popen, tree: set[int]) -> None:
+    """A test's cleanup: the command killed if it still runs, then whatever of its process tree is left."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(timeout=30)
+    kill_all(snapshot(tree))
+
+
 def _kill_and_expect_gone(proc: subprocess.Popen, tree: set[int]) -> None:
     procs = snapshot(tree)
     try:
@@ -70,10 +78,7 @@ def test_kill_9_of_a_crawl_leaves_no_forkserver_worker_or_resource_tracker(serve
         assert proc.poll() is None, "the crawl ended before it could be killed"
         _kill_and_expect_gone(proc, tree)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
-        kill_all(snapshot(tree))
+        _reap(proc, tree)
 
 
 @pytest.mark.slow
@@ -96,10 +101,7 @@ def test_kill_9_of_a_distributed_crawl_stops_its_workers_and_their_pools(serve, 
         time.sleep(2)
         assert len(site.log) - before == requests_after  # nobody crawls any more
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
-        kill_all(snapshot(tree))
+        _reap(proc, tree)
 
 
 # -- item 3: a killed scheduler takes its crawl with it; the crawl holds the job's lock ---------------------------
@@ -248,10 +250,7 @@ def test_a_ten_second_redis_pause_is_ridden_out(serve, tmp_path: Path) -> None:
                 os.kill(server.process.pid, signal.SIGCONT)
             _, stderr = proc.communicate(timeout=240)
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=30)
-            kill_all(snapshot(tree))
+            _reap(proc, tree)
     assert proc.returncode == 0, stderr[-3000:]
     manifest = json.loads(out.with_name("o.manifest.json").read_text())
     assert manifest["finished"] is True and manifest["reconciled"] is True, manifest
@@ -281,10 +280,7 @@ def test_redis_restarted_empty_stops_every_worker_with_a_manifest(serve, tmp_pat
             time.sleep(2)
             assert len(site.log) == requests  # nobody crawls on
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=30)
-            kill_all(snapshot(tree))
+            _reap(proc, tree)
     assert proc.returncode == 1, stderr[-3000:]
     assert "redis_lost_state" in stderr and "Traceback" not in stderr, stderr[-3000:]
     manifest = json.loads(out.with_name("o.manifest.json").read_text())
@@ -600,10 +596,7 @@ def test_redis_gone_past_the_outage_limit_stops_the_crawl_with_a_manifest(serve,
             left = wait_gone(snapshot(tree), GONE_WITHIN_S)
             assert not left, left
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=30)
-            kill_all(snapshot(tree))
+            _reap(proc, tree)
     assert proc.returncode == 1, stderr[-3000:]
     assert took >= OUTAGE.limit_s * 0.9, took  # the outage was ridden out up to the limit
     manifest = json.loads(out.with_name("o.manifest.json").read_text())
@@ -635,10 +628,7 @@ def test_resume_of_a_killed_distributed_crawl_goes_on_from_its_redis_frontier(se
         tree = descendants(proc.pid)
         _kill_and_expect_gone(proc, tree)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
-        kill_all(snapshot(tree))
+        _reap(proc, tree)
     before = [entry.path for entry in site.log]
     settled = {url.decode().split(site.url, 1)[1] for url in client.hkeys(outcomes)}
     assert len(settled) < pages  # stopped mid-crawl
@@ -713,10 +703,7 @@ def test_a_remote_worker_of_a_dead_coordinator_stops_with_a_clear_message(serve,
         left = wait_gone(snapshot(tree), GONE_WITHIN_S)
         assert not left, left
     finally:
-        if worker.poll() is None:
-            worker.kill()
-            worker.wait(timeout=30)
-        kill_all(snapshot(tree))
+        _reap(worker, tree)
     assert worker.returncode == 1, stderr[-3000:]
     assert "the coordinator of crawl deadcoord01 is gone" in stderr, stderr[-3000:]
     assert took >= ttl_s * 0.5, took  # not before the key could expire
