@@ -169,6 +169,19 @@ def test_bad_records_each_get_a_reason_and_every_other_record_is_read(tmp_path):
     assert time.monotonic() - started < 20
 
 
+def test_a_member_cut_short_is_truncated_wherever_its_stream_breaks_on_the_next(tmp_path):
+    """A cut member's deflate stream runs on into the next member and fails there, at a place that depends on
+    the compressed bytes (each record has its own id): the cut is "truncated" every time, never "corrupt"
+    (it was "corrupt" when the failure came in the few bytes fed together with the next member's first)."""
+    errors = []
+    for i in range(200):
+        cut = gz(warc_record("response", f"http://a.test/cut{i}", http_response(PAGE % (b"x" * 4000))))
+        path = tmp_path / f"cut{i}.warc.gz"
+        path.write_bytes(gz(_good(1)) + cut[: len(cut) // 2] + gz(_good(2)))
+        errors += [e.error for e in scan_warc(path) if e.error]
+    assert errors == ["warc_truncated"] * 200
+
+
 def test_plain_warc_with_a_wrong_content_length_reads_on(tmp_path):
     records = [_good(1), warc_record("response", "http://a.test/short", http_response(PAGE % b"short"), length=30), _good(2)]
     path = write_warc(tmp_path / "plain.warc", records, gzip=False)

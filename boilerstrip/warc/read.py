@@ -183,16 +183,18 @@ _SALVAGE_STEP = 4
 
 def _salvage(handle, offset: int, keep: int) -> tuple[bytearray, int]:
     """(what a corrupt member at ``offset`` inflates to before its error, up to ``keep`` bytes; the file
-    offset where the error came), fed a few bytes at a time so the output before the error is kept."""
+    offset by which the error came: the end of the piece being fed), fed a few bytes at a time so the
+    output before the error is kept."""
     handle.seek(offset)
     data = handle.read(keep * 4)
     inflater = zlib.decompressobj(wbits=31)
     kept = bytearray()
     for start in range(0, len(data), _SALVAGE_STEP):
+        piece = data[start : start + _SALVAGE_STEP]
         try:
-            kept += inflater.decompress(data[start : start + _SALVAGE_STEP], keep - len(kept) + 1)
-        except zlib.error:
-            return kept[:keep], offset + start
+            kept += inflater.decompress(piece, keep - len(kept) + 1)
+        except zlib.error:  # somewhere in this piece: a piece that reaches the next member counts as reaching it
+            return kept[:keep], offset + start + len(piece)
         if len(kept) >= keep or inflater.eof:
             break
     return kept[:keep], offset + len(data)
@@ -262,7 +264,7 @@ def _scan_gzip(path: str, handle, size: int, params: WarcReadParams) -> Iterator
         headers = (parse_warc_headers(bytes(kept[: head[0]])) if head else None) or _partial_headers(kept)
         found = _find_from(handle, _GZIP_MAGIC, offset + 1, params.chunk_bytes)
         end = found if found is not None else size
-        if error == "warc_corrupt_gzip" and found is not None and failed_at >= found:
+        if error == "warc_corrupt_gzip" and found is not None and failed_at > found:
             error = "warc_truncated"  # its deflate stream ran on into the next member: it was cut short
         detail = f"gzip member at {offset}: {'cut short' if error == 'warc_truncated' else 'corrupt'} after {max(total, len(kept))} bytes"
         yield WarcEntry(path, offset, end - offset, 0, True, headers or [], 0, error, detail)
