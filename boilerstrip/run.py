@@ -33,7 +33,6 @@ from boilerstrip.ledger import ledger_outcomes
 from boilerstrip.recrawl import TOMBSTONES
 from boilerstrip.safety.addresses import parse_host_port
 from boilerstrip.state import crawl_layout
-from boilerstrip.warc.options import warc_overrides, warc_written_line
 
 __all__ = ["UsageError", "build_settings", "run_spider", "crawl_and_finish", "count_option", "check_state_dir",
            "check_fields", "parse_set_options", "apply_settings", "note_early_signals", "ShutdownOnSignal",
@@ -164,6 +163,9 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
     if getattr(args, "trail", False):
         overrides["BOILERSTRIP_FEEDS_TRAIL"] = "true"
     if getattr(args, "warc", None) or getattr(args, "warc_max_bytes", None):
+        # the WARC package (reader, writer, index) loads only for a crawl that keeps a WARC: not at every CLI start
+        from boilerstrip.warc.options import warc_overrides
+
         try:
             overrides.update(warc_overrides(args.warc, args.warc_max_bytes))
         except ValueError as exc:
@@ -341,6 +343,8 @@ def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, sp
     if status in ("done", "mismatch") and isinstance(summary, dict):
         report_finishing(summary, out)
         if stats.get("boilerstrip/warc/dir"):
+            from boilerstrip.warc.options import warc_written_line  # as in build_settings
+
             say(warc_written_line(stats))
     if status == "failed":
         say(FINISHING_FAILED)
