@@ -161,9 +161,10 @@ _ATTEMPT_KEYS = ("method", "accepted", "chars", "reason")
 _ATTEMPT_DEFAULTS: dict[str, Any] = {"accepted": False, "chars": 0}
 
 
-def text_hash(text: str) -> str:
-    """``content_hash``: the sha256 (hex) of a record's ``text``."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+def text_hash(text: str | None) -> str:
+    """``content_hash``: the sha256 (hex) of a record's ``text`` (None: of no text); also the recurring
+    crawl's change decision's only input (``boilerstrip.recrawl``)."""
+    return hashlib.sha256((text or "").encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _is_default(value: Any, default: Any) -> bool:

@@ -26,7 +26,8 @@ from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from boilerstrip.items import CHANGED, CHANGES, NEW, REMOVED, TOMBSTONES, UNCHANGED, UNSEEN  # the record's `change`
+from boilerstrip.items import (  # the record's `change`, and the hash of its text that decides it
+    CHANGED, CHANGES, NEW, REMOVED, TOMBSTONES, UNCHANGED, UNSEEN, text_hash)
 
 __all__ = [
     "RecrawlParams", "CHANGES", "NEW", "CHANGED", "UNCHANGED", "REMOVED", "UNSEEN", "TOMBSTONES", "REUSED_FLAG",
@@ -79,11 +80,6 @@ def settings_digest(*params: Any, extra: Mapping[str, Any] | None = None) -> str
     parts = [dataclasses.asdict(p) if dataclasses.is_dataclass(p) else p for p in params]
     source = json.dumps({"params": parts, "extra": dict(extra or {})}, sort_keys=True, default=str)
     return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
-
-
-def text_hash(text: str | None) -> str:
-    """sha256 of a record's final main text (the change decision's only input)."""
-    return hashlib.sha256((text or "").encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 def change_of(previous: Any, new_hash: str) -> str:
