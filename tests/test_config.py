@@ -290,3 +290,17 @@ def test_a_crawl_started_by_scrapy_refuses_a_name_that_is_no_setting() -> None:
     settings.set("BOILERSTRIP_TRAPS_MAX_DEPTH", "5", priority="cmdline")
     with pytest.raises(ConfigError, match="max_depth is a field of BOILERSTRIP_TRAPS_PARAMS"):
         ProfileAddon().update_settings(settings)
+
+
+@pytest.mark.parametrize("command", ["extract", "check", "dedup"])
+def test_the_offline_commands_refuse_a_name_that_is_no_setting(command, tmp_path, capsys) -> None:
+    from boilerstrip.cli import main
+
+    (tmp_path / "in.jsonl").write_text("")
+    args = {"extract": [str(tmp_path / "in.jsonl")], "check": [str(tmp_path / "in.jsonl")],
+            "dedup": [str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "out.jsonl")]}[command]
+    assert main([command, *args, "-s", "BOILERSTRIP_BOILERPLATE_MIN_PAGES=3"]) == 2
+    err = capsys.readouterr().err
+    assert f"boilerstrip {command}: BOILERSTRIP_BOILERPLATE_MIN_PAGES is not a setting: min_pages is a field of " \
+           "BOILERSTRIP_BOILERPLATE_PARAMS" in err, err
+    assert not (tmp_path / "out.jsonl").exists()

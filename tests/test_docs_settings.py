@@ -156,3 +156,17 @@ def test_every_profile_sets_only_real_settings() -> None:
 
     for name in available_profiles():
         assert unknown_settings(load_profile(name)) == [], name
+
+
+def test_the_switches_table_matches_the_code() -> None:
+    """config.ENABLED_COMPONENTS (the BOILERSTRIP_<COMPONENT>_ENABLED settings the start-up check accepts) is
+    exactly the components the code asks component_enabled() about."""
+    from boilerstrip.config import ENABLED_COMPONENTS
+
+    asked: set[str] = set()
+    for path in _source_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "component_enabled"
+                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)):
+                asked.add(node.args[1].value)
+    assert asked == set(ENABLED_COMPONENTS)
