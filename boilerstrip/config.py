@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import importlib
 import json
 import re
@@ -206,8 +207,7 @@ def params_from_settings(settings: Any, component: str, cls: type[P], **override
     kwargs: dict[str, Any] = {}
     if component in PRESETS and listed and listed[0].rpartition(":")[2] == cls.__name__:
         kwargs.update(_preset(settings, component, PRESETS[component]))
-    known = set(fields) | _hook_fields(component)  # the field names the hook may hold
-    kwargs.update(_hook_values(settings, component, cls, fields, known))
+    kwargs.update(_hook_values(settings, component, cls, fields))
     for field in fields.values():
         name = setting_name(component, field.name)
         raw = _get(settings, name)
@@ -226,13 +226,15 @@ def params_from_settings(settings: Any, component: str, cls: type[P], **override
         raise ConfigError(f"{_blamed_setting(cls, component, str(exc))}: {exc}") from None
 
 
-def _hook_fields(component: str) -> set[str]:
-    """The field names of every params class read under ``component`` (empty for one not in the table)."""
+@functools.lru_cache(maxsize=None)
+def _hook_fields(component: str) -> frozenset[str]:
+    """The field names of every params class read under ``component`` (empty for one not in the table). Asked
+    only when a hook names a field the class being built lacks: the classes' modules load then, not before."""
     names: set[str] = set()
     for path in PARAMS_CLASSES.get(component, ()):
         module, _, attr = path.partition(":")
         names |= {f.name for f in dataclasses.fields(getattr(importlib.import_module(module), attr)) if f.init}
-    return names
+    return frozenset(names)
 
 
 def _default(field: dataclasses.Field) -> Any:
@@ -317,26 +319,26 @@ def stack_params_hooks(lower: Any, higher: Any) -> ParamsLayers:
     return ParamsLayers(layers)
 
 
-def _hook_values(settings: Any, component: str, cls: type, fields: dict[str, dataclasses.Field],
-                 known: set[str]) -> dict[str, Any]:
-    """The fields of ``cls`` the params hook sets, layer over layer; a name outside ``known`` is an error."""
+def _hook_values(settings: Any, component: str, cls: type, fields: dict[str, dataclasses.Field]) -> dict[str, Any]:
+    """The fields of ``cls`` the params hook sets, layer over layer; a name no params class of the component
+    has is an error."""
     name = setting_name(component, "params")
     raw = _get(settings, name)
     if raw is None or raw == "":
         return {}
     out: dict[str, Any] = {}
     for layer in raw if isinstance(raw, ParamsLayers) else (raw,):
-        out.update(_layer_values(load_params_hook(layer, name), name, cls, fields, known))
+        out.update(_layer_values(load_params_hook(layer, name), name, component, cls, fields))
     return out
 
 
-def _layer_values(loaded: Any, name: str, cls: type, fields: dict[str, dataclasses.Field],
-                  known: set[str]) -> dict[str, Any]:
+def _layer_values(loaded: Any, name: str, component: str, cls: type,
+                  fields: dict[str, dataclasses.Field]) -> dict[str, Any]:
     if dataclasses.is_dataclass(loaded) and not isinstance(loaded, type):
         if not isinstance(loaded, cls):
             # another params class of the component (render's three) leaves this one at its defaults
             others = {f.name for f in dataclasses.fields(loaded)}
-            if not others <= known:
+            if not others <= set(fields) | _hook_fields(component):
                 raise ConfigError(f"{name}: expected a {cls.__name__}, got a {type(loaded).__name__}")
             return {}
         return {f: getattr(loaded, f) for f in fields}
@@ -345,7 +347,7 @@ def _layer_values(loaded: Any, name: str, cls: type, fields: dict[str, dataclass
     out: dict[str, Any] = {}
     for key, raw_value in loaded.items():
         if key not in fields:
-            if key not in known:
+            if key not in _hook_fields(component):
                 raise ConfigError(f"{name}: {key!r} is not a field of {cls.__name__}")
             continue
         out[key] = _coerce(raw_value, _default(fields[key]), f"{name} field {key}")
