@@ -251,9 +251,9 @@ def growth(sizes: list[int]) -> bool:
     for size in sizes:
         with GeneratedSite(size) as site, tempfile.TemporaryDirectory() as tmp:
             result = whole_pipeline(site.url + "/p/0.html", Path(tmp) / "out.jsonl",
-                                    {"BOILERSTRIP_TRAPS_MAX_PAGES_PER_HOST": str(size + 10),
-                                     # /p/1999.html is date-like: the trap's calendar budget would stop it
-                                     "BOILERSTRIP_TRAPS_MAX_URLS_PER_PATTERN": "0"})
+                                    # /p/1999.html is date-like: the trap's calendar budget would stop it
+                                    {"BOILERSTRIP_TRAPS_PARAMS": json.dumps({"max_pages_per_host": size + 10,
+                                                                             "max_urls_per_pattern": 0})})
         per_page = ""
         if previous is not None and result["pages"] > previous[0]:
             per_page = f"{(result['peak_rss_mib'] - previous[1]) * 1024 / (result['pages'] - previous[0]):.2f}"

@@ -123,7 +123,7 @@ def kill_check(args: argparse.Namespace, redis_url: str, folder: Path) -> dict:
     pages = min(args.pages, 60)
     with SiteServer(routes=site_routes(pages, max(args.latency, 0.1))) as site:
         cmd = [sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(out), *FAST, "--redis",
-               redis_url, "--workers", "3", "-s", "CONCURRENT_REQUESTS=2", "-s", "BOILERSTRIP_DISTRIBUTED_HEARTBEAT_TTL_S=5"]
+               redis_url, "--workers", "3", "-s", "CONCURRENT_REQUESTS=2", "-s", 'BOILERSTRIP_DISTRIBUTED_PARAMS={"heartbeat_ttl_s": 5}']
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         killed = None
         while killed is None and proc.poll() is None:

@@ -233,7 +233,7 @@ def run(pages: int) -> int:
             if code:
                 print(err[-2000:])
                 return 1
-            for label, extra in (("304s only (lastmod not trusted)", ["-s", "BOILERSTRIP_RECRAWL_TRUST_LASTMOD=false"]),
+            for label, extra in (("304s only (lastmod not trusted)", ["-s", 'BOILERSTRIP_RECRAWL_PARAMS={"trust_lastmod": false}']),
                                  ("304s + sitemap lastmod", [])):
                 state = work / f"state-{len(label)}"
                 subprocess.run(["cp", "-r", str(work / "state"), str(state)], check=True)

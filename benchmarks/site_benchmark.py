@@ -16,7 +16,7 @@ Each site is served on loopback with ``SiteServer`` and crawled with ``boilerstr
 no politeness delay: it is our own loopback server), once per variant: the default; the extractor's
 semantic rung off (``BOILERSTRIP_EXTRACTION_PARAMS='{"semantic_enabled": false}'``: density plus cross-page alone); the
 cross-page model off (``BOILERSTRIP_BOILERPLATE_ENABLED=false``: what this component adds);
-``BOILERSTRIP_BOILERPLATE_SOURCE=extracted`` (the extractor's blocks minus the template) and ``=page`` (every
+``source=extracted`` (``BOILERSTRIP_BOILERPLATE_PARAMS``) (the extractor's blocks minus the template) and ``=page`` (every
 block of the page minus the template). The default source is ``auto`` (per page, see docs/cross-page.md).
 
 Ground truth comes from each site's own markup: the page body minus the site's chrome elements (listed
@@ -376,9 +376,9 @@ def run_site(site: Site, args: argparse.Namespace) -> list[Row]:
             # the same extraction without the cross-page model: what this component adds
             ("boilerstrip -crosspage", {"BOILERSTRIP_BOILERPLATE_ENABLED": "false"}),
             # the extractor's blocks only, minus the template (the default before SOURCE=auto)
-            ("boilerstrip source=extracted", {"BOILERSTRIP_BOILERPLATE_SOURCE": "extracted"}),
+            ("boilerstrip source=extracted", {"BOILERSTRIP_BOILERPLATE_PARAMS": '{"source": "extracted"}'}),
             # every block of the page minus the template: the cross-page model alone decides
-            ("boilerstrip source=page", {"BOILERSTRIP_BOILERPLATE_SOURCE": "page"}),
+            ("boilerstrip source=page", {"BOILERSTRIP_BOILERPLATE_PARAMS": '{"source": "page"}'}),
         ]
         if args.variants:
             variants = [v for v in variants if v[0] in args.variants]

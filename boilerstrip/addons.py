@@ -14,7 +14,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["ProfileAddon", "ProfileError", "load_profile", "available_profiles", "PROFILES_PACKAGE"]
+from boilerstrip.config import ConfigError, is_params_hook, stack_params_hooks, unknown_settings
+
+__all__ = ["ProfileAddon", "ProfileError", "load_profile", "available_profiles", "PROFILES_PACKAGE", "set_setting",
+           "check_setting_names"]
 
 PROFILES_PACKAGE = "boilerstrip.profiles"  # the settings_profiles/ folder (a symlink to it in the source tree)
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
@@ -63,9 +66,36 @@ class ProfileAddon:
         name = settings.get("BOILERSTRIP_PROFILE") or "polite"
         for key, value in load_profile(name).items():
             # Settings.set only replaces a value of lower or equal priority: project, spider and
-            # command-line values (higher priorities) win automatically.
-            settings.set(key, value, priority=self.PRIORITY)
+            # command-line values (higher priorities) win automatically; a params hook is merged field by field.
+            set_setting(settings, key, value, self.PRIORITY)
         apply_contact(settings)
+        check_setting_names(settings)
+
+
+def set_setting(settings: Any, name: str, value: Any, priority: int | str) -> None:
+    """``settings.set(name, value, priority)``, except for a params hook (``BOILERSTRIP_<COMPONENT>_PARAMS``)
+    that meets one already set: the two are merged field by field, the higher priority's fields on top, at
+    the higher of the two priorities (:func:`boilerstrip.config.stack_params_hooks`). So the profile's
+    politeness params, a project's and ``-s`` on the command line each change only the fields they name."""
+    from scrapy.settings import get_settings_priority
+
+    current = settings.get(name) if is_params_hook(name) else None
+    if current is None or current == "":
+        settings.set(name, value, priority=priority)
+        return
+    mine, theirs = get_settings_priority(priority), settings.getpriority(name) or 0
+    if mine >= theirs:
+        settings.set(name, stack_params_hooks(current, value), priority=mine)
+    else:
+        settings.set(name, stack_params_hooks(value, current), priority=theirs)
+
+
+def check_setting_names(settings: Any) -> None:
+    """ConfigError listing every ``BOILERSTRIP_*`` name that is no setting (a typo, or a setting that moved
+    into a params hook): Scrapy takes any name, and a name nothing reads would be silently ignored."""
+    problems = unknown_settings(list(settings))
+    if problems:
+        raise ConfigError("; ".join(problems))
 
 
 def apply_contact(settings: Any) -> None:

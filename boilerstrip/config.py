@@ -12,12 +12,19 @@ has a ``PRESETS``-style table (extraction) also takes ``BOILERSTRIP_<COMPONENT>_
 high: the dataclass defaults, the preset, the params hook, the user-level settings, explicit overrides.
 A threshold set as a setting of its own is refused with an error that says where it went.
 
+A hook given at several priorities is merged field by field (:class:`ParamsLayers`): the profile's
+fields, then the project's, then the command line's on top, so ``-s`` can change one field of a profile's
+politeness params and keep the rest. :func:`unknown_settings` names every ``BOILERSTRIP_*`` name that is
+no setting (Scrapy takes any name): the crawl checks it at start-up.
+
 It imports nothing from Scrapy: a plain ``dict`` works as well as a ``Settings`` object.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import functools
 import importlib
 import json
 import re
@@ -25,8 +32,9 @@ import tomllib
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-__all__ = ["ConfigError", "params_from_settings", "setting_name", "component_enabled", "USER_FIELDS", "HOOKS",
-           "PRESETS", "load_params_hook"]
+__all__ = ["ConfigError", "params_from_settings", "setting_name", "component_enabled", "USER_FIELDS",
+           "PARAMS_CLASSES", "PRESETS", "ENABLED_COMPONENTS", "NAMED_SETTINGS", "REPLACED_SETTINGS", "load_params_hook",
+           "ParamsLayers", "is_params_hook", "stack_params_hooks", "user_settings", "unknown_settings"]
 
 P = TypeVar("P")
 
@@ -36,61 +44,86 @@ _FALSE = {"0", "false", "no", "off", ""}
 
 #: component -> the fields read as settings of their own (``BOILERSTRIP_<COMPONENT>_<FIELD>``). Every other
 #: field of a listed component is a tuned threshold: reach it through ``BOILERSTRIP_<COMPONENT>_PARAMS``.
+#: A user-level setting is one a user reasons about without reading the code: what to crawl and how much,
+#: what to keep, where things go, who is who in a distributed crawl. Budgets, timings, caps and the policy
+#: details of a component are its params (the profiles set the politeness and robots ones as a whole).
 USER_FIELDS: dict[str, frozenset[str]] = {
-    # the extractor: which rungs, comments, captions; the worker pool that runs it (WorkerPoolParams)
-    "extraction": frozenset({"method", "comments", "keep_captions", "bodytext_include_tags", "bodytext_exclude_tags",
-                             "workers", "pool"}),
-    # boilerstrip check: only thresholds
+    # the extractor: which rungs, comments, captions; how many workers read pages (WorkerPoolParams)
+    "extraction": frozenset({"method", "comments", "keep_captions", "workers"}),
     "check": frozenset(),
-    # duplicates: what happens to them; the MinHash recipe and its floors are thresholds
-    "duplicates": frozenset({"mode", "drop_near", "near_min_jaccard"}),
-    # cross-page boilerplate: where the blocks come from, when to clean, the two core thresholds
-    "boilerplate": frozenset({"source", "clean_during_crawl", "min_pages", "min_share_of_pages"}),
-    # rendering: the policy and the browser's user-facing limits; the decision's thresholds and the
-    # content wait's timings are tuned values
-    "render": frozenset({"mode", "patterns", "browser_path", "wait_selector", "max_render_ms", "max_contexts",
-                         "max_browser_memory_mib", "blocked_resource_types", "subrequest_hosts", "learn_enabled"}),
-    # distributed crawls: where, who, the budget and the shared lease; the polling and lease timings are tuned
-    "distributed": frozenset({"redis_url", "crawl_id", "worker_id", "heartbeat_ttl_s", "max_pages", "lease_enabled"}),
+    # duplicates: what happens to them; the MinHash recipe, its floor and Jaccard cut are thresholds
+    "duplicates": frozenset({"mode", "drop_near"}),
+    # cross-page boilerplate: only its switch; the block source, when to clean and the template floors are params
+    "boilerplate": frozenset(),
+    # rendering: the policy and what a site needs (its browser, what to wait for, its CDN); the browser's
+    # limits, the decision's thresholds and the content wait's timings are params
+    "render": frozenset({"mode", "patterns", "browser_path", "wait_selector", "subrequest_hosts"}),
+    # distributed crawls: where and who (set by `crawl --redis` and `worker`); budget, lease and timings are params
+    "distributed": frozenset({"redis_url", "crawl_id", "worker_id"}),
     # the crawl: scope, budgets and sitemaps; the sitemap size and nesting limits are safety values
     "crawl": frozenset({"scope", "max_pages", "max_depth", "sitemaps"}),
-    # politeness: the knobs the profiles set; the statuses that throttle and the back-off jitter are tuned
-    "politeness": frozenset({"max_crawl_delay_s", "max_retry_after_s", "retry_backoff_base_s", "max_backoff_s",
-                             "max_retries"}),
-    "optout": frozenset({"tdmrep"}),
-    "recrawl": frozenset({"conditional", "trust_lastmod", "changes_only"}),
+    "politeness": frozenset(),
+    "optout": frozenset(),
+    "recrawl": frozenset({"changes_only"}),
     "feeds": frozenset({"resume", "trail"}),
-    # crawl --warc: where and how large a file; the file name prefix is reached through the params hook
-    "warc": frozenset({"dir", "max_file_bytes"}),
-    "ledger": frozenset({"fail_on_mismatch"}),
+    "warc": frozenset({"dir"}),
+    "ledger": frozenset(),
     "progress": frozenset(),
-    # robots.txt: how long to wait for it and how often to try an unreachable one (the profiles set these);
-    # the size and redirect caps are safety values
-    "robots": frozenset({"fetch_timeout_s", "unreachable_retry_s", "unreachable_max_fetches"}),
-    # traps: the budgets a user sizes to the site; segment repeats and out-links per page are tuned
-    "traps": frozenset({"max_depth", "max_pages_per_host", "max_urls_per_pattern", "max_url_chars"}),
-    # scope: the private hosts a crawl may reach (--allow-private); the offsite mode and the early lookup are
-    # debugging switches
+    "robots": frozenset(),
+    "traps": frozenset(),
+    # scope: the private hosts a crawl may reach (--allow-private)
     "scope": frozenset({"allow_private"}),
-    # URLs: the tracking parameters a site adds; the prefixes and session-id stripping are tuned rules
-    "urls": frozenset({"tracking_params"}),
-    "compression": frozenset({"keep_partial"}),
+    "urls": frozenset(),
+    "compression": frozenset(),
     # state: where it lives and which backend (a dotted path) keeps it
     "state": frozenset({"dir", "backend"}),
 }
 
-#: component -> (its params classes as ``module:Class``, the first the preset's; its preset table or None).
-#: The hook's field names are checked against all of them (a name no class has is an error); a class read
-#: under the component but not listed (the worker pool under "extraction") takes the fields it has.
-HOOKS: dict[str, tuple[tuple[str, ...], str | None]] = {
-    "extraction": (("boilerstrip.extraction.params:ExtractionParams",), "boilerstrip.extraction.params:EXTRACTION_PRESETS"),
-    "check": (("boilerstrip.check.params:CheckParams",), None),
-    "duplicates": (("boilerstrip.boilerplate.params:DuplicateParams",), None),
-    "boilerplate": (("boilerstrip.boilerplate.params:BoilerplateParams",), None),
-    "render": (("boilerstrip.rendering.params:BrowserParams", "boilerstrip.rendering.params:RenderParams",
-                "boilerstrip.rendering.params:HostLearnParams"), None),
+#: component -> every params class read under it (``module:Class``), the preset's first. The params hook's
+#: field names are checked against all of them (a name no class has is an error), and the start-up check
+#: (:func:`unknown_settings`) names the hook a former setting moved to. tests/test_docs_settings.py checks
+#: this table against the ``params_from_settings`` calls in the source.
+PARAMS_CLASSES: dict[str, tuple[str, ...]] = {
+    "extraction": ("boilerstrip.extraction.params:ExtractionParams", "boilerstrip.workers.pool:WorkerPoolParams"),
+    "check": ("boilerstrip.check.params:CheckParams",),
+    "duplicates": ("boilerstrip.boilerplate.params:DuplicateParams",),
+    "boilerplate": ("boilerstrip.boilerplate.params:BoilerplateParams",
+                    "boilerstrip.pipelines.boilerplate:CrossPageRunParams"),
+    "render": ("boilerstrip.rendering.params:BrowserParams", "boilerstrip.rendering.params:RenderParams",
+               "boilerstrip.rendering.params:HostLearnParams"),
+    "distributed": ("boilerstrip.distributed.params:DistributedParams",),
+    "crawl": ("boilerstrip.spiders.site:CrawlParams",),
+    "politeness": ("boilerstrip.politeness:PolitenessParams",),
+    "optout": ("boilerstrip.optout:OptOutParams",),
+    "recrawl": ("boilerstrip.recrawl:RecrawlParams",),
+    "feeds": ("boilerstrip.feeds:FeedParams",),
+    "warc": ("boilerstrip.warc.params:WarcParams",),
+    "ledger": ("boilerstrip.ledger.rules:LedgerParams",),
+    "progress": ("boilerstrip.extensions.progress:ProgressParams",),
+    "robots": ("boilerstrip.politeness:RobotsParams",),
+    "traps": ("boilerstrip.safety.traps:TrapParams",),
+    "scope": ("boilerstrip.scope:ScopeParams",),
+    "urls": ("boilerstrip.urls:UrlParams",),
+    "compression": ("boilerstrip.downloadermiddlewares.compression:CompressionParams",),
+    "state": ("boilerstrip.state.open:StateParams",),
 }
-PRESETS = {component: table for component, (_classes, table) in HOOKS.items() if table}
+
+#: component -> its preset table (``BOILERSTRIP_<COMPONENT>_PRESET``), applied to its first params class
+PRESETS: dict[str, str] = {"extraction": "boilerstrip.extraction.params:EXTRACTION_PRESETS"}
+
+#: the components with an on/off switch ``BOILERSTRIP_<COMPONENT>_ENABLED`` (NotConfigured when off)
+ENABLED_COMPONENTS = ("extraction", "boilerplate", "duplicates", "finishing", "render", "scope", "traps", "politeness",
+                      "optout", "htmlonly", "finalize", "progress", "ledger", "recrawl")
+
+#: settings read by name, not as a params field
+NAMED_SETTINGS = frozenset({"BOILERSTRIP_PROFILE", "BOILERSTRIP_CONTACT", "BOILERSTRIP_EXTRACTION_MARKDOWN"})
+
+#: settings that are gone, with the one knob that holds their meaning now (not a params field: those the
+#: start-up check finds in :data:`PARAMS_CLASSES`)
+REPLACED_SETTINGS = {
+    "BOILERSTRIP_ROBOTS_ENABLED": "ROBOTSTXT_OBEY (Scrapy's own switch; false: robots.txt is not obeyed)",
+    "BOILERSTRIP_COMPRESSION_ENABLED": "COMPRESSION_ENABLED (Scrapy's own switch; false: bodies are not decoded)",
+}
 
 
 class ConfigError(ValueError):
@@ -170,26 +203,18 @@ def params_from_settings(settings: Any, component: str, cls: type[P], **override
     """
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
     user = USER_FIELDS.get(component)
-    listed, presets = HOOKS.get(component, ((), None))
-    names = [path.rpartition(":")[2] for path in listed]
+    listed = PARAMS_CLASSES.get(component, ())
     kwargs: dict[str, Any] = {}
-    if presets is not None and names and cls.__name__ == names[0]:
-        kwargs.update(_preset(settings, component, presets))
-    known: set[str] | None = set(fields)  # the field names the hook may hold (None: any)
-    if listed and cls.__name__ in names:
-        for path in listed:
-            module, _, attr = path.partition(":")
-            known |= {f.name for f in dataclasses.fields(getattr(importlib.import_module(module), attr))}
-    elif listed:
-        known = None  # a class the component's hook is not for: it takes what it has
-    kwargs.update(_hook_values(settings, component, cls, fields, known))
+    if component in PRESETS and listed and listed[0].rpartition(":")[2] == cls.__name__:
+        kwargs.update(_preset(settings, component, PRESETS[component]))
+    kwargs.update(_hook_values(settings, component, cls, fields))
     for field in fields.values():
         name = setting_name(component, field.name)
         raw = _get(settings, name)
         if raw is None:
             continue
         if user is not None and field.name not in user:
-            raise ConfigError(f"{name} is not a setting: {field.name} is a tuned threshold; set it in "
+            raise ConfigError(_moved_to_hook(name) or f"{name} is not a setting: {field.name} is a field of "
                               f"{setting_name(component, 'params')} (a JSON/TOML file or a dotted path, docs/settings.md)")
         kwargs[field.name] = _coerce(raw, _default(field), name)
     kwargs.update(overrides)
@@ -199,6 +224,17 @@ def params_from_settings(settings: Any, component: str, cls: type[P], **override
         if isinstance(exc, ConfigError):
             raise
         raise ConfigError(f"{_blamed_setting(cls, component, str(exc))}: {exc}") from None
+
+
+@functools.lru_cache(maxsize=None)
+def _hook_fields(component: str) -> frozenset[str]:
+    """The field names of every params class read under ``component`` (empty for one not in the table). Asked
+    only when a hook names a field the class being built lacks: the classes' modules load then, not before."""
+    names: set[str] = set()
+    for path in PARAMS_CLASSES.get(component, ()):
+        module, _, attr = path.partition(":")
+        names |= {f.name for f in dataclasses.fields(getattr(importlib.import_module(module), attr)) if f.init}
+    return frozenset(names)
 
 
 def _default(field: dataclasses.Field) -> Any:
@@ -256,19 +292,53 @@ def load_params_hook(value: Any, name: str) -> Any:
         raise ConfigError(f"{name}: cannot import {text}: {exc}") from None
 
 
-def _hook_values(settings: Any, component: str, cls: type, fields: dict[str, dataclasses.Field],
-                 known: set[str] | None) -> dict[str, Any]:
-    """The fields of ``cls`` the params hook sets; a name outside ``known`` is an error (None: no check)."""
+class ParamsLayers(tuple):
+    """A params hook given at several priorities, lowest first (the profile's, the project's, the command
+    line's...): each layer's fields are laid over the ones below, field by field. Built by
+    :func:`stack_params_hooks` where a hook meets a hook already set; read by :func:`params_from_settings`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"ParamsLayers({list(self)!r})"
+
+
+def is_params_hook(name: str) -> bool:
+    return name.startswith("BOILERSTRIP_") and name.endswith("_PARAMS")
+
+
+def stack_params_hooks(lower: Any, higher: Any) -> ParamsLayers:
+    """``higher``'s fields over ``lower``'s: a ``-s BOILERSTRIP_ROBOTS_PARAMS='{"fetch_timeout_s": 5}'`` changes
+    that one field of the profile's robots params and keeps the others. Unset values (None, "") vanish."""
+    layers: list[Any] = []
+    for value in (lower, higher):
+        if isinstance(value, ParamsLayers):
+            layers.extend(value)
+        elif value is not None and value != "":
+            layers.append(value)
+    return ParamsLayers(layers)
+
+
+def _hook_values(settings: Any, component: str, cls: type, fields: dict[str, dataclasses.Field]) -> dict[str, Any]:
+    """The fields of ``cls`` the params hook sets, layer over layer; a name no params class of the component
+    has is an error."""
     name = setting_name(component, "params")
     raw = _get(settings, name)
     if raw is None or raw == "":
         return {}
-    loaded = load_params_hook(raw, name)
+    out: dict[str, Any] = {}
+    for layer in raw if isinstance(raw, ParamsLayers) else (raw,):
+        out.update(_layer_values(load_params_hook(layer, name), name, component, cls, fields))
+    return out
+
+
+def _layer_values(loaded: Any, name: str, component: str, cls: type,
+                  fields: dict[str, dataclasses.Field]) -> dict[str, Any]:
     if dataclasses.is_dataclass(loaded) and not isinstance(loaded, type):
         if not isinstance(loaded, cls):
             # another params class of the component (render's three) leaves this one at its defaults
             others = {f.name for f in dataclasses.fields(loaded)}
-            if known is not None and not others <= known:
+            if not others <= set(fields) | _hook_fields(component):
                 raise ConfigError(f"{name}: expected a {cls.__name__}, got a {type(loaded).__name__}")
             return {}
         return {f: getattr(loaded, f) for f in fields}
@@ -277,18 +347,65 @@ def _hook_values(settings: Any, component: str, cls: type, fields: dict[str, dat
     out: dict[str, Any] = {}
     for key, raw_value in loaded.items():
         if key not in fields:
-            if known is not None and key not in known:
+            if key not in _hook_fields(component):
                 raise ConfigError(f"{name}: {key!r} is not a field of {cls.__name__}")
             continue
         out[key] = _coerce(raw_value, _default(fields[key]), f"{name} field {key}")
     return out
 
 
+def user_settings() -> set[str]:
+    """Every ``BOILERSTRIP_*`` setting there is: the switches, the user-level fields, the params hooks, the
+    presets and the settings read by name. docs/settings.md lists exactly these (a test checks)."""
+    names = set(NAMED_SETTINGS)
+    names |= {setting_name(component, "enabled") for component in ENABLED_COMPONENTS}
+    names |= {setting_name(component, field) for component, fields in USER_FIELDS.items() for field in fields}
+    names |= {setting_name(component, "params") for component in PARAMS_CLASSES}
+    names |= {setting_name(component, "preset") for component in PRESETS}
+    return names
+
+
+def unknown_settings(names: Any) -> list[str]:
+    """One line for each ``BOILERSTRIP_*`` name in ``names`` that is no setting: where a former setting went
+    (a field of a params hook, or the Scrapy setting that replaced it), else the closest real names.
+    Scrapy takes any name, so without this a typo or a removed setting would be silently ignored."""
+    known = user_settings()
+    problems: list[str] = []
+    for name in sorted(n for n in names if isinstance(n, str) and n.startswith("BOILERSTRIP_") and n not in known):
+        if name in REPLACED_SETTINGS:
+            problems.append(f"{name} is not a setting any more: use {REPLACED_SETTINGS[name]}")
+            continue
+        moved = _moved_to_hook(name)
+        if moved:
+            problems.append(moved)
+            continue
+        tails = {n.removeprefix("BOILERSTRIP_"): n for n in sorted(known)}
+        close = [tails[t] for t in difflib.get_close_matches(name.removeprefix("BOILERSTRIP_"), tails, n=2, cutoff=0.75)]
+        hint = f"; did you mean {' or '.join(close)}?" if close else " (docs/settings.md lists them all)"
+        problems.append(f"{name} is not a boilerstrip setting{hint}")
+    return problems
+
+
+def _moved_to_hook(name: str) -> str | None:
+    """'X is not a setting: f is a field of the component's params hook' when ``name`` is a field of a component's params."""
+    for component in sorted(PARAMS_CLASSES, key=len, reverse=True):
+        prefix = f"BOILERSTRIP_{component.upper()}_"
+        field = name[len(prefix):].lower() if name.startswith(prefix) else ""
+        if field and field in _hook_fields(component):
+            hook = setting_name(component, "params")
+            return (f"{name} is not a setting: {field} is a field of {hook} "
+                    f"(e.g. -s '{hook}={{\"{field}\": ...}}', or a JSON/TOML file; docs/settings.md)")
+    return None
+
+
 def _blamed_setting(cls: type, component: str, message: str) -> str:
     """The setting a validation message is about: the longest field name it mentions, else the wildcard."""
     names = sorted((f.name for f in dataclasses.fields(cls) if f.init), key=len, reverse=True)
+    user = USER_FIELDS.get(component)
     for name in names:
         if re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", message):
+            if user is not None and name not in user:
+                return f"{setting_name(component, 'params')} field {name}"
             return setting_name(component, name)
     return f"BOILERSTRIP_{component.upper()}_*"
 

@@ -77,7 +77,7 @@ class PageItem:
     duplicate_of: str | None = None  # URL of the page this one nearly duplicates (kept, marked)
     duplicate_similarity: float | None = None  # estimated Jaccard similarity to duplicate_of
     page_block_hashes: list[str] = field(default_factory=list)  # hashes of all the page's blocks, chrome included
-    page_blocks: list[dict[str, Any]] | None = None  # the page's candidate region (BOILERSTRIP_BOILERPLATE_SOURCE=auto: {"kind", "text", "links", "furniture"?}); None otherwise
+    page_blocks: list[dict[str, Any]] | None = None  # the page's candidate region (source=auto in BOILERSTRIP_BOILERPLATE_PARAMS: {"kind", "text", "links", "furniture"?}); None otherwise
     flags: list[str] = field(default_factory=list)  # e.g. replacement_chars, boilerplate_kept_too_short
     ai_opt_out: list[str] = field(default_factory=list)  # AI-training opt-out signals found (boilerstrip.optout)
     # -- recurring crawls: set by the finishing pass from the state's per-URL history ----------------

@@ -4,8 +4,8 @@ No Scrapy or Twisted import: the two downloader middlewares (``downloadermiddlew
 ``downloadermiddlewares/politeness.py``) are thin adapters around these functions and params.
 
 Settings map onto the params with :func:`boilerstrip.config.params_from_settings`:
-``BOILERSTRIP_ROBOTS_<FIELD>`` -> :class:`RobotsParams`, ``BOILERSTRIP_POLITENESS_<FIELD>`` ->
-:class:`PolitenessParams`.
+``BOILERSTRIP_ROBOTS_PARAMS`` -> :class:`RobotsParams`, ``BOILERSTRIP_POLITENESS_PARAMS`` ->
+:class:`PolitenessParams` (each profile sets both; a hook given elsewhere changes only the fields it names).
 """
 
 from __future__ import annotations

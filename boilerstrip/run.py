@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from boilerstrip.config import ConfigError, params_from_settings
+from boilerstrip.config import ConfigError, is_params_hook, params_from_settings, stack_params_hooks, unknown_settings
 from boilerstrip.items import RECORD_FIELDS
 from boilerstrip.ledger import ledger_outcomes
 from boilerstrip.recrawl import TOMBSTONES
@@ -59,13 +59,16 @@ def stopped_early(reason: str) -> str:
 
 
 def apply_settings(settings: Any, values: dict[str, Any]) -> None:
-    """Set ``values`` at command-line priority; component dicts are merged into the project's."""
+    """Set ``values`` at command-line priority; component dicts are merged into the project's, and a params
+    hook over the one already set, field by field."""
+    from boilerstrip.addons import set_setting
+
     for name, value in values.items():
         if name in ("DOWNLOADER_MIDDLEWARES", "SPIDER_MIDDLEWARES", "EXTENSIONS", "ITEM_PIPELINES"):
             merged = settings.getdict(name)
             merged.update(value)
             value = merged
-        settings.set(name, value, priority="cmdline")
+        set_setting(settings, name, value, "cmdline")
 
 
 #: the change counts the summary prints, in order (boilerstrip.recrawl.CHANGES)
@@ -141,7 +144,7 @@ def parse_set_options(values: list[str]) -> dict[str, str]:
 
 def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, Any]]:
     """(Scrapy Settings, spider kwargs) for a checked set of arguments. Raises UsageError."""
-    from boilerstrip.addons import ProfileError, load_profile
+    from boilerstrip.addons import ProfileError, load_profile, set_setting
     from boilerstrip.feeds import feed_settings as safe_feed_settings
     from boilerstrip.spiders.site import CrawlParams, parse_start_urls
 
@@ -167,7 +170,9 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
         from boilerstrip.warc.options import warc_overrides
 
         try:
-            overrides.update(warc_overrides(args.warc, args.warc_max_bytes))
+            for name, value in warc_overrides(args.warc, args.warc_max_bytes).items():
+                # --warc-max-bytes over a -s BOILERSTRIP_WARC_PARAMS, field by field
+                overrides[name] = stack_params_hooks(overrides.get(name), value) if is_params_hook(name) else value
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     if getattr(args, "changes_only", False):
@@ -196,7 +201,10 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
     for name, value in safe_feed_settings(out, resume=bool(getattr(args, "resume", False))).items():
         settings.set(name, value, priority="cmdline")
     for name, value in overrides.items():
-        settings.set(name, value, priority="cmdline")
+        set_setting(settings, name, value, "cmdline")
+    problems = unknown_settings(list(settings))
+    if problems:  # Scrapy takes any name: a typo or a setting that moved would be silently ignored
+        raise UsageError("; ".join(problems))
     settings.set("LOG_LEVEL", _check_log_level(settings.get("LOG_LEVEL")), priority="cmdline")
     if "FEED_EXPORT_FIELDS" in overrides:
         settings.set("FEED_EXPORT_FIELDS", check_fields(overrides["FEED_EXPORT_FIELDS"]), priority="cmdline")

@@ -85,7 +85,7 @@ REDIRECT_MAX_TIMES = 5  # hops; more is a loop or a trap (reason too_many_redire
 DOWNLOADER_MIDDLEWARES["scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware"] = None
 DOWNLOADER_MIDDLEWARES["boilerstrip.downloadermiddlewares.metarefresh.TolerantMetaRefreshMiddleware"] = 580
 METAREFRESH_MAXDELAY = 10  # seconds; a longer refresh is a page to read, not a redirect
-# Depth is limited by TrapFilterMiddleware with a recorded reason (BOILERSTRIP_TRAPS_MAX_DEPTH).
+# Depth is limited by TrapFilterMiddleware with a recorded reason (max_depth of BOILERSTRIP_TRAPS_PARAMS; BOILERSTRIP_CRAWL_MAX_DEPTH is the crawl's own).
 DEPTH_LIMIT = 0
 
 # -- extraction (docs/extraction.md) ----------------------------------------------------------

@@ -11,7 +11,7 @@ every server); ``rel=canonical`` handles such variants.
 
 This is the one normal form: the spider admits a URL under it and the trap rules see the same string,
 so ``/a`` and ``/a;jsessionid=1`` are one URL before either becomes a request. Length is not judged
-here: an over-long URL is the trap rule's ``filtered:url_too_long`` (``BOILERSTRIP_TRAPS_MAX_URL_CHARS``),
+here: an over-long URL is the trap rule's ``filtered:url_too_long`` (``max_url_chars`` of ``BOILERSTRIP_TRAPS_PARAMS``),
 with a reason, never a silent ``None``.
 """
 

@@ -19,13 +19,17 @@ AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
 DOWNLOAD_TIMEOUT = 30
 # Plain retries (timeouts, 500/502/504) stay few; 429/503 are handled by the politeness middleware.
 RETRY_TIMES = 2
-# Crawl-delay above this skips the host (reason crawl_delay_too_long).
-BOILERSTRIP_POLITENESS_MAX_CRAWL_DELAY_S = 30.0
-# Retry-After is obeyed up to 5 minutes; without it 2, 4, 8... s up to 2 minutes.
-BOILERSTRIP_POLITENESS_MAX_RETRY_AFTER_S = 300.0
-BOILERSTRIP_POLITENESS_RETRY_BACKOFF_BASE_S = 2.0
-BOILERSTRIP_POLITENESS_MAX_BACKOFF_S = 120.0
-BOILERSTRIP_POLITENESS_MAX_RETRIES = 4
+# Crawl-delay above 30 s skips the host (reason crawl_delay_too_long). Retry-After is obeyed up to
+# 5 minutes; without it 2, 4, 8... s up to 2 minutes, 4 retries of a request.
+BOILERSTRIP_POLITENESS_PARAMS = {
+    "max_crawl_delay_s": 30.0,
+    "max_retry_after_s": 300.0,
+    "retry_backoff_base_s": 2.0,
+    "max_backoff_s": 120.0,
+    "max_retries": 4,
+}
 # An unreachable robots.txt is fetched again after 30 s, 3 times in all, before the host is given up.
-BOILERSTRIP_ROBOTS_UNREACHABLE_RETRY_S = 30.0
-BOILERSTRIP_ROBOTS_UNREACHABLE_MAX_FETCHES = 3
+BOILERSTRIP_ROBOTS_PARAMS = {
+    "unreachable_retry_s": 30.0,
+    "unreachable_max_fetches": 3,
+}

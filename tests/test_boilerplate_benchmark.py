@@ -21,7 +21,7 @@ FLOORS = json.loads((ROOT / "benchmarks" / "site_floor.json").read_text())
 VARIANTS = {
     "auto": {},  # the default configuration
     "auto -semantic": {"BOILERSTRIP_EXTRACTION_PARAMS": '{"semantic_enabled": false}'},  # density plus cross-page alone
-    "page": {"BOILERSTRIP_BOILERPLATE_SOURCE": "page"},
+    "page": {"BOILERSTRIP_BOILERPLATE_PARAMS": '{"source": "page"}'},
 }
 CASES = [(site, variant) for site, floors in FLOORS.items() if not site.startswith("_") for variant in floors
          if not variant.startswith("_")]

@@ -113,7 +113,7 @@ def test_a_five_page_site_is_cleaned_by_the_finishing_pass(tmp_path) -> None:
     started = time.monotonic()
     with SiteServer(root=tmp_path / "site") as server:
         proc, records = run_crawl(server.url + "/index.html", out=out, args=FAST, timeout=120,
-                                  settings=_with_extraction({"BOILERSTRIP_BOILERPLATE_MIN_PAGES": 5}))
+                                  settings=_with_extraction({"BOILERSTRIP_BOILERPLATE_PARAMS": '{"min_pages": 5}'}))
     elapsed = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert elapsed < 60, elapsed
@@ -154,7 +154,7 @@ def test_page_source_keeps_the_whole_article_and_drops_the_template(tmp_path) ->
     out = tmp_path / "out.jsonl"
     with SiteServer(root=tmp_path / "site") as server:
         proc, records = run_crawl(server.url + "/index.html", out=out, args=FAST, timeout=120,
-                                  settings=_with_extraction({"BOILERSTRIP_BOILERPLATE_SOURCE": "page",
+                                  settings=_with_extraction({"BOILERSTRIP_BOILERPLATE_PARAMS": '{"source": "page"}',
                                                              "BOILERSTRIP_STATE_DIR": ""}))
     assert proc.returncode == 0, proc.stderr[-3000:]
     notes = [r for r in records if "/notes/" in r["url"]]

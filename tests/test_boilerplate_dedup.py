@@ -82,8 +82,8 @@ def test_in_place_and_bad_input(tmp_path) -> None:
 
     missing = _dedup(str(tmp_path / "nope.jsonl"), "-o", str(tmp_path / "x.jsonl"))
     assert missing.returncode == 1 and "no such file" in missing.stderr
-    bad = _dedup(str(path), "-o", str(tmp_path / "x.jsonl"), "-s", "BOILERSTRIP_BOILERPLATE_MIN_PAGES=few")
-    assert bad.returncode == 2 and "BOILERSTRIP_BOILERPLATE_MIN_PAGES" in bad.stderr
+    bad = _dedup(str(path), "-o", str(tmp_path / "x.jsonl"), "-s", 'BOILERSTRIP_BOILERPLATE_PARAMS={"min_pages": "few"}')
+    assert bad.returncode == 2 and "BOILERSTRIP_BOILERPLATE_PARAMS field min_pages" in bad.stderr
 
 
 def test_a_texts_minhash_is_datasketchs_over_its_word_shingles() -> None:

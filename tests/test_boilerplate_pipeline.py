@@ -44,8 +44,8 @@ def test_disabled_components_raise_not_configured() -> None:
 
 
 def test_bad_setting_names_the_setting() -> None:
-    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_MIN_SHARE_OF_PAGES": "most"})
-    with pytest.raises(ConfigError, match="BOILERSTRIP_BOILERPLATE_MIN_SHARE_OF_PAGES"):
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_PARAMS": {"min_share_of_pages": "most"}})
+    with pytest.raises(ConfigError, match="BOILERSTRIP_BOILERPLATE_PARAMS field min_share_of_pages"):
         CrossPageBoilerplatePipeline.from_crawler(crawler)
     crawler = get_crawler(settings_dict={"BOILERSTRIP_DUPLICATES_MODE": "sometimes"})
     with pytest.raises(ConfigError, match="BOILERSTRIP_DUPLICATES_"):
@@ -68,7 +68,7 @@ def test_page_blocks_pipeline_hashes_the_whole_page() -> None:
 
 
 def test_pages_are_cleaned_with_what_the_model_knows_and_the_counts_outlive_the_run(tmp_path) -> None:
-    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_MIN_PAGES": 5,
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_PARAMS": {"min_pages": 5},
                                          "BOILERSTRIP_STATE_DIR": str(tmp_path / "state")})
     pipeline = CrossPageBoilerplatePipeline.from_crawler(crawler)
     pipeline.open_spider()
@@ -142,8 +142,8 @@ def test_duplicate_pages(mode: str) -> None:
 
 
 def test_page_source_cleans_every_block_of_the_page() -> None:
-    """BOILERSTRIP_BOILERPLATE_SOURCE=page: the page's own blocks replace the extractor's, minus template."""
-    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_SOURCE": "page",
+    """source=page (BOILERSTRIP_BOILERPLATE_PARAMS): the page's own blocks replace the extractor's, minus template."""
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_PARAMS": {"source": "page"},
                                          "BOILERSTRIP_STATE_DIR": "",
                                          })
     blocks_stage = PageBlocksPipeline.from_crawler(crawler)
@@ -169,7 +169,7 @@ def test_page_source_cleans_every_block_of_the_page() -> None:
 
 
 def test_auto_source_takes_the_wider_region_and_keeps_both_block_lists() -> None:
-    """BOILERSTRIP_BOILERPLATE_SOURCE=auto (default): once the model is ready, a page whose extracted text
+    """source=auto (the default of BOILERSTRIP_BOILERPLATE_PARAMS): once the model is ready, a page whose extracted text
     is part of a larger non-template region gets the region's text, flagged; the record keeps both lists."""
     crawler = get_crawler(settings_dict={"BOILERSTRIP_STATE_DIR": "",
                                          })
@@ -229,8 +229,7 @@ def test_auto_carries_the_headline_and_counts_it() -> None:
 
 def test_a_shared_state_lends_the_pipeline_what_other_workers_learned() -> None:
     state = MemoryState()
-    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_MIN_PAGES": 5,
-                                         "BOILERSTRIP_BOILERPLATE_PARAMS": {"state_refresh_pages": 2}})
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_BOILERPLATE_PARAMS": {"min_pages": 5, "state_refresh_pages": 2}})
     pipeline = CrossPageBoilerplatePipeline.from_crawler(crawler)
     pipeline._state_arg = state
     pipeline.open_spider()

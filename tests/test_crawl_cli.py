@@ -36,7 +36,13 @@ def cli(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "nonsense"], "-s expects NAME=VALUE"),
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "BOILERSTRIP_CRAWL_MAX_PAGES=many"], "BOILERSTRIP_CRAWL_MAX_PAGES"),
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", 'BOILERSTRIP_ROBOTS_PARAMS={"max_bytes": "lots"}'], "BOILERSTRIP_ROBOTS_PARAMS field max_bytes"),
-        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "BOILERSTRIP_POLITENESS_MAX_RETRIES=-3"], "max_retries must be >= 0"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", 'BOILERSTRIP_POLITENESS_PARAMS={"max_retries": -3}'], "max_retries must be >= 0"),
+        # a former setting, or a typo: Scrapy would take any name and ignore it
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "BOILERSTRIP_POLITENESS_MAX_RETRIES=3"],
+         "BOILERSTRIP_POLITENESS_MAX_RETRIES is not a setting: max_retries is a field of BOILERSTRIP_POLITENESS_PARAMS"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "BOILERSTRIP_CRAWL_MAX_PAGE=3"],
+         "did you mean BOILERSTRIP_CRAWL_MAX_PAGES"),
+        (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}/o.jsonl", "-s", "BOILERSTRIP_ROBOTS_ENABLED=false"], "use ROBOTSTXT_OBEY"),
         (["crawl", "http://127.0.0.1:9/"], "no output file"),
         (["crawl", "-o", "{tmp}/o.jsonl"], "no start URL"),
         (["crawl", "http://127.0.0.1:9/", "-o", "{tmp}"], "is a directory"),
@@ -203,6 +209,6 @@ def test_tracking_parameters_are_configurable(serve, tmp_path) -> None:
     assert sorted(e.path for e in server.hits("/a")) == ["/a", "/a?ref=home"]  # utm_ dropped, ref kept
     server = serve(routes=routes)
     proc, records = run_crawl(server.url + "/", out=tmp_path / "ref.jsonl", args=FAST,
-                              settings={"BOILERSTRIP_URLS_TRACKING_PARAMS": "ref,fbclid"})
+                              settings={"BOILERSTRIP_URLS_PARAMS": '{"tracking_params": ["ref", "fbclid"]}'})
     assert [e.path for e in server.hits("/a")] == ["/a"]
     assert len(records) == 2

@@ -67,7 +67,7 @@ def test_links_to_a_pages_sections_are_normalised_once() -> None:
 
 
 def test_overlong_url_is_left_to_the_trap_rule_which_gives_a_reason() -> None:
-    # one URL-length rule (BOILERSTRIP_TRAPS_MAX_URL_CHARS, filtered:url_too_long), not a silent None here
+    # one URL-length rule (max_url_chars of BOILERSTRIP_TRAPS_PARAMS, filtered:url_too_long), not a silent None here
     long = "http://example.org/" + "a" * 3000
     assert normalize_url(long) == long
 

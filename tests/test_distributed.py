@@ -101,7 +101,7 @@ def test_a_worker_killed_with_sigkill_loses_nothing(redis_url, tmp_path) -> None
     with SiteServer(routes=_site(pages=pages, delay_s=0.15)) as site:
         cmd = [sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(out), *FAST,
                "--redis", redis_url, "--workers", "3", "-s", "CONCURRENT_REQUESTS=2",
-               "-s", "BOILERSTRIP_DISTRIBUTED_HEARTBEAT_TTL_S=5"]
+               "-s", 'BOILERSTRIP_DISTRIBUTED_PARAMS={"heartbeat_ttl_s": 5}']
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         victim = None
         deadline = time.monotonic() + 120
@@ -142,7 +142,7 @@ def test_workers_sharing_a_host_keep_its_delay(redis_url, tmp_path, lease) -> No
                       "-s", f"DOWNLOAD_DELAY={delay}", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1",
                       "-s", "RANDOMIZE_DOWNLOAD_DELAY=false", "--no-sitemaps",
                       "-s", "CONCURRENT_REQUESTS=1",  # each worker holds one request: all three share the host
-                      "-s", f"BOILERSTRIP_DISTRIBUTED_LEASE_ENABLED={str(lease).lower()}")
+                      "-s", f'BOILERSTRIP_DISTRIBUTED_PARAMS={{"lease_enabled": {str(lease).lower()}}}')
         arrivals = sorted(entry.at for entry in site.log)
         robots_fetches = len(site.hits("/robots.txt"))
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -168,11 +168,11 @@ def test_the_page_budget_is_shared_by_the_workers(redis_url, tmp_path) -> None:
 
 
 def test_a_hosts_page_budget_is_one_budget_for_all_workers(redis_url, tmp_path) -> None:
-    """BOILERSTRIP_TRAPS_MAX_PAGES_PER_HOST counts in Redis: 2 workers admit 7 pages of the host, not 14."""
+    """The traps' max_pages_per_host (BOILERSTRIP_TRAPS_PARAMS) counts in Redis: 2 workers admit 7 pages of the host, not 14."""
     out = tmp_path / "traps.jsonl"
     with SiteServer(routes=_site(pages=30, delay_s=0.05)) as site:
         proc = _crawl(site.url + "/", out, "--redis", redis_url, "--workers", "2", "-s",
-                      "BOILERSTRIP_TRAPS_MAX_PAGES_PER_HOST=7", "-s", "CONCURRENT_REQUESTS=2", "--no-sitemaps")
+                      'BOILERSTRIP_TRAPS_PARAMS={"max_pages_per_host": 7}', "-s", "CONCURRENT_REQUESTS=2", "--no-sitemaps")
     assert proc.returncode == 0, proc.stderr[-3000:]
     ledger = _ledger(out)
     # 7 followed links, plus the start page unless another worker's link to it took one of the 7; with a

@@ -78,9 +78,8 @@ def test_settings_select_the_method_and_tune_the_xpath() -> None:
     pipe = pipeline(
         {
             "BOILERSTRIP_EXTRACTION_METHOD": "bodytext",
-            "BOILERSTRIP_EXTRACTION_BODYTEXT_INCLUDE_TAGS": "p,li",
-            "BOILERSTRIP_EXTRACTION_BODYTEXT_EXCLUDE_TAGS": "nav,footer",
-            "BOILERSTRIP_EXTRACTION_PARAMS": '{"min_text_chars": 100}',
+            "BOILERSTRIP_EXTRACTION_PARAMS": '{"min_text_chars": 100, "bodytext_include_tags": "p,li", '
+                                             '"bodytext_exclude_tags": ["nav", "footer"]}',
         }
     )
     assert pipe.params.method == "bodytext"
@@ -104,7 +103,7 @@ def test_disabled_and_bad_settings() -> None:
     with pytest.raises(ConfigError, match="method"):
         pipeline({"BOILERSTRIP_EXTRACTION_METHOD": "magic"})
     with pytest.raises(ConfigError):
-        pipeline({"BOILERSTRIP_EXTRACTION_BODYTEXT_INCLUDE_TAGS": "p,nav", "BOILERSTRIP_EXTRACTION_BODYTEXT_EXCLUDE_TAGS": "nav"})
+        pipeline({"BOILERSTRIP_EXTRACTION_PARAMS": {"bodytext_include_tags": "p,nav", "bodytext_exclude_tags": "nav"}})
 
 
 def test_init_takes_plain_values() -> None:

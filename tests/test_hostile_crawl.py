@@ -266,7 +266,7 @@ def test_calendar_trap_ends_within_budget(serve, tmp_path: Path) -> None:
     out = tmp_path / "calendar.jsonl"
     started = time.monotonic()
     proc, records = run_crawl(
-        site.url + "/", out=out, args=FAST, settings={"BOILERSTRIP_TRAPS_MAX_URLS_PER_PATTERN": 8}, timeout=120
+        site.url + "/", out=out, args=FAST, settings={"BOILERSTRIP_TRAPS_PARAMS": '{"max_urls_per_pattern": 8}'}, timeout=120
     )
     assert_reconciled(out, proc)
     assert time.monotonic() - started < 60

@@ -183,7 +183,7 @@ def test_truncated_or_corrupt_gzip_is_retried_then_failed_as_data_loss(serve, tm
 def test_partial_gzip_bodies_are_kept_flagged_when_asked(serve, tmp_path: Path) -> None:
     site = _gzip_site(serve)
     out = tmp_path / "gz-partial.jsonl"
-    proc, records = run_crawl(site.url + "/", out=out, args=FAST, settings={"BOILERSTRIP_COMPRESSION_KEEP_PARTIAL": "true"})
+    proc, records = run_crawl(site.url + "/", out=out, args=FAST, settings={"BOILERSTRIP_COMPRESSION_PARAMS": '{"keep_partial": true}'})
     assert_reconciled(out, proc)
     flags = {r["url"].rsplit("/", 1)[1]: r["flags"] for r in records}
     assert "partial_body:gzip_truncated" in flags["cut"]
@@ -327,7 +327,7 @@ def test_resets_are_retried_after_an_exponential_back_off_with_jitter(tmp_path: 
         out = tmp_path / "reset.jsonl"
         base = 0.8
         proc, records = run_crawl(server.url + "/", out=out, args=FAST, settings={
-            "RETRY_TIMES": 3, "BOILERSTRIP_POLITENESS_RETRY_BACKOFF_BASE_S": base, "BOILERSTRIP_POLITENESS_MAX_BACKOFF_S": 10})  # fmt: skip
+            "RETRY_TIMES": 3, "BOILERSTRIP_POLITENESS_PARAMS": json.dumps({"retry_backoff_base_s": base, "max_backoff_s": 10})})  # fmt: skip
     assert_reconciled(out, proc)
     assert [r["url"] for r in records] == [server.url + "/"]
     outcome = _outcomes(out)[server.url + "/flaky"]

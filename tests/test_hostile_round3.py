@@ -406,7 +406,7 @@ def test_a_stalled_browser_is_found_and_restarted_and_pages_that_fell_back_meanw
     server = serve(root=site.root)
     out = tmp_path / "o.jsonl"
     cmd = [sys.executable, "-m", "boilerstrip", "crawl", server.url + "/", "-o", str(out), "--profile", "test",
-           "--log-level", "INFO", "-s", "BOILERSTRIP_RENDER_MAX_RENDER_MS=8000", "-s", "CONCURRENT_REQUESTS=2"]
+           "--log-level", "INFO", "-s", 'BOILERSTRIP_RENDER_PARAMS={"max_render_ms": 8000}', "-s", "CONCURRENT_REQUESTS=2"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stopped: set[int] = set()
     tree: set[int] = set()

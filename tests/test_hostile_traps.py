@@ -65,8 +65,8 @@ def test_trap_state_budgets_and_reasons() -> None:
 
 
 def test_bad_trap_setting_names_itself() -> None:
-    with pytest.raises(ConfigError, match="BOILERSTRIP_TRAPS_MAX_DEPTH"):
-        TrapFilterMiddleware.from_crawler(get_crawler(settings_dict={"BOILERSTRIP_TRAPS_MAX_DEPTH": "deep"}))
+    with pytest.raises(ConfigError, match="BOILERSTRIP_TRAPS_PARAMS field max_depth"):
+        TrapFilterMiddleware.from_crawler(get_crawler(settings_dict={"BOILERSTRIP_TRAPS_PARAMS": {"max_depth": "deep"}}))
 
 
 def _run(mw: TrapFilterMiddleware, response: HtmlResponse, requests: list) -> list:
@@ -75,7 +75,7 @@ def _run(mw: TrapFilterMiddleware, response: HtmlResponse, requests: list) -> li
 
 def test_middleware_filters_reports_once_and_strips_session_ids() -> None:
     crawler = get_crawler(
-        settings_dict={"BOILERSTRIP_TRAPS_PARAMS": {"max_outlinks_per_page": 3}, "BOILERSTRIP_TRAPS_MAX_URLS_PER_PATTERN": 1}
+        settings_dict={"BOILERSTRIP_TRAPS_PARAMS": {"max_outlinks_per_page": 3, "max_urls_per_pattern": 1}}
     )
     settled: list[tuple[str, str, str]] = []
 

@@ -76,7 +76,7 @@ def test_crawl_delay_is_a_floor_and_has_a_cap() -> None:
 
 
 def test_settings_map_onto_params_and_bad_values_name_the_setting() -> None:
-    params = params_from_settings({"BOILERSTRIP_POLITENESS_MAX_CRAWL_DELAY_S": "12.5"}, "politeness", PolitenessParams)
+    params = params_from_settings({"BOILERSTRIP_POLITENESS_PARAMS": '{"max_crawl_delay_s": "12.5"}'}, "politeness", PolitenessParams)
     assert params.max_crawl_delay_s == 12.5
     with pytest.raises(ConfigError, match="BOILERSTRIP_ROBOTS_PARAMS field max_bytes"):
         params_from_settings({"BOILERSTRIP_ROBOTS_PARAMS": '{"max_bytes": "lots"}'}, "robots", RobotsParams)

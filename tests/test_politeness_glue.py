@@ -21,7 +21,7 @@ from boilerstrip.pipelines.finalize import FinalizePipeline, content_hash, place
 
 
 def politeness(**settings) -> tuple[PolitenessMiddleware, object]:
-    crawler = get_crawler(settings_dict={"BOILERSTRIP_POLITENESS_MAX_RETRIES": 2, **settings})
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_POLITENESS_PARAMS": {"max_retries": 2, **settings}})
     crawler.stats.open_spider()
     return PolitenessMiddleware.from_crawler(crawler), crawler
 
@@ -31,7 +31,7 @@ def page_request(url: str = "http://example.org/a", **meta) -> Request:
 
 
 def test_429_with_retry_after_pauses_the_host_and_retries() -> None:
-    mw, crawler = politeness(BOILERSTRIP_POLITENESS_MAX_RETRY_AFTER_S=60)
+    mw, crawler = politeness(max_retry_after_s=60)
     request = page_request()
     response = Response(request.url, status=429, headers={"Retry-After": "7"}, request=request)
     before = time.monotonic()
@@ -43,8 +43,7 @@ def test_429_with_retry_after_pauses_the_host_and_retries() -> None:
 
 
 def test_retry_after_is_capped_and_backoff_doubles_per_host() -> None:
-    mw, _ = politeness(BOILERSTRIP_POLITENESS_MAX_RETRY_AFTER_S=5, BOILERSTRIP_POLITENESS_RETRY_BACKOFF_BASE_S=1,
-                       BOILERSTRIP_POLITENESS_MAX_RETRIES=10)
+    mw, _ = politeness(max_retry_after_s=5, retry_backoff_base_s=1, max_retries=10)
     request = page_request()
     start = time.monotonic()
     mw.process_response(request, Response(request.url, status=503, headers={"Retry-After": "86400"}, request=request))
@@ -77,8 +76,8 @@ def test_robots_requests_are_left_alone() -> None:
 
 
 def test_bad_politeness_setting_names_the_setting() -> None:
-    crawler = get_crawler(settings_dict={"BOILERSTRIP_POLITENESS_MAX_RETRIES": "-3"})
-    with pytest.raises(ConfigError, match="BOILERSTRIP_POLITENESS"):
+    crawler = get_crawler(settings_dict={"BOILERSTRIP_POLITENESS_PARAMS": {"max_retries": "-3"}})
+    with pytest.raises(ConfigError, match="BOILERSTRIP_POLITENESS_PARAMS field max_retries"):
         PolitenessMiddleware.from_crawler(crawler)
 
 

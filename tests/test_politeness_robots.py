@@ -39,7 +39,7 @@ def test_robots_unreachable_connection_means_disallow(serve, tmp_path) -> None:
     server = serve(routes=small_site(robots_reply=slow))
     proc, records = run_crawl(
         server.url + "/", out=tmp_path / "o.jsonl", args=FAST,
-        settings={"BOILERSTRIP_ROBOTS_FETCH_TIMEOUT_S": 1, "BOILERSTRIP_ROBOTS_UNREACHABLE_MAX_FETCHES": 1},
+        settings={"BOILERSTRIP_ROBOTS_PARAMS": '{"fetch_timeout_s": 1, "unreachable_max_fetches": 1}'},
     )
     assert records == []
     assert page_hits(server) == []

@@ -36,7 +36,7 @@ def test_crawl_delay_is_respected_even_with_autothrottle(serve, tmp_path) -> Non
 def test_crawl_delay_over_the_cap_skips_the_host(serve, tmp_path) -> None:
     server = serve(routes=small_site(n=2, robots_reply=robots("User-agent: *\nCrawl-delay: 120\n")))
     proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST,
-                              settings={"BOILERSTRIP_POLITENESS_MAX_CRAWL_DELAY_S": 30})
+                              settings={"BOILERSTRIP_POLITENESS_PARAMS": '{"max_crawl_delay_s": 30}'})
     assert records == []
     assert page_hits(server) == []
     assert reasons(proc.stderr)["crawl_delay_too_long"] == 1
@@ -70,7 +70,7 @@ def test_retry_after_http_date_and_give_up_recorded(serve, tmp_path) -> None:
     unavailable = Reply(503, b"maintenance", (("Retry-After", "Thu, 01 Jan 1970 00:00:00 GMT"),))
     server = serve(routes=small_site(n=2, robots_reply=None, extra={"/p2": unavailable}))
     proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST,
-                              settings={"BOILERSTRIP_POLITENESS_MAX_RETRIES": 2})
+                              settings={"BOILERSTRIP_POLITENESS_PARAMS": '{"max_retries": 2}'})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert {r["url"].rsplit("/", 1)[1] for r in records} == {"", "p1"}
     assert len(server.hits("/p2")) == 3  # first try + 2 retries, then the give-up
@@ -81,8 +81,7 @@ def test_backoff_without_retry_after_grows(serve, tmp_path) -> None:
     server = serve(routes=small_site(n=1, robots_reply=None, extra={"/p1": Reply(429, b"no")}))
     proc, records = run_crawl(
         server.url + "/", out=tmp_path / "o.jsonl", args=FAST,
-        settings={"BOILERSTRIP_POLITENESS_RETRY_BACKOFF_BASE_S": 0.4, "BOILERSTRIP_POLITENESS_MAX_RETRIES": 3,
-                  "BOILERSTRIP_POLITENESS_MAX_BACKOFF_S": 10},
+        settings={"BOILERSTRIP_POLITENESS_PARAMS": '{"retry_backoff_base_s": 0.4, "max_retries": 3, "max_backoff_s": 10}'},
     )
     hits = server.hits("/p1")
     assert len(hits) == 4

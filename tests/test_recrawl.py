@@ -89,7 +89,7 @@ def test_unchanged_site_second_crawl_transfers_at_most_a_tenth_of_the_bytes(firs
     counts_before = _template_counts(state, server.url)
     server.reset_counts()
     # sitemap <lastmod> not trusted: every page is asked for, and must be answered by a 304
-    code, err = crawl(server.url + "/", work / "second.jsonl", state, "-s", "BOILERSTRIP_RECRAWL_TRUST_LASTMOD=false")
+    code, err = crawl(server.url + "/", work / "second.jsonl", state, "-s", 'BOILERSTRIP_RECRAWL_PARAMS={"trust_lastmod": false}')
     assert code == 0, err[-3000:]
     ratio = server.bytes_sent / first_bytes
     assert ratio <= MAX_UNCHANGED_BYTES_RATIO, f"second crawl sent {ratio:.3f} of the first crawl's bytes"
@@ -170,7 +170,7 @@ def test_edited_site_reports_exactly_five_changed_three_removed_two_new(first_cr
     site.delete(deleted_unlinked, unlink=True)
     site.change_template("1 December 2026")  # footer date and sidebar change on every page
     server.reset_counts()
-    code, err = crawl(server.url + "/", work / "edited.jsonl", state, "-s", "BOILERSTRIP_RECRAWL_TRUST_LASTMOD=false")
+    code, err = crawl(server.url + "/", work / "edited.jsonl", state, "-s", 'BOILERSTRIP_RECRAWL_PARAMS={"trust_lastmod": false}')
     assert code == 0, err[-3000:]
     # template churn changed every page's bytes: every surviving page was downloaded again, none was a 304
     assert sum(1 for e in server.log if e.path.startswith("/p/")) >= PAGES - 2

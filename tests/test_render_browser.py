@@ -243,7 +243,7 @@ HANG_JS = "window.addEventListener('DOMContentLoaded', function () { while (true
 def test_a_page_that_hangs_the_browser_falls_back_to_static_with_the_reason(tmp_path: Path, serve) -> None:
     site = build_mixed_site(tmp_path / "site", pages=2, extra_pages={"/extras/hung.html": HUNG_PAGE, "/extras/hang.js": HANG_JS})
     server = serve(root=site.root)
-    args = [*FAST, "-s", "BOILERSTRIP_RENDER_MAX_RENDER_MS=3000"]
+    args = [*FAST, "-s", 'BOILERSTRIP_RENDER_PARAMS={"max_render_ms": 3000}']
     started = time.monotonic()
     proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=args, timeout=120)
     assert proc.returncode == 5, proc.stderr[-3000:]  # finished; a page that needed the browser did not get it

@@ -166,7 +166,7 @@ def test_browser_killed_mid_crawl_never_hangs_and_every_page_gets_a_record(tmp_p
     server = serve(root=site.root)
     out = tmp_path / "out.jsonl"
     cmd = [sys.executable, "-m", "boilerstrip", "crawl", server.url + "/", "-o", str(out), *FAST,
-           "-s", "BOILERSTRIP_RENDER_LEARN_ENABLED=false"]
+           "-s", 'BOILERSTRIP_RENDER_PARAMS={"learn_enabled": false}']
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     killed: list[int] = []
 
@@ -217,14 +217,13 @@ def test_browser_over_its_memory_bound_is_closed_and_the_pages_still_render(tmp_
     site = build_mixed_site(tmp_path / "site", pages=8, js_share=1.0, delayed_share=0.0)
     server = serve(root=site.root)
     # a bound any running browser exceeds: it is closed at each check, the renders retried
-    args = [*FAST, "-s", "BOILERSTRIP_RENDER_MAX_BROWSER_MEMORY_MIB=1", "-s", 'BOILERSTRIP_RENDER_PARAMS={"memory_check_ms": 1500}',
-            "-s", "BOILERSTRIP_RENDER_LEARN_ENABLED=false"]
+    args = [*FAST, "-s", 'BOILERSTRIP_RENDER_PARAMS={"max_browser_memory_mib": 1, "memory_check_ms": 1500, "learn_enabled": false}']
     proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=args, timeout=180)
     assert proc.returncode in (0, 5), proc.stderr[-3000:]  # 5: some page kept its static HTML (said so)
     by_path = _by_path(records)
     stats = _stats(proc.stderr)
     assert stats.get("boilerstrip/render/browser_closed/browser_memory_limit", 0) >= 1, stats
-    assert "BOILERSTRIP_RENDER_MAX_BROWSER_MEMORY_MIB" in proc.stderr
+    assert "max_browser_memory_mib" in proc.stderr
     assert stats.get("boilerstrip/render/retried/browser_memory_limit", 0) >= 1, stats
     # static shells without their content are near-identical: the duplicates pass may drop some of them
     kept = [p for p in site.js_pages if p.path in by_path]

@@ -308,5 +308,5 @@ def test_addon_bounds_contexts_and_the_js_heap_and_starts_the_browser_lazily() -
     assert s.getint("PLAYWRIGHT_MAX_CONTEXTS") == 2 and s.getint("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT") == 4
     assert "--js-flags=--max-old-space-size=256" in s.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["args"]
     assert s.get("PLAYWRIGHT_BROWSER_PROVIDER") == "boilerstrip.downloadhandlers.browser.LazyBrowserProvider"
-    with pytest.raises(Exception, match="BOILERSTRIP_RENDER_MAX_CONTEXTS"):
-        crawler_for({"BOILERSTRIP_RENDER_MAX_CONTEXTS": 1})
+    with pytest.raises(Exception, match="BOILERSTRIP_RENDER_PARAMS field max_contexts"):
+        crawler_for({"BOILERSTRIP_RENDER_PARAMS": {"max_contexts": 1}})

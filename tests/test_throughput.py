@@ -4,6 +4,7 @@ are read and however the finishing pass builds its model."""
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
 import os
 import time
@@ -160,7 +161,7 @@ def test_worker_processes_threads_and_the_reactor_write_the_same_crawl(tmp_path:
     reactor thread: the same records, text for text."""
     outputs = {}
     with SiteServer(root=SITE_DIR) as server:
-        for name, settings in (("process", {}), ("thread", {"BOILERSTRIP_EXTRACTION_POOL": "thread"}),
+        for name, settings in (("process", {}), ("thread", {"BOILERSTRIP_EXTRACTION_PARAMS": '{"pool": "thread"}'}),
                                ("reactor", {"BOILERSTRIP_EXTRACTION_WORKERS": "0"})):
             proc, records = run_crawl(server.url + "/", out=tmp_path / name / "out.jsonl", settings=settings,
                                       args=["--profile", "test"])
@@ -204,9 +205,9 @@ def test_the_model_from_the_crawls_state_is_the_model_from_its_records(tmp_path:
 @pytest.mark.parametrize("value", ["sometimes", ""])
 def test_a_bad_pool_setting_is_named(tmp_path: Path, value: str) -> None:
     proc, _ = run_crawl("http://127.0.0.1:9/", out=tmp_path / "out.jsonl",
-                        settings={"BOILERSTRIP_EXTRACTION_POOL": value})
+                        settings={"BOILERSTRIP_EXTRACTION_PARAMS": json.dumps({"pool": value})})
     assert proc.returncode != 0
-    assert "BOILERSTRIP_EXTRACTION_POOL" in proc.stderr
+    assert "BOILERSTRIP_EXTRACTION_PARAMS field pool" in proc.stderr
 
 
 def test_record_urls_are_read_from_the_line_start_and_a_torn_line_is_left_out(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Every threshold of cross-page boilerplate removal and duplicate detection, in frozen dataclasses.
 
-The Scrapy glue maps ``BOILERSTRIP_BOILERPLATE_<FIELD>`` onto :class:`BoilerplateParams` and
-``BOILERSTRIP_DUPLICATES_<FIELD>`` onto :class:`DuplicateParams` (``boilerstrip.config``). Values were set
+The Scrapy glue reads :class:`BoilerplateParams` from ``BOILERSTRIP_BOILERPLATE_PARAMS`` and
+:class:`DuplicateParams` from ``BOILERSTRIP_DUPLICATES_PARAMS`` (``boilerstrip.config``). Values were set
 on ``benchmarks/site_benchmark.py`` (sqlite3-doc, debian-handbook) and the demo site; each comment says why.
 """
 

@@ -1,4 +1,4 @@
-"""Thresholds of ``boilerstrip check``, in one frozen dataclass (settings ``BOILERSTRIP_CHECK_<FIELD>``).
+"""Thresholds of ``boilerstrip check``, in one frozen dataclass (``BOILERSTRIP_CHECK_PARAMS``).
 
 Values were set on crawls of the site benchmark's three sites (sqlite3-doc, debian-handbook,
 docbook-xsl-doc-html; ``benchmarks/site_benchmark.py``, 2026-12-01): a clean crawl of each passes (verdict

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from boilerstrip.atomicfile import atomic_open
 from boilerstrip.check import RULES, CheckParams, check_records, failed_rules, render_html
-from boilerstrip.config import ConfigError, params_from_settings
+from boilerstrip.config import ConfigError, params_from_settings, unknown_settings
 from boilerstrip.items import complete_record
 from boilerstrip.finishing.base import EMPTY, FinishContext, read_jsonl, records_file_problem
 
@@ -45,6 +45,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"boilerstrip check: -s expects NAME=VALUE, got {pair!r}", file=sys.stderr)
             return 2
         settings[name.strip()] = value
+    problems = unknown_settings(settings)  # a typo or a former setting is not silently ignored
+    if problems:
+        print(f"boilerstrip check: {'; '.join(problems)}", file=sys.stderr)
+        return 2
     try:
         params = params_from_settings(settings, "check", CheckParams)
     except ConfigError as exc:

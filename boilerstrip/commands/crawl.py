@@ -55,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warc", metavar="DIR", help="also keep every request and response as WARC/1.1 files in DIR "
                         "(BOILERSTRIP_WARC_DIR; read back with boilerstrip warc, docs/warc.md)")
     parser.add_argument("--warc-max-bytes", metavar="N", help="start a new WARC file once one holds N bytes "
-                        "(BOILERSTRIP_WARC_MAX_FILE_BYTES; default 1000000000)")
+                        "(max_file_bytes of BOILERSTRIP_WARC_PARAMS; default 1000000000)")
     parser.add_argument("--redis", metavar="redis://HOST:PORT/DB",
                         help="crawl on scrapy-redis: the frontier and shared state in this Redis (docs/distributed.md)")
     parser.add_argument("--workers", metavar="N", help="with --redis: run N local worker processes (default 1)")

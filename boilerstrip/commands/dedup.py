@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from boilerstrip.boilerplate import BoilerplateParams, DuplicateParams
-from boilerstrip.config import ConfigError, component_enabled, params_from_settings
+from boilerstrip.config import ConfigError, component_enabled, params_from_settings, unknown_settings
 from boilerstrip.finishing import finish_crawl
 from boilerstrip.state import SqliteState, crawl_layout
 
@@ -56,6 +56,10 @@ def run(args: argparse.Namespace) -> int:
         settings[name.strip()] = value
     if args.drop_duplicates:
         settings["BOILERSTRIP_DUPLICATES_DROP_NEAR"] = "true"
+    problems = unknown_settings(settings)  # a typo or a former setting is not silently ignored
+    if problems:
+        print(f"boilerstrip dedup: {'; '.join(problems)}", file=sys.stderr)
+        return 2
     try:
         params = params_from_settings(settings, "boilerplate", BoilerplateParams)
         dup_params = params_from_settings(settings, "duplicates", DuplicateParams)

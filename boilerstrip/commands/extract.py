@@ -16,7 +16,7 @@ import json
 import sys
 import zlib
 
-from boilerstrip.config import ConfigError, params_from_settings
+from boilerstrip.config import ConfigError, params_from_settings, unknown_settings
 from boilerstrip.extraction import ExtractionParams, extract
 
 HELP = "print the main content of saved HTML files (plain or .gz; - for stdin)"
@@ -71,6 +71,10 @@ def run(args: argparse.Namespace) -> int:
             return 2
         settings[name.strip()] = value
     overrides = {"method": args.method} if args.method else {}
+    problems = unknown_settings(settings)  # a typo or a former setting is not silently ignored
+    if problems:
+        print(f"boilerstrip extract: {'; '.join(problems)}", file=sys.stderr)
+        return 2
     try:
         params = params_from_settings(settings, "extraction", ExtractionParams, **overrides)
     except ConfigError as exc:

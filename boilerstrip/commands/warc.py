@@ -17,6 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from boilerstrip.addons import set_setting
+
 __all__ = ["HELP", "add_arguments", "run", "replay_settings"]
 
 HELP = "Read WARC files (any writer's) and write their pages as a crawl would, template removal included."
@@ -32,8 +34,7 @@ _REPLAY_SETTINGS: dict[str, Any] = {
     "BOILERSTRIP_POLITENESS_ENABLED": False,
     "BOILERSTRIP_TRAPS_ENABLED": False,
     "BOILERSTRIP_RENDER_ENABLED": False,
-    "BOILERSTRIP_RECRAWL_CONDITIONAL": False,
-    "BOILERSTRIP_RECRAWL_TRUST_LASTMOD": False,
+    "BOILERSTRIP_RECRAWL_PARAMS": {"conditional": False, "trust_lastmod": False},
     "BOILERSTRIP_WARC_DIR": "",
     "DOWNLOAD_DELAY": 0,
     "AUTOTHROTTLE_ENABLED": False,
@@ -77,7 +78,7 @@ _ROBOTS = "boilerstrip.downloadermiddlewares.robots.Rfc9309RobotsMiddleware"
 def replay_settings(settings: Any, robots: bool) -> None:
     """Turn a crawl's settings into a replay's (see ``_REPLAY_SETTINGS``)."""
     for name, value in _REPLAY_SETTINGS.items():
-        settings.set(name, value, priority="cmdline")
+        set_setting(settings, name, value, "cmdline")  # a params hook over the user's, field by field
     settings.set("ROBOTSTXT_OBEY", bool(robots), priority="cmdline")
     for name, paths in _LEFT_OUT.items():
         components = dict(settings.getdict(name))

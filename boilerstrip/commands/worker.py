@@ -54,7 +54,7 @@ def worker_run_settings(config: dict[str, Any], redis_url: str, crawl_id: str, w
     apply_settings(settings, worker_settings(redis_url, crawl_id, worker_id))
     # the page budget is the crawl's, counted by the shared scheduler; the spider's per-process count is off
     budget = spider_kwargs.pop("max_pages", None) or settings.getint("BOILERSTRIP_CRAWL_MAX_PAGES")
-    apply_settings(settings, {"BOILERSTRIP_CRAWL_MAX_PAGES": 0, "BOILERSTRIP_DISTRIBUTED_MAX_PAGES": int(budget or 0)})
+    apply_settings(settings, {"BOILERSTRIP_CRAWL_MAX_PAGES": 0, "BOILERSTRIP_DISTRIBUTED_PARAMS": {"max_pages": int(budget or 0)}})
     return settings, spider_kwargs
 
 

@@ -98,7 +98,7 @@ class HostLeaseMiddleware:
         if not params.redis_url or not params.crawl_id:
             raise NotConfigured("not a distributed crawl")
         if not params.lease_enabled:
-            raise NotConfigured("BOILERSTRIP_DISTRIBUTED_LEASE_ENABLED is false")
+            raise NotConfigured("lease_enabled of BOILERSTRIP_DISTRIBUTED_PARAMS is false")
         settings = crawler.settings
         leases = HostLeases(redis_client(params.redis_url), CrawlKeys(params.crawl_id))
         mw = cls(leases, params, delay_s=settings.getfloat("DOWNLOAD_DELAY"),

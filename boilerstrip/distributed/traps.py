@@ -3,7 +3,7 @@
 The trap rules of a single-process crawl (:mod:`boilerstrip.spidermiddlewares.traps`), with the counters
 the budgets read -- pages per host, date-like URLs per pattern, the URLs already counted -- in Redis
 (``boilerstrip:crawl:ID:traps:*``), so N workers together admit what one process would: a host's
-``BOILERSTRIP_TRAPS_MAX_PAGES_PER_HOST`` is one budget, not one per worker, and a URL found by two workers
+``max_pages_per_host`` (``BOILERSTRIP_TRAPS_PARAMS``) is one budget, not one per worker, and a URL found by two workers
 counts once. Each link is checked and counted in one atomic script (one round trip), so two workers can
 never both take a host's last page. The rules that need no counter (length, depth, repeated segments) stay
 local.

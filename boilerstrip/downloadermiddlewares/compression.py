@@ -8,7 +8,7 @@ Replaces Scrapy's ``HttpCompressionMiddleware`` (same place, 590) around the pur
 - a truncated stream (ended before its end marker, whatever the Content-Length said) or a corrupt one (bad
   data, wrong CRC) is retried as Scrapy retries a lost connection (``RETRY_TIMES``, stat
   ``retry/reason_count/data_loss``), then fails as ``failed:data_loss``; with
-  ``BOILERSTRIP_COMPRESSION_KEEP_PARTIAL`` (or meta ``boilerstrip_keep_partial``) the decoded part is kept
+  ``keep_partial`` of ``BOILERSTRIP_COMPRESSION_PARAMS`` (or meta ``boilerstrip_keep_partial``) the decoded part is kept
   instead, its record flagged ``partial_body:<encoding>_<truncated|corrupt>``. The same setting lets Scrapy's
   own data-loss check (a body shorter than its Content-Length) keep the part, flagged
   ``partial_body:dataloss``.
@@ -27,7 +27,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
 from scrapy.responsetypes import responsetypes
 
-from boilerstrip.config import component_enabled, params_from_settings
+from boilerstrip.config import params_from_settings
 from boilerstrip.outcomes import Filtered
 from boilerstrip.safety.compression import DECODERS, DecompressedTooLarge, decode_content
 from boilerstrip.meta import BODY_FLAGS_META
@@ -63,8 +63,8 @@ class DecompressionMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Any) -> "DecompressionMiddleware":
         settings = crawler.settings
-        if not settings.getbool("COMPRESSION_ENABLED", True) or not component_enabled(settings, "compression"):
-            raise NotConfigured("COMPRESSION_ENABLED / BOILERSTRIP_COMPRESSION_ENABLED is off")
+        if not settings.getbool("COMPRESSION_ENABLED", True):  # Scrapy's switch, the one knob for decoding
+            raise NotConfigured("COMPRESSION_ENABLED is off")
         params = params_from_settings(settings, "compression", CompressionParams)
         return cls(params, settings.getint("DOWNLOAD_MAXSIZE"), crawler)
 

@@ -3,7 +3,7 @@
 - **Crawl-delay** (from :mod:`boilerstrip.downloadermiddlewares.robots`' ``robots_ready`` signal): the
   host's download slot gets ``delay = max(configured, Crawl-delay)`` with no jitter, and the floor is
   re-applied after every AutoThrottle adjustment (AutoThrottle would otherwise lower it to
-  ``DOWNLOAD_DELAY``). A Crawl-delay above ``BOILERSTRIP_POLITENESS_MAX_CRAWL_DELAY_S`` refuses the host's
+  ``DOWNLOAD_DELAY``). A Crawl-delay above ``max_crawl_delay_s`` (``BOILERSTRIP_POLITENESS_PARAMS``) refuses the host's
   pages with reason ``crawl_delay_too_long``.
 - **429/503**: the whole host (download slot) is paused for ``Retry-After`` (seconds or HTTP date,
   capped) or, without it, an exponential back-off per host; the request is retried. After

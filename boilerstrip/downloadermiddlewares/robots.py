@@ -30,7 +30,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured, StopDownload
 from scrapy.http.request import NO_CALLBACK
 
 from boilerstrip import ROBOTS_TOKEN
-from boilerstrip.config import component_enabled, params_from_settings
+from boilerstrip.config import params_from_settings
 from boilerstrip.optout import parse_robots_ai_rules
 from boilerstrip.outcomes import Filtered, failure_reason
 from boilerstrip.politeness import HostRobots, RobotsParams, RobotsVerdict, robots_ready, robots_verdict_for_status
@@ -61,8 +61,8 @@ class Rfc9309RobotsMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Any) -> "Rfc9309RobotsMiddleware":
         settings = crawler.settings
-        if not settings.getbool("ROBOTSTXT_OBEY") or not component_enabled(settings, "robots"):
-            raise NotConfigured("robots.txt not obeyed (ROBOTSTXT_OBEY / BOILERSTRIP_ROBOTS_ENABLED)")
+        if not settings.getbool("ROBOTSTXT_OBEY"):  # the one switch for robots.txt
+            raise NotConfigured("robots.txt not obeyed (ROBOTSTXT_OBEY is false)")
         params = params_from_settings(settings, "robots", RobotsParams)
         token = settings.get("ROBOTSTXT_USER_AGENT") or ROBOTS_TOKEN
         mw = cls(params, token=token, crawler=crawler)

@@ -9,7 +9,7 @@ download handler interface) and a ``PLAYWRIGHT_BROWSER_PROVIDER`` (:class:`LazyB
   (:class:`boilerstrip.downloadhandlers._browser_proxy.AddressCheckingProxy`) is started and the browser is
   launched through it: every connection the browser makes, redirect hops included, is checked on the address
   it is made to, with the HTTP path's rule (:func:`boilerstrip.rendering.scope.connect_refusal`).
-- **Time.** A render whose page has been open longer than ``BOILERSTRIP_RENDER_MAX_RENDER_MS`` is abandoned
+- **Time.** A render whose page has been open longer than ``max_render_ms`` (``BrowserParams``) is abandoned
   (waiting for a free tab does not count, up to five times that budget): its page is closed and the request
   fails with :class:`RenderTimeout`, which the render middleware turns into a static fallback.
 - **Crashes.** When the browser disconnects (crashed, killed, or closed for memory), every render under way
@@ -17,7 +17,7 @@ download handler interface) and a ``PLAYWRIGHT_BROWSER_PROVIDER`` (:class:`LazyB
   at ERROR; scrapy-playwright launches a fresh browser for the next page. Nothing waits on a dead browser.
 - **Memory.** Every ``memory_check_ms`` (``BrowserParams``) the memory of the crawler's child processes
   (Playwright's driver and the browser: PSS, which counts pages shared between Chromium's processes once) is
-  read from ``/proc``; above ``BOILERSTRIP_RENDER_MAX_BROWSER_MEMORY_MIB`` the browser is closed (renders under
+  read from ``/proc``; above ``max_browser_memory_mib`` the browser is closed (renders under
   way fail with ``browser_memory_limit`` and are retried on a fresh one).
 
 Non-browser requests go to Scrapy's own HTTP handler, unchanged.
@@ -73,7 +73,7 @@ _BROWSER_NAMES = ("chrom", "headless_shell")
 
 
 class RenderTimeout(TimeoutError):
-    """A render took longer than ``BOILERSTRIP_RENDER_MAX_RENDER_MS``."""
+    """A render took longer than ``max_render_ms`` (``BOILERSTRIP_RENDER_PARAMS``)."""
 
     render_failure = "render_timeout"
 
@@ -280,7 +280,8 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
             self.stats.max_value("boilerstrip/render/browser_memory_mib/max", used // 1024)
             if used <= limit_kib or self._closing:
                 continue
-            logger.warning("the browser uses %d MiB, more than BOILERSTRIP_RENDER_MAX_BROWSER_MEMORY_MIB=%d: "
+            logger.warning("the browser uses %d MiB, more than max_browser_memory_mib=%d "
+                           "(BOILERSTRIP_RENDER_PARAMS): "
                            "closing it (a fresh one is started for the next page)", used // 1024, limit_kib // 1024)
             for browser in list(self._browsers.values()):
                 self._close_reason = "browser_memory_limit"

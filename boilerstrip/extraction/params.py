@@ -6,8 +6,8 @@ article benchmark (``benchmarks/extraction_benchmark.py``, 181 pages, sweeps of 
 the benchmark. Fields added for issue 10 (pages that are not articles) were set on the *tuning half* of
 WCXB-dev (``benchmarks/extraction_benchmark.py``: 973 of its 1,337 pages, split by a hash of the site; the
 364 held-out pages were only scored, never looked at), checked against the article benchmark; "WCXB tuning"
-below quotes that half's F1, dev runs of 2026-12-01. The Scrapy pipeline maps ``BOILERSTRIP_EXTRACTION_<FIELD_NAME_UPPER>`` settings onto these
-fields.
+below quotes that half's F1, dev runs of 2026-12-01. The Scrapy pipeline reads these fields from ``BOILERSTRIP_EXTRACTION_PARAMS`` (a few user-level ones
+are settings of their own: ``boilerstrip.config.USER_FIELDS``).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ JSONL feed), that is all it does: the pass cleans every page once, with the fina
 crawl, so the written output does not depend on crawl order. Otherwise (no JSONL feed, finishing off, or
 duplicates dropped during the crawl) it also cleans each page with what the model knows so far -- a
 *provisional* clean, the first pages of a site cleaned with a cold model.
-``BOILERSTRIP_BOILERPLATE_CLEAN_DURING_CRAWL`` (auto, always, never) overrides that choice. Nothing here
+``clean_during_crawl`` of ``BOILERSTRIP_BOILERPLATE_PARAMS`` (auto, always, never) overrides that choice. Nothing here
 waits on, or reads, the engine's state.
 """
 

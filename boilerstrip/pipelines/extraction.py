@@ -3,9 +3,9 @@
 
 One pipeline runs the whole ladder (semantic, then density, then body-text XPath) rather than one pipeline
 per rung: the rungs share one parse of the page, and the ladder must record why each earlier rung was
-refused. Which rungs run is a setting (``BOILERSTRIP_EXTRACTION_METHOD``, ``..._SEMANTIC_ENABLED``,
-``..._DENSITY_ENABLED``, ``..._BODYTEXT_ENABLED``); every threshold is a ``BOILERSTRIP_EXTRACTION_<FIELD>``
-setting mapped onto ``ExtractionParams``.
+refused. Which rungs run is a setting (``BOILERSTRIP_EXTRACTION_METHOD``; ``semantic_enabled``... of the
+hook); every threshold is a field of ``ExtractionParams``, reached through ``BOILERSTRIP_EXTRACTION_PARAMS``
+(and ``BOILERSTRIP_EXTRACTION_PRESET``).
 
 It reads the item's transient ``html``, fills ``text``, ``markdown`` (when ``BOILERSTRIP_EXTRACTION_MARKDOWN``),
 the page metadata, ``method``, ``attempts``, ``blocks`` and ``flags``, and clears ``html``. Stats:

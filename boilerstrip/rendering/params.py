@@ -1,6 +1,7 @@
 """The render decision's thresholds, the per-host learner's and the browser's, as frozen dataclasses.
 
-Every field maps to a ``BOILERSTRIP_RENDER_<NAME>`` setting (``boilerstrip.config.params_from_settings``).
+Every field is reached through ``BOILERSTRIP_RENDER_PARAMS``, a few user-level ones (mode, patterns, browser
+path, wait selector, sub-request hosts) also as ``BOILERSTRIP_RENDER_<NAME>`` (``boilerstrip.config``).
 Values were set on the mixed test site (``benchmarks/render_benchmark.py``: 100 server-rendered articles,
 100 JS-only shells) and on the false-positive table of ``tests/test_render_decision.py``.
 """

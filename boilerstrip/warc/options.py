@@ -28,7 +28,7 @@ def warc_overrides(folder: str | None, max_bytes: str | None) -> dict[str, str]:
             raise ValueError(f"--warc-max-bytes expects a whole number, got {max_bytes!r}") from None
         if number < 1024:
             raise ValueError(f"--warc-max-bytes must be >= 1024, got {number}")
-        overrides["BOILERSTRIP_WARC_MAX_FILE_BYTES"] = str(number)
+        overrides["BOILERSTRIP_WARC_PARAMS"] = {"max_file_bytes": number}
     return overrides
 
 

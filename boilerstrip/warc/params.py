@@ -9,7 +9,7 @@ __all__ = ["WarcParams", "WarcReadParams"]
 
 @dataclass(frozen=True)
 class WarcParams:
-    """``boilerstrip crawl --warc DIR`` (settings ``BOILERSTRIP_WARC_DIR``, ``BOILERSTRIP_WARC_MAX_FILE_BYTES``)."""
+    """``boilerstrip crawl --warc DIR`` (``BOILERSTRIP_WARC_DIR``; ``--warc-max-bytes`` sets ``max_file_bytes`` of ``BOILERSTRIP_WARC_PARAMS``)."""
 
     #: the folder the crawl's WARC files go to; "" = no WARC written
     dir: str = ""

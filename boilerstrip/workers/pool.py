@@ -1,7 +1,7 @@
 """The crawl's worker pool: per-page pure work (the render decision, the page's blocks, extraction) off the
 reactor thread.
 
-With ``BOILERSTRIP_EXTRACTION_POOL = "process"`` (the default) the work runs in
+With ``pool = "process"`` (the default; ``BOILERSTRIP_EXTRACTION_PARAMS``) the work runs in
 ``BOILERSTRIP_EXTRACTION_WORKERS`` worker processes, so the machine's other cores read pages while the
 reactor thread downloads, follows links and writes the feed; with ``"thread"`` in threads of the crawl's
 process (they share one core: lxml releases the GIL only while it parses); with 0 workers on the reactor
