@@ -247,6 +247,9 @@ def test_the_leased_queue_pops_acks_requeues_and_knows_when_it_is_done(redis_url
     assert a.leave() == 1 and pending(client, "q") == Pending(queued=1, leased=0, live=(), dead=())
     # scrapy-redis's own PriorityQueue reads what this queue pushed (same key, score and serialization)
     assert PriorityQueue(client, spider, "q").pop().url == "http://s/3"
+    # a request nobody can decode is dropped with an error in the log, not handed out again and again
+    client.zadd("q", {b"not a pickled request": 0})
+    assert a.pop() is None and pending(client, "q").empty
 
 
 def test_the_crawl_store_admits_within_the_budget_settles_once_and_says_done(redis_url) -> None:
