@@ -271,6 +271,11 @@ def test_the_crawl_store_admits_within_the_budget_settles_once_and_says_done(red
     assert (snap.live, snap.starting, snap.done) == (1, 1, False)
     store.mark_started("a")
     assert store.snapshot().done
+    # a URL's outcome and the ack of the request held for it commit in one transaction
+    assert a.push(Request("http://s/4")) and not store.snapshot().done
+    lease = a.pop().meta[LEASE_META]
+    assert store.settle("a", "http://s/4", "item", line=b"{}\n", also=lambda pipe: a.ack(lease, pipeline=pipe))
+    assert client.zcard(store.keys.inflight("a")) == 0 and not a.held and store.snapshot().done
     b.beat(ttl_s=0.5)
     assert b.push(Request("http://s/2")) and b.pop() is not None and not store.snapshot().done
     assert _poll(store.requeue_dead, until=bool) == 1  # b died holding it

@@ -10,9 +10,9 @@ consumer's memory, and a consumer killed mid-download loses it. Here:
 
 - **pop** moves the best request into the consumer's lease set (``<key>:leases:<consumer>``, same score) in
   one script, and tags the request with its lease (``request.meta["redis_lease"]``);
-- **ack** (``ack(lease, ...)``) deletes leases: the consumer calls it once a request is done (for a crawl
-  that writes what it finds to Redis: after writing it, so a kill between the two repeats the work and
-  loses nothing);
+- **ack** (``ack(lease, ...)``) deletes leases: the consumer calls it once a request is done; a consumer
+  that writes its results to Redis queues the ack on its own transaction (``ack(..., pipeline=pipe)``), so
+  results and ack commit together;
 - **push** of a request Scrapy derived from a leased one (a retry or a redirect hop: both copy ``meta``)
   replaces the lease in the same script, so no kill can fall between "the successor is queued" and "the
   predecessor is let go". Given a ``fingerprint`` and the dupefilter's set (``seen_key``), the request is
@@ -217,11 +217,13 @@ class LeasedPriorityQueue(PriorityQueue):
         request.meta[LEASE_META] = lease
         return request
 
-    def ack(self, *leases: str) -> int:
-        """These requests are done: their leases go. The number this consumer held."""
+    def ack(self, *leases: str, pipeline: Any = None) -> int:
+        """These requests are done: their leases go. The number this consumer held. With ``pipeline`` (a
+        redis-py transaction), the ack is queued on it, to commit with the consumer's own writes of the
+        results in one ``MULTI``/``EXEC``: no kill can fall between "written" and "acked"."""
         data = [d for d in (self.held.pop(lease, None) for lease in leases) if d is not None]
         if data:
-            self.server.zrem(self.leases_key, *data)
+            (self.server if pipeline is None else pipeline).zrem(self.leases_key, *data)
         return len(data)
 
     def clear(self) -> None:

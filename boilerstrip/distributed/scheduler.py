@@ -12,7 +12,7 @@ lease), ``DUPEFILTER_CLASS`` scrapy-redis's ``RFPDupeFilter``, ``SCHEDULER_PERSI
   admitted, within the crawl's page budget (:meth:`CrawlStore.admit`; a URL over it is settled
   ``filtered:max_pages``);
 - the requests a worker holds are **acked** when their URL settles (:class:`WorkerLedger`: the ledger entry,
-  and for an item its JSONL line, are written first) or, for sitemaps, when their callback has run
+  and for an item its JSONL line, commit in one transaction with the ack) or, for sitemaps, when their callback has run
   (:data:`request_done`, sent by :class:`~boilerstrip.distributed.worker.WorkerSpiderMiddleware`);
 - the queue's heartbeat is refreshed every ``DistributedParams.heartbeat_s``, with the crawl's own side
   (:meth:`CrawlStore.beat`: is the coordinator alive?).
@@ -207,8 +207,8 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
                 # the crawl's page budget (--max-pages), counted across workers: a new URL over it is entered
                 # once, not admitted, and never fetched
                 self.crawler.stats.inc_value("boilerstrip/filtered/max_pages")
-                self.store.settle(self.worker, key, "filtered", "max_pages", admitted=False)
-                self.queue.ack(lease)
+                self.store.settle(self.worker, key, "filtered", "max_pages", admitted=False,
+                                  also=lambda pipe, lease=lease: self.queue.ack(lease, pipeline=pipe))
                 continue
             if key:
                 self.tokens_by_key.setdefault(key, set()).add(lease)
@@ -232,7 +232,7 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
 
 
 class WorkerLedger:
-    """This worker's settlements, written to Redis (``outcomes``, ``records``), then the ack of what it held.
+    """This worker's settlements, written to Redis (``outcomes``, ``records``) with the ack of what it held.
 
     The rules of :mod:`boilerstrip.ledger.rules` (a worker writes no ledger files): a URL is admitted when
     its first request is popped (within the page budget); its key rides on every hop and retry; a duplicate the
@@ -263,11 +263,11 @@ class WorkerLedger:
 
     def _settle(self, key: str, outcome: str, reason: str = "", detail: str = "", line: bytes = b"") -> None:
         leases = self.scheduler.release_key(key)
-        if not self.store.settle(self.worker, key, outcome, reason, detail, admitted=True, line=line):
+        ack = self.scheduler.queue.ack
+        # the outcome and the ack of what was held for the URL commit together
+        if not self.store.settle(self.worker, key, outcome, reason, detail, admitted=True, line=line,
+                                 also=lambda pipe: ack(*leases, pipeline=pipe)):
             self.crawler.stats.inc_value(f"{STATS}/settled_again")
-        # settled first, acked after: a worker killed between the two has its leases requeued, and the repeat
-        # settles nothing new
-        self.scheduler.queue.ack(*leases)
 
     def item_scraped(self, item: Any, response: Any = None) -> None:
         key = settlement_key(response, item)

@@ -8,9 +8,9 @@ leases). This module adds what is boilerstrip's own:
 
 - **the ledger** (``admitted``: URL -> the worker that popped its first request, set when it is popped;
   ``outcomes``: URL -> ``{"outcome", "reason", "detail", "admitted", "worker"}``; ``records``: URL -> its
-  JSONL line): :meth:`CrawlStore.settle` enters a URL once, and only then does the worker ack the requests
-  it held for it (a worker killed between the two has its leases requeued, and the repeat settles nothing
-  new: it is counted, not kept). :meth:`CrawlStore.admit` enters a URL in ``admitted`` and holds the
+  JSONL line): :meth:`CrawlStore.settle` enters a URL once, in one transaction with the ack of the requests
+  the worker held for it (the queue's ``ack`` on the same pipeline), so a URL settled is never also leased;
+  a repeat (a requeued request that had been settled) is counted, not kept. :meth:`CrawlStore.admit` enters a URL in ``admitted`` and holds the
   crawl's page budget (``--max-pages``) in one script;
 - **done** (:meth:`CrawlStore.snapshot`): the queue's :func:`~boilerstrip.distributed.queue.pending` (nothing
   queued, nothing leased) and every live worker past its start requests;
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,13 +207,18 @@ class CrawlStore:
         return bool(self._admit(keys=[self.keys.admitted], args=[url, worker, int(budget)]))
 
     def settle(self, worker: str, url: str, outcome: str, reason: str = "", detail: str = "",
-               admitted: bool = True, line: bytes = b"") -> bool:
+               admitted: bool = True, line: bytes = b"", also: Callable[[Any], Any] | None = None) -> bool:
         """Enter ``url``'s outcome (and its JSONL ``line``); False when it was settled already (the first
-        stands, unless it was a not-admitted filter entry and this one is admitted)."""
+        stands, unless it was a not-admitted filter entry and this one is admitted). ``also(pipeline)`` queues
+        more writes to commit in the same transaction: the ack of the requests held for the URL."""
         entry = json.dumps({"outcome": outcome, "reason": reason, "detail": detail[:300], "admitted": admitted,
                             "worker": worker})
-        return bool(self._settle(keys=[self.keys.outcomes, self.keys.records, self.keys.counters],
-                                 args=[url, entry, "1" if admitted else "0", line]))
+        pipe = self.r.pipeline(transaction=True)
+        self._settle(keys=[self.keys.outcomes, self.keys.records, self.keys.counters],
+                     args=[url, entry, "1" if admitted else "0", line], client=pipe)
+        if also is not None:
+            also(pipe)
+        return bool(pipe.execute()[0])
 
     # -- the frontier, as the coordinator sees it ----------------------------------------------------------
     def requeue_dead(self) -> int:
