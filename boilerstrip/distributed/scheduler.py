@@ -84,7 +84,7 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
         self.params = params
         self.worker = params.worker_id
         self.store = CrawlStore(self.server, params.crawl_id)
-        self.tokens_by_key: dict[str, set[str]] = {}  # ledger key -> leases of its requests held here
+        self.leases_by_key: dict[str, set[str]] = {}  # ledger key -> leases of its requests held here
         self.dropped_first: set[int] = set()  # id() of first requests the dupefilter refused
         self.ledger = WorkerLedger(self, crawler)
         self._beat: task.LoopingCall | None = None
@@ -160,7 +160,7 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
             leaked = self.queue.ack(*list(self.queue.held))
             self.crawler.stats.inc_value(f"{STATS}/leaked_inflight", leaked)
             logger.warning("worker %s: %d held requests finished without an ack; released", self.worker, leaked)
-            self.tokens_by_key.clear()
+            self.leases_by_key.clear()
         if self.store.is_done():
             self.done_seen = True  # from now on the coordinator may finish and delete the crawl's keys
             return
@@ -211,18 +211,18 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
                                   also=lambda pipe, lease=lease: self.queue.ack(lease, pipeline=pipe))
                 continue
             if key:
-                self.tokens_by_key.setdefault(key, set()).add(lease)
+                self.leases_by_key.setdefault(key, set()).add(lease)
             if self.stats:
                 self.stats.inc_value("scheduler/dequeued/redis")
             return request
 
     def _forget(self, lease: str) -> None:
-        for leases in self.tokens_by_key.values():
+        for leases in self.leases_by_key.values():
             leases.discard(lease)
 
     def release_key(self, key: str) -> tuple[str, ...]:
-        """The leases of ledger key ``key`` held here, forgotten (the caller acks them once it has settled)."""
-        return tuple(self.tokens_by_key.pop(key, ()))
+        """The leases of ledger key ``key`` held here, forgotten (the caller acks them with its settlement)."""
+        return tuple(self.leases_by_key.pop(key, ()))
 
     def request_done(self, request: Any) -> None:
         lease = request.meta.get(LEASE_META)
