@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from boilerstrip.demo.server import Reply, SiteServer  # noqa: E402
 from boilerstrip.distributed.localredis import LocalRedis  # noqa: E402
+from boilerstrip.distributed.store import CrawlKeys  # noqa: E402
 
 HTML = (("Content-Type", "text/html; charset=utf-8"),)
 FAST = ["--profile", "test", "-s", "BOILERSTRIP_RENDER_MODE=never", "--no-sitemaps"]
@@ -128,10 +129,10 @@ def kill_check(args: argparse.Namespace, redis_url: str, folder: Path) -> dict:
         killed = None
         while killed is None and proc.poll() is None:
             if len(site.log) >= pages // 4:
-                crawl_id = (client.get("boilerstrip:crawl:current") or b"").decode()
-                for raw in client.smembers(f"boilerstrip:crawl:{crawl_id}:workers"):
-                    beat = client.get(f"boilerstrip:crawl:{crawl_id}:worker:{raw.decode()}")
-                    if beat and client.zcard(f"boilerstrip:crawl:{crawl_id}:inflight:{raw.decode()}"):
+                keys = CrawlKeys((client.get("boilerstrip:crawl:current") or b"").decode())
+                for raw in client.smembers(keys.workers):
+                    beat = client.get(keys.heartbeat(raw.decode()))
+                    if beat and client.zcard(keys.inflight(raw.decode())):
                         killed = json.loads(beat)["pid"]
                         os.kill(killed, signal.SIGKILL)
                         break

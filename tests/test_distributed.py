@@ -5,8 +5,9 @@
   requeued, and every admitted URL is accounted for (and every page is in the output);
 - politeness: with a delay and one request per host, the server never sees two requests closer than the delay
   although several workers share the host;
-- the pieces: the frontier's scripts (pop into in-flight, push with the dupefilter, settle with ack, requeue
-  of a dead worker, the "done" snapshot) on the real server.
+- the pieces on the real server: the leased queue (pop into a lease, push with the dupefilter's check in
+  the same step, a hop replacing its lease, ack, requeue of a dead consumer, leave, pending), the crawl
+  store (admission within the page budget, settle once, the "done" snapshot), the host lease.
 """
 
 from __future__ import annotations
@@ -25,8 +26,12 @@ from _crawlsite import FAST, page
 from _incrawl import run_cli
 from conftest import ROOT, read_jsonl
 
+from scrapy import Request, Spider
+from scrapy_redis.queue import PriorityQueue
+
 from boilerstrip.demo.server import Reply, SiteServer
-from boilerstrip.distributed.store import CrawlStore
+from boilerstrip.distributed.queue import LEASE_META, LeasedPriorityQueue, Pending, pending, requeue_expired
+from boilerstrip.distributed.store import CrawlKeys, CrawlStore
 
 pytestmark = pytest.mark.slow
 
@@ -107,11 +112,11 @@ def test_a_worker_killed_with_sigkill_loses_nothing(redis_url, tmp_path) -> None
         deadline = time.monotonic() + 120
         while victim is None and time.monotonic() < deadline and proc.poll() is None:
             if len(site.log) >= 8:  # mid-crawl: a few pages done, most to go
-                crawl = (client.get("boilerstrip:crawl:current") or b"").decode()
-                for raw in client.smembers(f"boilerstrip:crawl:{crawl}:workers"):
+                keys = CrawlKeys((client.get("boilerstrip:crawl:current") or b"").decode())
+                for raw in client.smembers(keys.workers):
                     worker = raw.decode()
-                    beat = client.get(f"boilerstrip:crawl:{crawl}:worker:{worker}")
-                    if beat and client.zcard(f"boilerstrip:crawl:{crawl}:inflight:{worker}") > 0:
+                    beat = client.get(keys.heartbeat(worker))
+                    if beat and client.zcard(keys.inflight(worker)) > 0:
                         victim = json.loads(beat)["pid"]
                         os.kill(victim, signal.SIGKILL)
                         break
@@ -184,7 +189,6 @@ def test_a_hosts_page_budget_is_one_budget_for_all_workers(redis_url, tmp_path) 
 
 
 def test_shared_trap_counters_check_and_count_each_link_once(redis_url) -> None:
-    from boilerstrip.distributed.store import CrawlKeys
     from boilerstrip.distributed.traps import SharedTrapState
     from boilerstrip.safety.traps import TrapParams
 
@@ -203,45 +207,85 @@ def test_shared_trap_counters_check_and_count_each_link_once(redis_url) -> None:
     assert other.check_and_admit("http://h.test/5", 1) is None
 
 
-# -- the frontier's scripts on the real server ----------------------------------------------------------------
-def test_pop_push_settle_requeue_and_done(redis_url) -> None:
+# -- the frontier's pieces on the real server ----------------------------------------------------------------
+def _poll(read, until, timeout_s: float = 30):
+    """read() until ``until(result)`` holds or the deadline passes; the last result."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        got = read()
+        if until(got) or time.monotonic() > deadline:
+            return got
+        time.sleep(0.02)
+
+
+def test_the_leased_queue_pops_acks_requeues_and_knows_when_it_is_done(redis_url) -> None:
+    client = redis.Redis.from_url(redis_url)
+    spider = Spider(name="t")
+    a, b = (LeasedPriorityQueue(client, spider, "q", consumer=name) for name in ("a", "b"))
+    a.beat(ttl_s=30)
+    b.beat(ttl_s=0.5)
+    assert a.push(Request("http://s/1"), fingerprint="f1", seen_key="seen")
+    assert not a.push(Request("http://s/1"), fingerprint="f1", seen_key="seen")  # the dupefilter's set, same step
+    assert a.push(Request("http://s/2", priority=-1), fingerprint="f2", seen_key="seen")  # score -priority: later
+    assert pending(client, "q") == Pending(queued=2, leased=0, live=("a", "b"), dead=())
+    one, two = b.pop(), b.pop()
+    assert (one.url, two.url) == ("http://s/1", "http://s/2") and b.pop() is None
+    assert (pending(client, "q").queued, pending(client, "q").leased) == (0, 2)
+    assert b.ack(one.meta[LEASE_META]) == 1 and not b.ack(one.meta[LEASE_META])
+    # b dies holding the other: once its heartbeat has run out, its lease goes back with its score
+    moved = _poll(lambda: requeue_expired(client, "q"), until=bool)
+    assert moved == {"b": 1} and pending(client, "q") == Pending(queued=1, leased=0, live=("a",), dead=())
+    again = a.pop()
+    assert again.url == "http://s/2" and again.priority == -1
+    # a redirect hop (Scrapy copies meta) replaces the lease it carries in the same step
+    hop = again.replace(url="http://s/2b")
+    assert a.push(hop, fingerprint="f2b", seen_key="seen") and not a.held
+    assert (pending(client, "q").queued, pending(client, "q").leased) == (1, 0)
+    assert a.ack(a.pop().meta[LEASE_META]) == 1
+    # a consumer that stops gives back what it holds
+    assert a.push(Request("http://s/3")) and a.pop().url == "http://s/3"
+    assert a.leave() == 1 and pending(client, "q") == Pending(queued=1, leased=0, live=(), dead=())
+    # scrapy-redis's own PriorityQueue reads what this queue pushed (same key, score and serialization)
+    assert PriorityQueue(client, spider, "q").pop().url == "http://s/3"
+    # a request nobody can decode is dropped with an error in the log, not handed out again and again
+    client.zadd("q", {b"not a pickled request": 0})
+    assert a.pop() is None and pending(client, "q").empty
+
+
+def test_the_crawl_store_admits_within_the_budget_settles_once_and_says_done(redis_url) -> None:
     client = redis.Redis.from_url(redis_url)
     store = CrawlStore(client, "t1")
-    store.register("a", ttl_s=30)
-    store.register("b", ttl_s=0.2)
-    assert store.push("a", -0, b"req-1", admit="http://s/1", fingerprint="f1")
-    assert not store.push("a", -0, b"req-1-again", admit="http://s/1", fingerprint="f1")  # the dupefilter
-    assert store.push("a", 1, b"req-2", admit="http://s/2", fingerprint="f2")  # score = -priority: later
-    assert store.snapshot().queued == 2 and not store.snapshot().done
-    assert store.pop("b") == b"req-1" and store.pop("b") == b"req-2" and store.pop("b") is None
-    assert store.snapshot().inflight == 2 and store.snapshot().queued == 0
-    # b settles one URL (acking its request) and dies holding the other
-    assert store.settle("b", "http://s/1", "item", line=b'{"url": "http://s/1"}\n', acked=(b"req-1",))
+    # the page budget counts admitted URLs across workers: a new URL over it is refused, a hop is not
+    assert store.admit("a", "http://s/1", budget=2) and store.admit("b", "http://s/2", budget=2)
+    assert not store.admit("b", "http://s/3", budget=2) and store.admit("b", "http://s/1", budget=2)
+    assert client.hgetall(store.keys.admitted) == {b"http://s/1": b"a", b"http://s/2": b"b"}
+    assert store.settle("b", "http://s/1", "item", line=b'{"url": "http://s/1"}\n')
     assert not store.settle("a", "http://s/1", "failed", "timeout")  # the first settlement stands
-    requeued, deadline = 0, time.monotonic() + 30  # b's 0.2 s heartbeat runs out: poll, no fixed sleep
-    while not requeued and time.monotonic() < deadline:
-        requeued = store.requeue_dead()
-        time.sleep(0.02)
-    assert requeued == 1 and store.snapshot().queued == 1 and store.snapshot().inflight == 0
-    assert store.pop("a") == b"req-2"
-    # a redirect hop replaces its predecessor atomically
-    assert store.push("a", 0, b"req-2-hop", acked=b"req-2")
-    assert client.zcard(store.keys.inflight("a")) == 0
-    assert store.pop("a") == b"req-2-hop"
-    store.settle("a", "http://s/2", "filtered", "not_html", acked=(b"req-2-hop",))
-    # the page budget counts admitted URLs across workers: a new URL over it is refused (2), a hop is not
-    assert store.push("a", 0, b"req-3", admit="http://s/3", fingerprint="f3", budget=2) == 2
-    assert store.push("a", 0, b"req-3", admit="http://s/3", fingerprint="f3", budget=2) == 0  # seen now
-    assert store.push("a", 0, b"req-1-hop", admit="http://s/1", budget=2) == 1
-    assert store.pop("a") == b"req-1-hop"
-    store.ack("a", b"req-1-hop")
-    store.mark_started("a")
+    assert store.settle("b", "http://s/3", "filtered", "max_pages", admitted=False)
+    # done: nothing queued or leased, and every live worker past its start requests
+    spider = Spider(name="t")
+    a = LeasedPriorityQueue(client, spider, store.keys.queue, consumer="a")
+    b = LeasedPriorityQueue(client, spider, store.keys.queue, consumer="b")
+    a.beat(ttl_s=30)
     snap = store.snapshot()
-    assert snap.done and snap.live == 1 and snap.dead == 0, snap
+    assert (snap.live, snap.starting, snap.done) == (1, 1, False)
+    store.mark_started("a")
+    assert store.snapshot().done
+    # a URL's outcome and the ack of the request held for it commit in one transaction
+    assert a.push(Request("http://s/4")) and not store.snapshot().done
+    lease = a.pop().meta[LEASE_META]
+    assert store.settle("a", "http://s/4", "item", line=b"{}\n", also=lambda pipe: a.ack(lease, pipeline=pipe))
+    assert client.zcard(store.keys.inflight("a")) == 0 and not a.held and store.snapshot().done
+    b.beat(ttl_s=0.5)
+    assert b.push(Request("http://s/2")) and b.pop() is not None and not store.snapshot().done
+    assert _poll(store.requeue_dead, until=bool) == 1  # b died holding it
+    assert store.snapshot().queued == 1
     assert store.counters() == {"settled_again": 1, "requeued": 1, "presumed_dead": 1, "dead_workers": 1}
-    store.beat("b", ttl_s=5)  # a worker taken for dead (a blocked reactor) that beats again joins again
+    assert store.beat("b") is False  # no coordinator: a worker would stop
+    store.coordinator_alive(30)
+    b.beat(ttl_s=30)
+    assert store.beat("b") is True  # a worker taken for dead that beats again joins again
     assert store.counters()["dead_workers"] == 0 and store.snapshot().live == 2
-    assert client.hgetall(store.keys.admitted) == {b"http://s/1": b"a", b"http://s/2": b"a"}
     store.clear()
     assert not list(client.scan_iter(match="boilerstrip:crawl:t1:*"))
 
@@ -261,7 +305,6 @@ def test_redis_server_is_required_under_ci(monkeypatch) -> None:
 
 def test_a_host_lease_holds_delay_and_concurrency_across_workers(redis_url) -> None:
     from boilerstrip.distributed.lease import HostLeases
-    from boilerstrip.distributed.store import CrawlKeys
 
     leases = HostLeases(redis.Redis.from_url(redis_url), CrawlKeys("lease"))
     # concurrency 2, no delay: a third lease waits (-1) until one is given back

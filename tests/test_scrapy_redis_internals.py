@@ -1,58 +1,35 @@
-"""Guards for what the distributed crawl takes from scrapy-redis beyond its public settings
-(docs/scrapy-internals.md), and the glue checked against the installed Scrapy.
+"""The distributed crawl uses scrapy-redis through its public extension points only (docs/scrapy-internals.md).
 
-``boilerstrip/distributed/scheduler.py`` subclasses scrapy-redis's ``Scheduler`` and overrides
-``enqueue_request``/``next_request`` with scripts that keep scrapy-redis's formats (the priority queue: a
-sorted set of serialized requests scored ``-priority``; the dupefilter: a set of ``request_fingerprint``
-values) and uses the queue's protected ``_encode_request``/``_decode_request``. The pins below fail the
-day scrapy-redis changes any of these; re-read the upstream code, carry the change over, update the pin.
+A worker's ``SCHEDULER`` subclasses ``scrapy_redis.scheduler.Scheduler``, its ``SCHEDULER_QUEUE_CLASS`` is a
+queue of scrapy-redis's kind (``LeasedPriorityQueue``, a ``scrapy_redis.queue.PriorityQueue``), its
+``DUPEFILTER_CLASS`` is ``RFPDupeFilter``; requests are serialized with Scrapy's public
+``Request.to_dict``/``request_from_dict``. Nothing is copied from scrapy-redis, so no source is pinned: the
+guards are that no module reaches a protected scrapy-redis name, that what the queue writes is what
+scrapy-redis's own queue reads, and the pinned versions.
 """
 
 from __future__ import annotations
 
-import hashlib
-import inspect
+import ast
+import pickle
 from importlib.metadata import version
 from pathlib import Path
 
-import pytest
 import scrapy_redis.dupefilter
 import scrapy_redis.queue
 import scrapy_redis.scheduler
 from scrapy import Request
+from scrapy.utils.misc import load_object
+from scrapy.utils.request import request_from_dict
 from scrapy.utils.test import get_crawler
 
-from boilerstrip.distributed.scheduler import INFLIGHT_META, RedisFrontierScheduler
+from boilerstrip.distributed.queue import LEASE_META, LeasedPriorityQueue
+from boilerstrip.distributed.scheduler import RedisFrontierScheduler
 from boilerstrip.distributed.store import CrawlStore
 from boilerstrip.distributed.worker import worker_settings
 from boilerstrip.spiders.site import SiteSpider
 
 ROOT = Path(__file__).resolve().parents[1]
-
-#: sha256 of inspect.getsource(...) in scrapy-redis 0.9.1
-PINS = {
-    "Base._encode_request": (scrapy_redis.queue.Base._encode_request,
-                             "6678716815a7f7b27241838996bec888dda43105204b53a48ec5cd577da1be4c"),
-    "Base._decode_request": (scrapy_redis.queue.Base._decode_request,
-                             "216f9ecbcda306fae4956a2e98882b81a1b89356b291783eeafce32087542582"),
-    "PriorityQueue": (scrapy_redis.queue.PriorityQueue,
-                      "aff1b5e6f6c2f072f32ef1e0c726d0f492b6514407f8fe33ee99380d748c014a"),
-    "Scheduler.enqueue_request": (scrapy_redis.scheduler.Scheduler.enqueue_request,
-                                  "7802c29d2e4df3ffcc77964bfd7c5ffb1780514b579815cb7b2f88a9bbea54a0"),
-    "Scheduler.next_request": (scrapy_redis.scheduler.Scheduler.next_request,
-                               "ebb043f7cc1b3ed7e5d5441cd1b915acf0dbe406f993ea1aefc895333ae051fe"),
-    "RFPDupeFilter.request_seen": (scrapy_redis.dupefilter.RFPDupeFilter.request_seen,
-                                   "61368d6be1777988ad69f6c38ba4c97c0452ed2f04959b9fabf5d1ab42260a7a"),
-    "RFPDupeFilter.request_fingerprint": (scrapy_redis.dupefilter.RFPDupeFilter.request_fingerprint,
-                                          "9adda27d5520461d450fb37b08faa9543a101123bfe1d2f0e5d1204b0823d574"),
-}
-
-
-@pytest.mark.parametrize("name", sorted(PINS))
-def test_the_scrapy_redis_code_we_build_on_is_unchanged(name) -> None:
-    obj, pinned = PINS[name]
-    assert hashlib.sha256(inspect.getsource(obj).encode("utf-8")).hexdigest() == pinned, (
-        f"scrapy_redis {name} changed: re-check boilerstrip/distributed/scheduler.py and store.py")
 
 
 def test_the_versions_are_the_pinned_ones() -> None:
@@ -60,6 +37,31 @@ def test_the_versions_are_the_pinned_ones() -> None:
     for name in ("scrapy", "scrapy-redis", "redis"):
         assert f"{name}=={version(name)}\n" in requirements, name
     assert version("scrapy") == "2.19.0" and version("scrapy-redis") == "0.9.1"
+
+
+def test_a_worker_is_scrapy_redis_configured_through_its_settings() -> None:
+    settings = worker_settings("redis://127.0.0.1:6379/0", "c1", "w1")
+    assert issubclass(load_object(settings["SCHEDULER"]), scrapy_redis.scheduler.Scheduler)
+    assert issubclass(load_object(settings["SCHEDULER_QUEUE_CLASS"]), scrapy_redis.queue.PriorityQueue)
+    assert load_object(settings["DUPEFILTER_CLASS"]) is scrapy_redis.dupefilter.RFPDupeFilter
+    assert settings["SCHEDULER_PERSIST"] is True and settings["SCHEDULER_QUEUE_CONSUMER"] == "w1"
+
+
+def test_no_module_reaches_a_protected_scrapy_redis_name() -> None:
+    """A protected name of scrapy-redis may be overridden (the queue's serialization hooks), never reached
+    on a scrapy-redis object from outside, nor imported."""
+    own = {"_encode_request", "_decode_request"}  # LeasedPriorityQueue's own overrides
+    found = []
+    for path in sorted((ROOT / "boilerstrip").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("scrapy_redis"):
+                found += [f"{path.name}: import {a.name}" for a in node.names if a.name.startswith("_")]
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                if node.attr in own and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+                    found.append(f"{path.name}:{node.lineno}: .{node.attr} on another object")
+    assert not found, found
+    assert {"_encode_request", "_decode_request"} <= set(vars(LeasedPriorityQueue))
 
 
 def _scheduler(redis_url: str, crawl_id: str, worker: str):
@@ -76,6 +78,7 @@ def test_our_scheduler_speaks_scrapy_redis_formats_on_scrapy_2_19(redis_url) -> 
     a, spider = _scheduler(redis_url, "fmt", "a")
     b, _ = _scheduler(redis_url, "fmt", "b")
     try:
+        assert isinstance(a.queue, LeasedPriorityQueue) and a.queue.consumer == "a"
         first = Request("http://example.org/x", callback=spider.parse, errback=spider.errback, priority=-1,
                         meta={"boilerstrip_kind": "page"})
         a.ledger.request_scheduled(first)  # what the request_scheduled signal does before enqueue
@@ -84,19 +87,27 @@ def test_our_scheduler_speaks_scrapy_redis_formats_on_scrapy_2_19(redis_url) -> 
         b.ledger.request_scheduled(again)
         assert not b.enqueue_request(again)  # the shared dupefilter: another worker's copy is refused
         assert id(again) in b.dropped_first
-        # scrapy-redis's own queue class reads what we pushed (same key, score and serialization)
+        assert a.server.sismember(a.df.key, a.df.request_fingerprint(first))  # RFPDupeFilter's own fingerprint
+        # scrapy-redis's own queue class reads what we pushed (same key, score and serialization: Scrapy's
+        # public Request.to_dict under scrapy-redis's pickle)
         plain = scrapy_redis.queue.PriorityQueue(a.server, spider, a.queue_key)
         assert len(plain) == 1
+        (data, score), = a.server.zrange(a.queue_key, 0, 0, withscores=True)
+        assert score == 1 and request_from_dict(pickle.loads(data), spider=spider).url == "http://example.org/x"
+        popped = plain.pop()
+        assert popped.callback == spider.parse and popped.errback == spider.errback
+        plain.push(popped)  # ...and the other way round
         popped = b.next_request()
         assert popped.url == "http://example.org/x" and popped.callback.__name__ == "parse"
         assert popped.meta["boilerstrip_ledger_key"] == "http://example.org/x" and popped.priority == -1
         store = CrawlStore(a.server, "fmt")
         assert a.server.zcard(store.keys.inflight("b")) == 1 and len(plain) == 0
-        assert a.server.hget(store.keys.admitted, "http://example.org/x") == b"a"
-        # a retry of the popped request replaces it in the queue and leaves b's in-flight set
+        assert a.server.hget(store.keys.admitted, "http://example.org/x") == b"b"  # admitted when popped
+        # a retry of the popped request replaces it in the queue and leaves b's leases
         retry = popped.replace(dont_filter=True)
-        assert INFLIGHT_META in retry.meta and b.enqueue_request(retry)
+        assert LEASE_META in retry.meta and b.enqueue_request(retry)
         assert a.server.zcard(store.keys.inflight("b")) == 0 and len(plain) == 1
+        assert LEASE_META not in plain.pop().meta  # a lease is the consumer's, never serialized
     finally:
         a.close("finished")
         b.close("finished")

@@ -1,26 +1,30 @@
-"""The worker's side of the shared frontier: scrapy-redis's scheduler, made lossless and accountable.
+"""The worker's side of the shared frontier: scrapy-redis's scheduler on a leased queue, accountable.
 
-``RedisFrontierScheduler`` is scrapy-redis's ``Scheduler`` (its priority queue's serialized requests and its
-dupefilter's fingerprints, in their formats and keys) with three changes, all through
-:class:`boilerstrip.distributed.store.CrawlStore`'s scripts:
+``RedisFrontierScheduler`` is scrapy-redis's ``Scheduler`` with its public parts as they are configured by
+:func:`boilerstrip.distributed.worker.worker_settings`: ``SCHEDULER_QUEUE_CLASS`` is
+:class:`~boilerstrip.distributed.queue.LeasedPriorityQueue` (scrapy-redis's priority queue whose pop is a
+lease), ``DUPEFILTER_CLASS`` scrapy-redis's ``RFPDupeFilter``, ``SCHEDULER_PERSIST`` on. It changes:
 
-- **enqueue** checks the fingerprint, pushes the request, marks its URL admitted and acks the request it
-  replaces (a redirect hop or retry carries the in-flight token of its predecessor) in one script: a worker
-  killed between two of these steps cannot leave a URL seen but never queued.
-- **next_request** pops into this worker's in-flight set in one script (and tags the request with a token).
-- the requests a worker holds are **acked** when their URL settles (the ledger entry, and for an item its
-  JSONL line, are written in the same script) or, for sitemaps, when their callback has run
-  (:data:`request_done`, sent by :class:`~boilerstrip.distributed.worker.WorkerSpiderMiddleware`).
+- **enqueue_request**: the dupefilter's check and the push are one step (the queue's ``push`` with the
+  dupefilter's ``request_fingerprint`` and ``key``), and a redirect hop or retry releases the lease of the
+  request it replaces in that step;
+- **next_request**: the queue's pop leases the request to this worker; a page's URL is then entered as
+  admitted, within the crawl's page budget (:meth:`CrawlStore.admit`; a URL over it is settled
+  ``filtered:max_pages``);
+- the requests a worker holds are **acked** when their URL settles (:class:`WorkerLedger`: the ledger entry,
+  and for an item its JSONL line, commit in one transaction with the ack) or, for sitemaps, when their callback has run
+  (:data:`request_done`, sent by :class:`~boilerstrip.distributed.worker.WorkerSpiderMiddleware`);
+- the queue's heartbeat is refreshed every ``DistributedParams.heartbeat_s``, with the crawl's own side
+  (:meth:`CrawlStore.beat`: is the coordinator alive?).
 
-The ledger of a worker lives in Redis (:class:`WorkerLedger`), not in files: a worker killed with -9 loses
-nothing it settled, and whatever it held is requeued by the coordinator once its heartbeat expires.
-Scrapy's engine calls ``next_request`` only when something wakes it (a finished download, or its 5 s
-heartbeat): an idle worker is woken every ``DistributedParams.idle_poll_s`` (:meth:`RedisFrontierScheduler._wake`).
+A worker killed with -9 loses nothing it settled, and whatever it held is requeued by the coordinator once its
+heartbeat expires. Scrapy's engine calls ``next_request`` only when something wakes it (a finished download,
+or its 5 s heartbeat): an idle worker is woken every ``DistributedParams.idle_poll_s``
+(:meth:`RedisFrontierScheduler._wake`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import logging
 from typing import Any
@@ -34,6 +38,7 @@ from twisted.internet import task
 
 from boilerstrip.config import params_from_settings
 from boilerstrip.distributed.params import DistributedParams
+from boilerstrip.distributed.queue import LEASE_META, LeasedPriorityQueue
 from boilerstrip.distributed.store import CrawlStore
 from boilerstrip.feeds import SafeJsonLinesExporter
 from boilerstrip.items import EXPORT_FIELDS
@@ -41,12 +46,10 @@ from boilerstrip.ledger import admit, dropped_outcome, error_outcome, is_page, s
 from boilerstrip.meta import KIND_META, LEDGER_KEY, LEDGER_SKIP
 from boilerstrip.outcomes import url_settled
 
-__all__ = ["RedisFrontierScheduler", "WorkerLedger", "INFLIGHT_META", "request_done", "start_done"]
+__all__ = ["RedisFrontierScheduler", "WorkerLedger", "request_done", "start_done"]
 
 logger = logging.getLogger(__name__)
 
-#: meta: the in-flight token of a popped request (inherited by its redirect hops and retries)
-INFLIGHT_META = "_boilerstrip_inflight"
 #: meta: set when this worker gave the request its ledger key (its first scheduling)
 _FIRST_META = "_boilerstrip_first"
 #: meta of the wake-up request an idle worker crawls to make the engine look at the queue (never queued)
@@ -65,6 +68,8 @@ def _is_page(request: Any) -> bool:
 
 
 class RedisFrontierScheduler(ScrapyRedisScheduler):
+    queue: LeasedPriorityQueue
+
     @classmethod
     def from_crawler(cls, crawler: Any) -> "RedisFrontierScheduler":
         params = params_from_settings(crawler.settings, "distributed", DistributedParams)
@@ -79,8 +84,7 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
         self.params = params
         self.worker = params.worker_id
         self.store = CrawlStore(self.server, params.crawl_id)
-        self.held: dict[str, bytes] = {}  # token -> the serialized request as it sits in inflight:W
-        self.tokens_by_key: dict[str, set[str]] = {}  # ledger key -> tokens of its requests held here
+        self.leases_by_key: dict[str, set[str]] = {}  # ledger key -> leases of its requests held here
         self.dropped_first: set[int] = set()  # id() of first requests the dupefilter refused
         self.ledger = WorkerLedger(self, crawler)
         self._beat: task.LoopingCall | None = None
@@ -99,14 +103,19 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
     # -- lifecycle -----------------------------------------------------------------------------------------
     def open(self, spider: Any) -> Any:
         result = super().open(spider)
-        self.store.register(self.worker, self.params.heartbeat_ttl_s)
+        if not isinstance(self.queue, LeasedPriorityQueue) or self.queue.consumer != self.worker:
+            raise ValueError("a worker's SCHEDULER_QUEUE_CLASS is boilerstrip.distributed.queue.LeasedPriorityQueue, "
+                             "its SCHEDULER_QUEUE_CONSUMER the worker id (worker_settings sets both)")
+        self.queue.beat(self.params.heartbeat_ttl_s)
+        self.store.beat(self.worker)
         self._beat = task.LoopingCall(self._heartbeat)
         self._beat.start(self.params.heartbeat_s, now=False)
         return result
 
     def _heartbeat(self) -> None:
         try:
-            coordinated = self.store.beat(self.worker, self.params.heartbeat_ttl_s)
+            self.queue.beat(self.params.heartbeat_ttl_s)
+            coordinated = self.store.beat(self.worker)
         except redis.RedisError as exc:
             # Redis was gone past the outage limit (boilerstrip.distributed.connection): nothing this worker
             # crawls could be queued or settled any more, so it stops (its coordinator stops too)
@@ -117,7 +126,7 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
             # the coordinator's liveness key expired (CoordinatorParams.liveness_ttl_s): it died, and nobody
             # will call the crawl done, requeue a dead worker's requests or write the output
             logger.error("worker %s: the coordinator of crawl %s is gone (its liveness key expired): stopping; "
-                         "what this worker holds stays in Redis for `crawl --resume --redis`",
+                         "what this worker holds goes back to the queue in Redis for `crawl --resume --redis`",
                          self.worker, self.store.keys.crawl_id)
             self._stop("coordinator_lost")
 
@@ -131,14 +140,12 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
         for loop in (self._beat, self._poll):
             if loop is not None and loop.running:
                 loop.stop()
+        held = len(self.queue.held)
+        if held:
+            # stopped before the end (Ctrl-C, an error, a lost coordinator): what it holds goes back to the queue
+            logger.warning("worker %s stops holding %d requests: they go back to the queue", self.worker, held)
         try:
-            if self.held:
-                # stopped before the end (Ctrl-C, an error): its heartbeat goes now, so the coordinator requeues
-                # what it holds at once, as it would for a worker that died
-                logger.warning("worker %s stops holding %d requests: they go back to the queue", self.worker, len(self.held))
-                self.store.r.delete(self.store.keys.heartbeat(self.worker))
-            else:
-                self.store.leave(self.worker)
+            self.store.leave(self.worker, gave_back=self.queue.leave())
         except redis.RedisError as exc:  # Redis gone: its heartbeat expires there (if Redis comes back)
             logger.error("worker %s: cannot leave the crawl in Redis: %s", self.worker, exc)
         return super().close(reason)  # SCHEDULER_PERSIST: the shared queue and dupefilter stay
@@ -148,13 +155,12 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
 
     def spider_idle(self) -> None:
         """Nothing here and nothing queued: stay open until the coordinator says the crawl is done."""
-        if self.held:
+        if self.queue.held:
             # nothing runs in this engine any more: what is still held will not be acked by anyone
-            self.crawler.stats.inc_value(f"{STATS}/leaked_inflight", len(self.held))
-            logger.warning("worker %s: %d held requests finished without an ack; released", self.worker, len(self.held))
-            self.store.ack(self.worker, *self.held.values())
-            self.held.clear()
-            self.tokens_by_key.clear()
+            leaked = self.queue.ack(*list(self.queue.held))
+            self.crawler.stats.inc_value(f"{STATS}/leaked_inflight", leaked)
+            logger.warning("worker %s: %d held requests finished without an ack; released", self.worker, leaked)
+            self.leases_by_key.clear()
         if self.store.is_done():
             self.done_seen = True  # from now on the coordinator may finish and delete the crawl's keys
             return
@@ -177,77 +183,59 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
         if request.meta.get(_WAKE_META):
             return False  # see _wake
         first = bool(request.meta.pop(_FIRST_META, False))
-        token = request.meta.pop(INFLIGHT_META, None)
-        predecessor = self.held.get(token) if token else None
-        fingerprint = "" if request.dont_filter else self.df.request_fingerprint(request)
-        key = request.meta.get(LEDGER_KEY) if _is_page(request) else None
-        data = self.queue._encode_request(request)  # scrapy-redis's own format (docs/scrapy-internals.md)
-        pushed = self.store.push(self.worker, -request.priority, data, acked=predecessor, admit=key or "",
-                                 dupefilter=self.df.key, fingerprint=fingerprint, budget=self.params.max_pages)
-        if pushed == 2:
-            # the crawl's page budget (--max-pages), counted across workers: filtered before admission
-            self.dropped_first.add(id(request))  # the spider's "duplicate" report of this drop is not news
-            self.crawler.stats.inc_value("boilerstrip/filtered/max_pages")
-            self.store.settle(self.worker, key or request.url, "filtered", "max_pages", admitted=False)
-            return False
-        if not pushed:
+        lease = request.meta.get(LEASE_META)  # a hop or retry: it replaces the request holding this lease
+        fingerprint = None if request.dont_filter else self.df.request_fingerprint(request)
+        if not self.queue.push(request, fingerprint=fingerprint, seen_key=self.df.key):
             if first:
                 self.dropped_first.add(id(request))
-            if token:
-                request.meta[INFLIGHT_META] = token
             self.df.log(request, self.spider)
             return False
-        if predecessor is not None:
-            self._forget(token)
+        if lease:
+            self._forget(lease)
         if self.stats:
             self.stats.inc_value("scheduler/enqueued/redis")
         return True
 
     def next_request(self) -> Any:
-        data = self.store.pop(self.worker)
-        if data is None:
-            return None
-        try:
-            request = self.queue._decode_request(data)
-        except Exception:  # noqa: BLE001 - a request this worker cannot rebuild must not block the crawl
-            logger.exception("worker %s: cannot decode a queued request; dropped", self.worker)
-            self.crawler.stats.inc_value(f"{STATS}/undecodable")
-            self.store.ack(self.worker, data)
-            return None
-        token = hashlib.sha1(data).hexdigest()[:20]
-        request.meta[INFLIGHT_META] = token
-        self.held[token] = data
-        key = request.meta.get(LEDGER_KEY)
-        if key and _is_page(request):
-            self.tokens_by_key.setdefault(key, set()).add(token)
-        if self.stats:
-            self.stats.inc_value("scheduler/dequeued/redis")
-        return request
+        while True:
+            request = self.queue.pop()
+            if request is None:
+                return None
+            lease = request.meta[LEASE_META]
+            key = request.meta.get(LEDGER_KEY) if _is_page(request) else None
+            if key and not self.store.admit(self.worker, key, self.params.max_pages):
+                # the crawl's page budget (--max-pages), counted across workers: a new URL over it is entered
+                # once, not admitted, and never fetched
+                self.crawler.stats.inc_value("boilerstrip/filtered/max_pages")
+                self.store.settle(self.worker, key, "filtered", "max_pages", admitted=False,
+                                  also=lambda pipe, lease=lease: self.queue.ack(lease, pipeline=pipe))
+                continue
+            if key:
+                self.leases_by_key.setdefault(key, set()).add(lease)
+            if self.stats:
+                self.stats.inc_value("scheduler/dequeued/redis")
+            return request
 
-    def _forget(self, token: str) -> bytes | None:
-        data = self.held.pop(token, None)
-        for tokens in self.tokens_by_key.values():
-            tokens.discard(token)
-        return data
+    def _forget(self, lease: str) -> None:
+        for leases in self.leases_by_key.values():
+            leases.discard(lease)
 
-    def release_key(self, key: str) -> tuple[bytes, ...]:
-        """The held requests of ledger key ``key``, forgotten here (the caller acks them in Redis)."""
-        tokens = self.tokens_by_key.pop(key, set())
-        return tuple(d for d in (self.held.pop(t, None) for t in tokens) if d is not None)
+    def release_key(self, key: str) -> tuple[str, ...]:
+        """The leases of ledger key ``key`` held here, forgotten (the caller acks them with its settlement)."""
+        return tuple(self.leases_by_key.pop(key, ()))
 
     def request_done(self, request: Any) -> None:
-        token = request.meta.get(INFLIGHT_META)
-        if token and not _is_page(request):
-            data = self._forget(token)
-            if data is not None:
-                self.store.ack(self.worker, data)
+        lease = request.meta.get(LEASE_META)
+        if lease and not _is_page(request):
+            self._forget(lease)
+            self.queue.ack(lease)
 
 
 class WorkerLedger:
     """This worker's settlements, written to Redis (``outcomes``, ``records``) with the ack of what it held.
 
     The rules of :mod:`boilerstrip.ledger.rules` (a worker writes no ledger files): a URL is admitted when
-    the dupefilter lets its first request in; its key rides on every hop and retry; a duplicate the
+    its first request is popped (within the page budget); its key rides on every hop and retry; a duplicate the
     dupefilter refused was never admitted; a link filtered before scheduling is entered once as
     ``admitted: false``. Redis does what :class:`boilerstrip.ledger.Ledger` does in memory (the store's
     settle script enters each URL once).
@@ -274,8 +262,11 @@ class WorkerLedger:
         return self._buffer.getvalue()
 
     def _settle(self, key: str, outcome: str, reason: str = "", detail: str = "", line: bytes = b"") -> None:
-        acked = self.scheduler.release_key(key)
-        if not self.store.settle(self.worker, key, outcome, reason, detail, admitted=True, line=line, acked=acked):
+        leases = self.scheduler.release_key(key)
+        ack = self.scheduler.queue.ack
+        # the outcome and the ack of what was held for the URL commit together
+        if not self.store.settle(self.worker, key, outcome, reason, detail, admitted=True, line=line,
+                                 also=lambda pipe: ack(*leases, pipeline=pipe)):
             self.crawler.stats.inc_value(f"{STATS}/settled_again")
 
     def item_scraped(self, item: Any, response: Any = None) -> None:

@@ -1,128 +1,71 @@
-"""What a distributed crawl keeps in Redis, and every operation on it that must be atomic (Lua scripts).
+"""What a distributed crawl keeps in Redis beside its frontier, and the steps on it that must be atomic.
 
 One crawl = one id; every key starts with ``boilerstrip:crawl:ID:`` (:class:`CrawlKeys`). The frontier is
-scrapy-redis's: its priority queue (a sorted set of serialized requests) and its dupefilter (a set of
-fingerprints). Around it, what makes "nothing lost when a worker dies" and "done" decidable:
+scrapy-redis's, run through its public extension points: its scheduler, its ``RFPDupeFilter`` (a set of
+fingerprints) and a queue class of its kind, :class:`~boilerstrip.distributed.queue.LeasedPriorityQueue`
+(its priority queue, with a lease on every pop, a heartbeat per worker, and the requeue of a dead worker's
+leases). This module adds what is boilerstrip's own:
 
-- **in flight** (``inflight:W``, a sorted set per worker, member = the serialized request, score = its
-  queue score): a request popped from the queue moves there *in the same script* (:meth:`CrawlStore.pop`),
-  and leaves it when it is done (:meth:`ack`): its URL settled, or a successor (redirect hop, retry) pushed
-  in its place in the same script (:meth:`push`). A worker whose heartbeat key (``worker:W``, a TTL) has
-  expired is dead: :meth:`requeue_dead` moves its in-flight requests back to the queue with their scores.
-  This is a visibility timeout tied to the worker's life, not to a request's duration: a slow download is
-  never handed out twice while its worker lives, and a killed worker's requests come back one heartbeat
-  TTL later.
-- **the ledger** (``admitted``: URL -> worker that admitted it, set when the dupefilter let its first request
-  in; ``outcomes``: URL -> ``{"outcome", "reason", "detail", "admitted", "worker"}``; ``records``: URL -> its
-  JSONL line): settled by :meth:`settle` together with the ack, so a URL settled is never also in flight.
-  The first settlement stands; a repeat (a requeued request that had been settled) is counted, not kept.
-- **done** (:meth:`snapshot`): queue empty, no request in flight, every live worker past its start
-  requests; read in one script so no pop or push falls between the reads.
-
-Pure Python over a ``redis.Redis`` client: no Scrapy import.
+- **the ledger** (``admitted``: URL -> the worker that popped its first request, set when it is popped;
+  ``outcomes``: URL -> ``{"outcome", "reason", "detail", "admitted", "worker"}``; ``records``: URL -> its
+  JSONL line): :meth:`CrawlStore.settle` enters a URL once, in one transaction with the ack of the requests
+  the worker held for it (the queue's ``ack`` on the same pipeline), so a URL settled is never also leased;
+  a repeat (a requeued request that had been settled) is counted, not kept. :meth:`CrawlStore.admit` enters a URL in ``admitted`` and holds the
+  crawl's page budget (``--max-pages``) in one script;
+- **done** (:meth:`CrawlStore.snapshot`): the queue's :func:`~boilerstrip.distributed.queue.pending` (nothing
+  queued, nothing leased) and every live worker past its start requests;
+- the workers' bookkeeping (``started``, ``dead``, ``counters``), the coordinator's liveness key, ``go`` and
+  ``done``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import socket
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from boilerstrip.distributed.queue import consumers_key, heartbeat_key, leases_key, pending, requeue_expired
 
 __all__ = ["CrawlKeys", "CrawlStore", "Snapshot", "KEY_ROOT"]
 
 KEY_ROOT = "boilerstrip:crawl"
 
-# KEYS[1] queue, KEYS[2] inflight:W, KEYS[3] workers; ARGV[1] worker. Pops the best request into the worker's
-# in-flight set, and (re-)registers the worker so the snapshot counts what it holds.
-_POP = """
-local got = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-if #got == 0 then return false end
-redis.call('ZREM', KEYS[1], got[1])
-redis.call('ZADD', KEYS[2], got[2], got[1])
-redis.call('SADD', KEYS[3], ARGV[1])
-return got[1]
-"""
-
-# KEYS[1] worker:W, KEYS[2] workers, KEYS[3] started, KEYS[4] dead, KEYS[5] coordinator, KEYS[6] done; ARGV[1]
-# value, ARGV[2] ttl ms, ARGV[3] "1" when past its start requests, ARGV[4] worker. A worker taken for dead (its
-# reactor was blocked longer than the TTL) joins again with its next beat; what it held was requeued, and done
-# twice settles once. Returns 1 while the crawl has a coordinator (its liveness key) or is done, 0 when not.
+# KEYS[1] started, KEYS[2] dead, KEYS[3] coordinator, KEYS[4] done; ARGV[1] "1" when past its start requests,
+# ARGV[2] worker. A worker taken for dead (its reactor was blocked longer than the TTL) joins again with its
+# next beat; what it held was requeued, and done twice settles once. Returns 1 while the crawl has a
+# coordinator (its liveness key) or is done, 0 when not.
 _BEAT = """
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-redis.call('SADD', KEYS[2], ARGV[4])
-redis.call('SREM', KEYS[4], ARGV[4])
-if ARGV[3] == '1' then redis.call('SADD', KEYS[3], ARGV[4]) end
-if redis.call('EXISTS', KEYS[5]) == 1 or redis.call('EXISTS', KEYS[6]) == 1 then return 1 end
+redis.call('SREM', KEYS[2], ARGV[2])
+if ARGV[1] == '1' then redis.call('SADD', KEYS[1], ARGV[2]) end
+if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[4]) == 1 then return 1 end
 return 0
 """
 
-# KEYS[1] queue, KEYS[2] inflight:W, KEYS[3] admitted, KEYS[4] dupefilter; ARGV[1] score, ARGV[2] data,
-# ARGV[3] acked data or "", ARGV[4] ledger key to mark admitted ("" = none), ARGV[5] worker, ARGV[6] the
-# request's fingerprint ("" = dont_filter), ARGV[7] the page budget (0 = none). Returns 1 (queued), 0 (the
-# dupefilter has seen the fingerprint) or 2 (a new URL over the budget: not queued, fingerprint kept).
-_PUSH = """
-if ARGV[6] ~= '' and redis.call('SADD', KEYS[4], ARGV[6]) == 0 then return 0 end
-local budget = tonumber(ARGV[7])
-if ARGV[4] ~= '' and budget > 0 and redis.call('HEXISTS', KEYS[3], ARGV[4]) == 0
-   and redis.call('HLEN', KEYS[3]) >= budget then return 2 end
-redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
-if ARGV[3] ~= '' then redis.call('ZREM', KEYS[2], ARGV[3]) end
-if ARGV[4] ~= '' then redis.call('HSETNX', KEYS[3], ARGV[4], ARGV[5]) end
+# KEYS[1] admitted; ARGV[1] ledger key, ARGV[2] worker, ARGV[3] the page budget (0 = none).
+# Returns 1 (admitted now or before) or 0 (a new URL over the budget: not admitted).
+_ADMIT = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 1 end
+local budget = tonumber(ARGV[3])
+if budget > 0 and redis.call('HLEN', KEYS[1]) >= budget then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return 1
 """
 
-# KEYS[1] outcomes, KEYS[2] records, KEYS[3] inflight:W, KEYS[4] counters; ARGV[1] url, ARGV[2] entry JSON,
-# ARGV[3] "1" when admitted, ARGV[4] record line or "", ARGV[5..] acked data.
-# Returns 1 settled, 0 already settled (kept the first).
+# KEYS[1] outcomes, KEYS[2] records, KEYS[3] counters; ARGV[1] url, ARGV[2] entry JSON, ARGV[3] "1" when
+# admitted, ARGV[4] record line or "". Returns 1 settled, 0 already settled (kept the first).
 _SETTLE = """
-local settled = 0
 local old = redis.call('HGET', KEYS[1], ARGV[1])
 local replace = not old
 if old and ARGV[3] == '1' and not cjson.decode(old)['admitted'] then replace = true end
-if replace then
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-  if ARGV[4] ~= '' then redis.call('HSET', KEYS[2], ARGV[1], ARGV[4]) end
-  settled = 1
-else
-  redis.call('HINCRBY', KEYS[4], 'settled_again', 1)
+if not replace then
+  redis.call('HINCRBY', KEYS[3], 'settled_again', 1)
+  return 0
 end
-for i = 5, #ARGV do redis.call('ZREM', KEYS[3], ARGV[i]) end
-return settled
-"""
-
-# KEYS[1] queue, KEYS[2] inflight:W, KEYS[3] worker:W (heartbeat), KEYS[4] workers, KEYS[5] counters,
-# KEYS[6] started, KEYS[7] dead; ARGV[1] worker. Requeues a dead worker's requests; -1 when it is alive.
-_REQUEUE = """
-if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
-local held = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
-for i = 1, #held, 2 do redis.call('ZADD', KEYS[1], held[i + 1], held[i]) end
-redis.call('DEL', KEYS[2])
-redis.call('SREM', KEYS[4], ARGV[1])
-redis.call('SREM', KEYS[6], ARGV[1])
-redis.call('HINCRBY', KEYS[5], 'requeued', #held / 2)
-redis.call('HINCRBY', KEYS[5], 'presumed_dead', 1)
-redis.call('SADD', KEYS[7], ARGV[1])
-return #held / 2
-"""
-
-# KEYS[1] queue, KEYS[2] workers, KEYS[3] started; ARGV[1] the in-flight key prefix, ARGV[2] heartbeat prefix
-# -> {queued, in flight, live workers, live workers not past their start requests, dead workers}
-_SNAPSHOT = """
-local queued = redis.call('ZCARD', KEYS[1])
-local inflight, live, starting, dead = 0, 0, 0, 0
-for _, w in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-  inflight = inflight + redis.call('ZCARD', ARGV[1] .. w)
-  if redis.call('EXISTS', ARGV[2] .. w) == 1 then
-    live = live + 1
-    if redis.call('SISMEMBER', KEYS[3], w) == 0 then starting = starting + 1 end
-  else
-    dead = dead + 1
-  end
-end
-return {queued, inflight, live, starting, dead}
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[2], ARGV[1], ARGV[4]) end
+return 1
 """
 
 
@@ -139,7 +82,7 @@ class CrawlKeys:
 
     @property
     def queue(self) -> str:
-        return self._k("requests")  # scrapy-redis's priority queue
+        return self._k("requests")  # the queue (LeasedPriorityQueue: scrapy-redis's sorted set)
 
     @property
     def dupefilter(self) -> str:
@@ -147,17 +90,17 @@ class CrawlKeys:
 
     @property
     def workers(self) -> str:
-        return self._k("workers")
+        return consumers_key(self.queue)  # the queue's consumers: the workers
 
     @property
     def started(self) -> str:
         return self._k("started")  # workers whose start requests are all scheduled
 
     def heartbeat(self, worker: str) -> str:
-        return self._k(f"worker:{worker}")
+        return heartbeat_key(self.queue, worker)  # the queue's heartbeat of a consumer (value: pid, host)
 
     def inflight(self, worker: str) -> str:
-        return self._k(f"inflight:{worker}")
+        return leases_key(self.queue, worker)  # the requests a worker holds (the queue's leases)
 
     @property
     def admitted(self) -> str:
@@ -191,10 +134,6 @@ class CrawlKeys:
     def go(self) -> str:
         return self._k("go")  # set once the local workers are all up: start requests may be scheduled
 
-    @property
-    def budget(self) -> str:
-        return self._k("budget")  # page requests admitted so far (the shared --max-pages budget)
-
     def lease(self, host: str) -> str:
         return self._k(f"lease:{host}")  # per host: the leases held (sorted set, score = expiry ms)
 
@@ -227,31 +166,23 @@ class Snapshot:
 
 
 class CrawlStore:
-    """The atomic operations of one crawl on a ``redis.Redis`` client."""
+    """The crawl's own keys on a ``redis.Redis`` client (the frontier's are the queue's: :mod:`.queue`)."""
 
     def __init__(self, client: Any, crawl_id: str) -> None:
         self.r = client
         self.keys = CrawlKeys(crawl_id)
         self._started: set[str] = set()  # workers of this process past their start requests
-        self._pop = client.register_script(_POP)
         self._beat = client.register_script(_BEAT)
-        self._push = client.register_script(_PUSH)
+        self._admit = client.register_script(_ADMIT)
         self._settle = client.register_script(_SETTLE)
-        self._requeue = client.register_script(_REQUEUE)
-        self._snapshot = client.register_script(_SNAPSHOT)
 
     # -- workers -------------------------------------------------------------------------------------------
-    def register(self, worker: str, ttl_s: float) -> None:
-        self.beat(worker, ttl_s)
-
-    def beat(self, worker: str, ttl_s: float) -> bool:
-        """Refresh this worker's heartbeat; False when the crawl has lost its coordinator (its liveness key
-        expired, and the crawl is not done)."""
-        # the value says which process it is (a test or an operator can find the pid of a worker)
-        value = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "at": time.time()})
-        return bool(self._beat(keys=[self.keys.heartbeat(worker), self.keys.workers, self.keys.started, self.keys.dead,
-                                     self.keys.coordinator, self.keys.done],
-                               args=[value, max(1, int(ttl_s * 1000)), "1" if worker in self._started else "0", worker]))
+    def beat(self, worker: str) -> bool:
+        """The crawl's side of a worker's heartbeat (the queue keeps the heartbeat key itself): the worker is
+        no longer counted dead, and is past its start requests if it said so. False when the crawl has lost
+        its coordinator (its liveness key expired, and the crawl is not done)."""
+        return bool(self._beat(keys=[self.keys.started, self.keys.dead, self.keys.coordinator, self.keys.done],
+                               args=["1" if worker in self._started else "0", worker]))
 
     def coordinator_alive(self, ttl_s: float) -> None:
         """The coordinator says it lives, for ``ttl_s`` more (workers stop when this key expires)."""
@@ -261,54 +192,56 @@ class CrawlStore:
         self._started.add(worker)
         self.r.sadd(self.keys.started, worker)
 
-    def leave(self, worker: str) -> None:
-        """A worker that stops with nothing in flight."""
+    def leave(self, worker: str, gave_back: int = 0) -> None:
+        """A worker that stops (after its queue's ``leave``), having given back ``gave_back`` requests."""
         pipe = self.r.pipeline(transaction=True)
-        pipe.delete(self.keys.heartbeat(worker))
-        pipe.srem(self.keys.workers, worker)
         pipe.srem(self.keys.started, worker)
+        if gave_back:
+            pipe.hincrby(self.keys.counters, "requeued", gave_back)
         pipe.execute()
 
-    # -- frontier ------------------------------------------------------------------------------------------
-    def pop(self, worker: str) -> bytes | None:
-        return self._pop(keys=[self.keys.queue, self.keys.inflight(worker), self.keys.workers], args=[worker])
-
-    def push(self, worker: str, score: float, data: bytes, acked: bytes | None = None, admit: str = "",
-             dupefilter: str = "", fingerprint: str = "", budget: int = 0) -> int:
-        """Push ``data`` unless ``fingerprint`` is in ``dupefilter`` (0) or ``admit`` is a new URL and
-        ``budget`` URLs are admitted already (2); ack ``acked``; mark ``admit`` admitted. 1 when queued."""
-        return int(self._push(keys=[self.keys.queue, self.keys.inflight(worker), self.keys.admitted,
-                                    dupefilter or self.keys.dupefilter],
-                              args=[score, data, acked or b"", admit, worker, fingerprint, int(budget)]))
-
-    def ack(self, worker: str, *data: bytes) -> None:
-        if data:
-            self.r.zrem(self.keys.inflight(worker), *data)
+    # -- the ledger ----------------------------------------------------------------------------------------
+    def admit(self, worker: str, url: str, budget: int = 0) -> bool:
+        """Enter ``url`` as admitted (by ``worker``, if it is new); False when it is new and ``budget`` URLs are
+        admitted already (0 = no budget)."""
+        return bool(self._admit(keys=[self.keys.admitted], args=[url, worker, int(budget)]))
 
     def settle(self, worker: str, url: str, outcome: str, reason: str = "", detail: str = "",
-               admitted: bool = True, line: bytes = b"", acked: tuple[bytes, ...] = ()) -> bool:
+               admitted: bool = True, line: bytes = b"", also: Callable[[Any], Any] | None = None) -> bool:
+        """Enter ``url``'s outcome (and its JSONL ``line``); False when it was settled already (the first
+        stands, unless it was a not-admitted filter entry and this one is admitted). ``also(pipeline)`` queues
+        more writes to commit in the same transaction: the ack of the requests held for the URL."""
         entry = json.dumps({"outcome": outcome, "reason": reason, "detail": detail[:300], "admitted": admitted,
                             "worker": worker})
-        return bool(self._settle(keys=[self.keys.outcomes, self.keys.records, self.keys.inflight(worker),
-                                       self.keys.counters],
-                                 args=[url, entry, "1" if admitted else "0", line, *acked]))
+        pipe = self.r.pipeline(transaction=True)
+        self._settle(keys=[self.keys.outcomes, self.keys.records, self.keys.counters],
+                     args=[url, entry, "1" if admitted else "0", line], client=pipe)
+        if also is not None:
+            also(pipe)
+        return bool(pipe.execute()[0])
 
+    # -- the frontier, as the coordinator sees it ----------------------------------------------------------
     def requeue_dead(self) -> int:
-        """Requeue the in-flight requests of every registered worker whose heartbeat expired."""
-        total = 0
-        for raw in self.r.smembers(self.keys.workers):
-            worker = raw.decode()
-            moved = int(self._requeue(keys=[self.keys.queue, self.keys.inflight(worker), self.keys.heartbeat(worker),
-                                            self.keys.workers, self.keys.counters, self.keys.started,
-                                            self.keys.dead],
-                                      args=[worker]))
-            total += max(0, moved)
-        return total
+        """Give the leases of every worker whose heartbeat expired back to the queue, and count it."""
+        moved = requeue_expired(self.r, self.keys.queue)
+        if moved:
+            pipe = self.r.pipeline(transaction=True)
+            for worker, count in moved.items():
+                pipe.hincrby(self.keys.counters, "requeued", count)
+                pipe.hincrby(self.keys.counters, "presumed_dead", 1)
+                pipe.sadd(self.keys.dead, worker)
+                pipe.srem(self.keys.started, worker)
+            pipe.execute()
+        return sum(moved.values())
 
     def snapshot(self) -> Snapshot:
-        values = self._snapshot(keys=[self.keys.queue, self.keys.workers, self.keys.started],
-                                args=[self.keys.inflight(""), self.keys.heartbeat("")])
-        return Snapshot(*(int(v) for v in values))
+        # ``started`` first: a worker enters it only once its start requests are pushed, so a worker read as
+        # started has its start requests in the queue's counts read next; one that joins in between is live
+        # and not started there, so it counts as starting
+        started = {raw.decode() for raw in self.r.smembers(self.keys.started)}
+        frontier = pending(self.r, self.keys.queue)
+        starting = sum(1 for worker in frontier.live if worker not in started)
+        return Snapshot(frontier.queued, frontier.leased, len(frontier.live), starting, len(frontier.dead))
 
     def set_go(self) -> None:
         self.r.set(self.keys.go, "1")

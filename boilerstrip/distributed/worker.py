@@ -72,9 +72,11 @@ def worker_settings(redis_url: str, crawl_id: str, worker_id: str) -> dict[str, 
     """The Scrapy settings (command-line priority) that turn a ``site`` crawl into a worker of ``crawl_id``."""
     keys = CrawlKeys(crawl_id)
     return {
-        # the frontier: scrapy-redis's scheduler, queue and dupefilter on the crawl's keys
+        # the frontier: scrapy-redis's scheduler, a queue of its kind whose pop is a lease, and its
+        # dupefilter, on the crawl's keys
         "SCHEDULER": "boilerstrip.distributed.scheduler.RedisFrontierScheduler",
-        "SCHEDULER_QUEUE_CLASS": "scrapy_redis.queue.PriorityQueue",
+        "SCHEDULER_QUEUE_CLASS": "boilerstrip.distributed.queue.LeasedPriorityQueue",
+        "SCHEDULER_QUEUE_CONSUMER": worker_id,  # the queue's leases and heartbeat are the worker's
         "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
         "SCHEDULER_QUEUE_KEY": keys.queue,
         "SCHEDULER_DUPEFILTER_KEY": keys.dupefilter,
