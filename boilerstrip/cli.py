@@ -51,9 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
+    try:  # the commands are imported here: a Ctrl-C during those first moments ends as quietly as a later one
+        args = build_parser().parse_args(argv)
         return int(args._run(args) or 0)
     except KeyboardInterrupt:
         print("boilerstrip: interrupted", file=sys.stderr)

@@ -681,3 +681,16 @@ def test_the_export_counts_its_phases(tmp_path) -> None:
     assert ("reading records", 6) in seen and ("deduplicating", 0) in seen
     assert ("writing rows", stats["documents"]) in seen
     assert progress.line().startswith(f"export: writing rows {stats['documents']}/6 (")
+
+
+def test_ctrl_c_while_the_commands_are_still_being_imported_exits_130_without_a_traceback(monkeypatch, capsys) -> None:
+    """The first moments of a run are spent importing the commands (seconds on a loaded machine; CI once
+    sent Ctrl-C right then and got a traceback): that window ends like any later Ctrl-C."""
+    from boilerstrip import cli
+
+    def interrupted_import():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted_import)
+    assert cli.main(["crawl", "http://127.0.0.1:9/"]) == 130
+    assert capsys.readouterr().err == "boilerstrip: interrupted\n"
