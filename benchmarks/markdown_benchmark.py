@@ -227,13 +227,19 @@ def region_truth(region: etree._Element, keep: Callable[[str], bool] = lambda _t
 
 
 def _unmark(text: str) -> str:
-    """Markdown inline text as plain text (for matching): code backticks, "*" emphasis, links, escapes off."""
+    """Markdown inline text as plain text (for matching): code backticks, "*" emphasis, links, escapes off;
+    a code span's text as written (its "*" is C's pointer, not emphasis)."""
     text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    pieces = _CODE_SPAN_RE.split(text)  # text, then (backticks, code, text) for every span
+    return _norm("".join(piece.replace("\\|", "|") if i % 3 == 2 else "" if i % 3 == 1 else _unmark_prose(piece)
+                         for i, piece in enumerate(pieces)))
+
+
+def _unmark_prose(text: str) -> str:
     text = text.replace("<br>", " ").replace("\\|", "|")
     text = re.sub(r"\\([\\`*_{}\[\]()#+\-.!|<>~])", r"\1", text)
     text = re.sub(r"`+", "", text)
-    text = re.sub(r"(\*\*|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w))", "", text)  # "*" emphasis ("_" is in names)
-    return _norm(text)
+    return re.sub(r"(\*\*|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w))", "", text)  # "*" emphasis ("_" is in names)
 
 
 def score(markdown: str, truth: Truth) -> Counter:
