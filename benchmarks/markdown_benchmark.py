@@ -155,6 +155,16 @@ def _permalink(anchor: etree._Element) -> bool:
     text = "".join(anchor.itertext()).strip()
     if not href.startswith("#") or _WORD_RE.search(text) or len(text) > 3:
         return False
+    # a link to somewhere else in the page, or to nothing, is no permalink: docutils' "**" of
+    # "dict(**kwargs)" in a term, linked to an error message the page leaves out; a permalink's target
+    # holds the anchor (its section), sits inside a heading or term, or is an empty marker
+    fragment = href[1:]
+    targets = anchor.getroottree().getroot().xpath("//*[@id=$f or @name=$f]", f=fragment) if fragment else []
+    if fragment and not any(target in anchor.iterancestors() or not "".join(target.itertext()).strip()
+                           or target.xpath("ancestor::h1 | ancestor::h2 | ancestor::h3 | ancestor::h4 | "
+                                           "ancestor::h5 | ancestor::h6 | ancestor::dt")
+                           for target in targets):
+        return False
     return bool(anchor.xpath("ancestor::h1 | ancestor::h2 | ancestor::h3 | ancestor::h4 | ancestor::h5 | "
                              "ancestor::h6 | ancestor::dt | ancestor::caption | ancestor::figcaption | "
                              "ancestor::*[contains(@class, 'caption')]"))
@@ -189,8 +199,11 @@ class Truth:
     glyphs: Counter  # glyph -> how often the region's text holds it outside permalinks
 
 
-def region_truth(region: etree._Element, keep: Callable[[str], bool] = lambda _text: True) -> Truth:
-    """What the region holds; ``keep`` says whether an element's text is main content (WCXB-dev)."""
+def region_truth(region: etree._Element, keep: Callable[[str], bool] = lambda _text: True,
+                 keep_heading: Callable[[str], bool] | None = None) -> Truth:
+    """What the region holds; ``keep`` says whether an element's text is main content (WCXB-dev),
+    ``keep_heading`` whether a heading's is (default ``keep``)."""
+    keep_heading = keep_heading or keep
     pres = [t for pre in region.iter("pre") if not pre.xpath("ancestor::pre") and (t := _norm(pre.text_content()))]
     codes = []
     for code in region.iter("code", "tt", "kbd", "samp"):
@@ -219,7 +232,7 @@ def region_truth(region: etree._Element, keep: Callable[[str], bool] = lambda _t
     for symbol in symbols:
         glyphs[symbol] = plain.count(symbol)
     return Truth([p for p in pres if keep(p)], [c for c in codes if keep(c)],
-                 [r for r in rows if keep(" ".join(r))], [h for h in headings if keep(h[1])],
+                 [r for r in rows if keep(" ".join(r))], [h for h in headings if keep_heading(h[1])],
                  [c for c in cells if keep(c)], glyphs)
 
 
@@ -342,7 +355,11 @@ def wcxb_pages(folder: Path, cap: int) -> Iterator[tuple[str, str, Truth]]:
     random.Random(SEED).shuffle(chosen)
     for page_id, data in sorted(chosen[: cap * 3]):
         entry = truths[page_id]
-        main = _norm(entry.get("articleBody") or entry.get("text") or "") if isinstance(entry, dict) else ""
+        raw = (entry.get("articleBody") or entry.get("text") or "") if isinstance(entry, dict) else ""
+        main = _norm(raw)
+        # a heading of the main text is a line of its own there (a heading's words found inside a
+        # sentence, "See The Locking Clause below", are a link to it, and the heading is elsewhere)
+        lines = {_norm(line) for line in raw.split("\n")}
         if not main:
             continue
         page, _encoding = decode_html(data)
@@ -353,7 +370,8 @@ def wcxb_pages(folder: Path, cap: int) -> Iterator[tuple[str, str, Truth]]:
         body = _first(document, "//body")
         if body is None:
             continue
-        truth = region_truth(body, keep=lambda text, main=main: len(text) >= MIN_CODE_CHARS and text in main)
+        truth = region_truth(body, keep=lambda text, main=main: len(text) >= MIN_CODE_CHARS and text in main,
+                             keep_heading=lambda text, lines=lines: text in lines)
         if truth.pres or truth.codes or truth.rows:
             yield page, (entry.get("url") if isinstance(entry, dict) else None) or f"https://wcxb.invalid/{page_id}", truth
             cap -= 1

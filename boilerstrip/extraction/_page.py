@@ -3,6 +3,7 @@ container, and the sanity checks on a rung's result."""
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from lxml import etree
@@ -456,6 +457,11 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
     # headings with nothing after them are section titles of pruned blocks
     while indices and kinds[indices[-1]] in HEADING_TAGS:
         indices.pop()
+    if headline_at is not None and indices and headline_at > indices[0]:
+        # a heading inside the text (after a version banner, a byline) is not the page's headline: it
+        # stays in its place as one of the text's headings (no heading is lost)
+        bisect.insort(indices, headline_at)
+        headline_at = None
     total = sum(chars[i] for i in indices)
     link_total = sum(links[i] for i in indices)
     density = link_total / total if total else 0.0
@@ -469,8 +475,6 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
         reason = "link_density_high"
     else:
         reason = "accepted"
-    if headline_at is not None and indices and headline_at > indices[0]:
-        headline_at = None  # a heading inside the text is not the page's headline
     if headline_at is None and headline and indices:
         # the headline outside the chosen container, just before it (a reference page's title box):
         # the Markdown opens with it all the same
