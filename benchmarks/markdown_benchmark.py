@@ -28,9 +28,9 @@ Figures, each a share over the package's elements (pages pooled):
   heading is a cell's text) written as a ``#`` heading;
   ``headings_h2_4`` the same without ``<h1>`` (boilerstrip gives a page's headline as ``title``);
 - ``cells``: table cells whose text is anywhere in the Markdown;
-- ``glyph_pages``: share of pages whose Markdown holds a permalink glyph ("¶", "§", "#"...: the text of a
-  symbol-only link to a fragment in a heading or term of the region) more often than the region's text
-  does without those links. Lower is better.
+- ``glyph_pages``: share of pages whose Markdown (or ``text``) holds a permalink glyph ("¶", "§", "#"...: the
+  text of a symbol-only link in a heading or term of the region to that place) more often than the
+  region's text does without those links. Lower is better.
 
 Peers: trafilatura's ``extract(output_format="markdown", include_tables=True, include_formatting=True)``.
 Tuning was done on sphinx-doc, python-django-doc, docbook-xsl-doc-html, debian-handbook and WCXB-dev;
@@ -255,8 +255,9 @@ def _unmark_prose(text: str) -> str:
     return re.sub(r"(\*\*|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w))", "", text)  # "*" emphasis ("_" is in names)
 
 
-def score(markdown: str, truth: Truth) -> Counter:
-    """Hits and totals of each figure for one page (``<figure>`` and ``<figure>_of`` keys)."""
+def score(markdown: str, truth: Truth, text: str = "") -> Counter:
+    """Hits and totals of each figure for one page (``<figure>`` and ``<figure>_of`` keys); ``text``, the
+    extractor's plain text where it gives one, is scored for glyphs too."""
     out: Counter = Counter()
     fences = [_norm(m.group(2)) for m in _FENCE_RE.finditer(markdown)]
     outside = _FENCE_RE.sub("\n", markdown)
@@ -291,7 +292,8 @@ def score(markdown: str, truth: Truth) -> Counter:
         out["cells_of"] += 1
         out["cells"] += cell in plain
     out["glyph_pages_of"] += 1
-    out["glyph_pages"] += any(markdown.count(symbol) > count for symbol, count in truth.glyphs.items())
+    out["glyph_pages"] += any(max(markdown.count(symbol), text.count(symbol)) > count
+                              for symbol, count in truth.glyphs.items())
     return out
 
 
@@ -308,8 +310,9 @@ def _in_order(cells: list[str], line: str) -> bool:
 # --- the extractors --------------------------------------------------------------------------------
 
 
-def boilerstrip_markdown(page: str, url: str) -> str:
-    return extract(page, url=url).markdown
+def boilerstrip_markdown(page: str, url: str) -> tuple[str, str]:
+    result = extract(page, url=url)
+    return result.markdown, result.text
 
 
 def trafilatura_markdown(page: str, url: str) -> str:
@@ -319,7 +322,8 @@ def trafilatura_markdown(page: str, url: str) -> str:
                                include_formatting=True) or ""
 
 
-EXTRACTORS: dict[str, Callable[[str, str], str]] = {"boilerstrip": boilerstrip_markdown,
+#: each gives the page's Markdown, or (Markdown, text) when it also gives a plain text
+EXTRACTORS: dict[str, Callable[[str, str], str | tuple[str, str]]] = {"boilerstrip": boilerstrip_markdown,
                                                     "trafilatura": trafilatura_markdown}
 
 
@@ -392,11 +396,12 @@ def run(sets: list[tuple[str, Iterator[tuple[str, str, Truth]]]], extractors: li
             count += 1
             for extractor in extractors:
                 try:
-                    markdown = EXTRACTORS[extractor](page, url)
+                    output = EXTRACTORS[extractor](page, url)
                 except Exception as exc:  # noqa: BLE001 - a peer's crash is a miss on this page, not a stop
                     print(f"  {extractor} failed on {url}: {exc!r}", file=sys.stderr)
-                    markdown = ""
-                totals[extractor] += score(markdown, truth)
+                    output = ""
+                markdown, text = output if isinstance(output, tuple) else (output, "")
+                totals[extractor] += score(markdown, truth, text)
         results[name] = {"pages": count, "seconds": round(time.perf_counter() - started, 1),
                          **{extractor: _figures(totals[extractor]) for extractor in extractors}}
         print(_row(name, results[name], extractors), flush=True)
