@@ -77,6 +77,7 @@ LOWER_IS_BETTER = frozenset(("glyph_pages",))
 _WORD_RE = re.compile(r"\w")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n(.*?)^ {0,3}\1[ \t]*$", re.MULTILINE | re.DOTALL)
 _CODE_SPAN_RE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+_ATX_MARK_RE = re.compile(r"^ {0,3}#{1,6}(?=[ \t])", re.MULTILINE)
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
 
 
@@ -294,7 +295,9 @@ def score(markdown: str, truth: Truth, text: str = "") -> Counter:
         out["cells_of"] += 1
         out["cells"] += cell in plain
     out["glyph_pages_of"] += 1
-    out["glyph_pages"] += any(max(markdown.count(symbol), text.count(symbol)) > count
+    # a heading's "#" marks are Markdown, not a permalink's "#"
+    unmarked = _ATX_MARK_RE.sub("", markdown)
+    out["glyph_pages"] += any(max(unmarked.count(symbol), text.count(symbol)) > count
                               for symbol, count in truth.glyphs.items())
     return out
 

@@ -60,6 +60,13 @@ def test_a_link_in_a_term_to_elsewhere_is_no_permalink() -> None:
     assert truth.glyphs == {"¶": 0}
 
 
+def test_a_headings_hash_marks_are_no_glyph() -> None:
+    truth = _truth('<h2 id="a">Setup<a href="#a">#</a></h2><p>Press # to start.</p>')
+    assert truth.glyphs == {"#": 1}
+    assert bench.score("## Setup\n\nPress # to start.", truth)["glyph_pages"] == 0
+    assert bench.score("## Setup #\n\nPress # to start.", truth)["glyph_pages"] == 1
+
+
 def test_check_compares_each_figure_in_its_direction() -> None:
     results = {"p": {"boilerstrip": {"rows": 0.7, "glyph_pages": 0.02}}}
     assert bench.check(results, {"p": {"rows": 0.8, "glyph_pages": 0.0}}) == [
