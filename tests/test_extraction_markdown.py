@@ -323,6 +323,21 @@ def test_a_headline_below_a_banner_stays_as_a_heading() -> None:
     assert "## What is a queue?" in result.markdown
 
 
+def test_a_heading_whose_id_is_its_own_words_is_kept() -> None:
+    # a wiki's anchors: "login", "feedback" are furniture words, here the heading's own subject
+    body = "<p>" + "A sentence of the article that explains the tool at some length. " * 4 + "</p>"
+    sections = "".join(f'<div class="mw-heading"><h3 id="{slug}">{title}</h3></div>{body}' for slug, title in (
+        ("Usage", "Usage"), ("Login_shell", "Login shell"), ("Enable_password_input_feedback",
+                                                              "Enable password input feedback")))
+    result = extract(f"<html><head><title>Sudo</title></head><body><main><h1>Sudo</h1>{body}{sections}</main></body></html>")
+    for title in ("Usage", "Login shell", "Enable password input feedback"):
+        assert f"### {title}\n" in result.markdown, title
+    # an id that is not the heading's words still counts ("login" box titled otherwise)
+    box = extract(f"<html><head><title>Sudo</title></head><body><main><h1>Sudo</h1>{body}"
+                  f"<h3 id='login-box'>Members area</h3>{body}</main></body></html>")
+    assert "Members area" not in box.markdown
+
+
 # --- data tables are not link lists ------------------------------------------------------------------
 
 
