@@ -4,6 +4,7 @@ container, and the sanity checks on a rung's result."""
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lxml import etree
@@ -303,7 +304,8 @@ def is_data_table(table: etree._Element, params: ExtractionParams) -> bool:
     return any(count > params.min_text_column_share * rows for count in text_cells.values())
 
 
-def _data_table_link_sums(page: PageStats, inside, params: ExtractionParams) -> list[int] | None:
+def _data_table_link_sums(page: PageStats, inside: Callable[[int, int], bool],
+                          params: ExtractionParams) -> list[int] | None:
     """Prefix sums of the link characters of the rows of the data tables (``is_data_table``) inside the
     container, or None when there are none with links (0: off)."""
     if not params.min_data_table_rows:
