@@ -67,6 +67,10 @@ SITES = {
                               "//div[@id='yui-main']",
                               ("//div[contains(@class, 'sphinxsidebar')]", "//div[@id='hd']",
                                "//div[@id='ft']", "//div[contains(@class, 'nav')]")),
+    # added 2026-12-03 (issue 24, last pass): Celery's Sphinx theme, whose pages nobody tuned on
+    "python-celery-doc": Site("python-celery-doc", Path("/usr/share/doc/python-celery-doc/html"), "index.html",
+                              "//div[@role='main']",
+                              ("//div[contains(@class, 'sphinxsidebar')]", "//div[@class='related']")),
 }
 
 

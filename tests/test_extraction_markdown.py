@@ -312,6 +312,65 @@ def test_the_markdown_opens_with_the_headline_the_text_leaves_to_the_title() -> 
     assert "## Traps" in result.markdown
 
 
+def test_a_headline_below_a_banner_stays_as_a_heading() -> None:
+    # a version banner above the page's <h1> (Celery's Sphinx theme): the <h1> is no longer the first
+    # block, so it is not the headline the Markdown opens with; it was then lost from both
+    body = "<p>" + "A sentence of the guide that explains the subject well. " * 6 + "</p>"
+    result = extract("<html><head><title>Introduction to Celery - Docs</title></head><body><div role='main'>"
+                     "<p>This document describes the current stable version of Celery.</p>"
+                     f"<h1>Introduction to Celery</h1>{body}<h2>What is a queue?</h2>{body}</div></body></html>")
+    assert "stable version of Celery.\n\n# Introduction to Celery\n\nA sentence" in result.markdown
+    assert "## What is a queue?" in result.markdown
+
+
+def test_a_heading_whose_id_is_its_own_words_is_kept() -> None:
+    # a wiki's anchors: "login", "feedback" are furniture words, here the heading's own subject
+    body = "<p>" + "A sentence of the article that explains the tool at some length. " * 4 + "</p>"
+    sections = "".join(f'<div class="mw-heading"><h3 id="{slug}">{title}</h3></div>{body}' for slug, title in (
+        ("Usage", "Usage"), ("Login_shell", "Login shell"), ("Enable_password_input_feedback",
+                                                              "Enable password input feedback")))
+    result = extract(f"<html><head><title>Sudo</title></head><body><main><h1>Sudo</h1>{body}{sections}</main></body></html>")
+    for title in ("Usage", "Login shell", "Enable password input feedback"):
+        assert f"### {title}\n" in result.markdown, title
+    # an id that is not the heading's words still counts ("login" box titled otherwise)
+    box = extract(f"<html><head><title>Sudo</title></head><body><main><h1>Sudo</h1>{body}"
+                  f"<h3 id='login-box'>Members area</h3>{body}</main></body></html>")
+    assert "Members area" not in box.markdown
+
+
+# --- data tables are not link lists ------------------------------------------------------------------
+
+
+def _api_page(table: str) -> str:
+    prose = "".join(f"<p>{'This paragraph of the reference explains the module, with commas, at length. ' * 4}</p>"
+                    for _ in range(4))
+    return (f"<html><head><title>API</title></head><body><main><h1>API</h1>{prose}{table}{prose}</main>"
+            f"</body></html>")
+
+
+def _table(rows: list[tuple[str, str]]) -> str:
+    return "<table>" + "".join(f"<tr><td>{a}</td><td>{b}</td></tr>" for a, b in rows) + "</table>"
+
+
+def test_a_table_of_linked_names_and_descriptions_is_kept() -> None:
+    # an API table: a link cell (long names) and a short description; over half its text is link text
+    rows = [(f'<a href="#celery.app.module{i}"><code>celery.app.module_number_{i}</code></a>', f"Part {i}.")
+            for i in range(6)]
+    result = extract(_api_page(_table(rows)))
+    for i in range(6):
+        assert f"| `celery.app.module_number_{i}` | Part {i}. |" in result.markdown, result.markdown
+    off = extract(_api_page(_table(rows)), params=ExtractionParams(min_data_table_rows=0))
+    assert "module_number_0" not in off.markdown  # dropped as a link list without the rule
+
+
+def test_a_table_of_links_only_is_still_a_link_list() -> None:
+    # navigation in a table: every cell a link ("Prev | Up | Next" over titles that are links too)
+    rows = [(f'<a href="/p{i}">Previous page number {i}</a>', f'<a href="/n{i}">Next page number {i}</a>')
+            for i in range(4)]
+    result = extract(_api_page(_table(rows)))
+    assert "Previous page number" not in result.markdown
+
+
 # --- the block's Markdown through the record and the cross-page pass ---------------------------------
 
 

@@ -44,12 +44,27 @@ def test_the_scorer_reads_the_structure_of_the_markdown() -> None:
     for figure in ("pre_fenced", "code_spans", "rows", "headings", "cells"):
         assert figures[figure] == figures[f"{figure}_of"] > 0, figure
     assert figures["glyph_pages"] == 0
+    assert bench.score(good, truth, text="Setup¶ Run make all.")["glyph_pages"] == 1  # the text is scored too
     bad = "Setup¶\n\nRun make all.\n\nmake all make test\n\nKey\n\nValue\n\none\n\n1"
     figures = bench.score(bad, truth)
     for figure in ("pre_fenced", "code_spans", "rows", "headings"):
         assert figures[figure] == 0, figure
     assert figures["cells"] == figures["cells_of"]  # the cells' text is there, not their rows
     assert figures["glyph_pages"] == 1
+
+
+def test_a_link_in_a_term_to_elsewhere_is_no_permalink() -> None:
+    # docutils: "dict(**kwargs)" whose "**" links to an error message elsewhere (or nowhere)
+    truth = _truth('<dl><dt id="d">dict(<a href="#id1"><span id="id2">**</span></a>kwargs)'
+                   '<a class="headerlink" href="#d">¶</a></dt><dd>A mapping.</dd></dl>')
+    assert truth.glyphs == {"¶": 0}
+
+
+def test_a_headings_hash_marks_are_no_glyph() -> None:
+    truth = _truth('<h2 id="a">Setup<a href="#a">#</a></h2><p>Press # to start.</p>')
+    assert truth.glyphs == {"#": 1}
+    assert bench.score("## Setup\n\nPress # to start.", truth)["glyph_pages"] == 0
+    assert bench.score("## Setup #\n\nPress # to start.", truth)["glyph_pages"] == 1
 
 
 def test_check_compares_each_figure_in_its_direction() -> None:

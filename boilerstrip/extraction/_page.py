@@ -3,6 +3,8 @@ container, and the sanity checks on a rung's result."""
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lxml import etree
@@ -278,6 +280,59 @@ def is_inflow_box(page: PageStats, element: etree._Element, start: int, end: int
     return False
 
 
+def is_data_table(table: etree._Element, params: ExtractionParams) -> bool:
+    """A table of data, not of navigation: one of its columns is mostly text of its own. At least
+    ``min_data_table_rows`` rows of two or more cells (header rows, all ``<th>``, left out), and a column
+    where more than ``min_text_column_share`` of those rows hold a cell whose text is at most
+    ``max_data_cell_link_density`` link text (an API table: a linked name, then its description)."""
+    text_cells: dict[int, int] = {}
+    rows = 0
+    for row in table.iter("tr"):
+        cells = [cell for cell in row if cell.tag in ("td", "th")]
+        if len(cells) < 2 or all(cell.tag == "th" for cell in cells):
+            continue
+        rows += 1
+        for column, cell in enumerate(cells):
+            text = "".join("".join(cell.itertext()).split())
+            if not text:
+                continue
+            linked = sum(len("".join("".join(a.itertext()).split())) for a in cell.iter("a"))
+            if linked <= params.max_data_cell_link_density * len(text):
+                text_cells[column] = text_cells.get(column, 0) + 1
+    if rows < params.min_data_table_rows:
+        return False
+    return any(count > params.min_text_column_share * rows for count in text_cells.values())
+
+
+def _data_table_link_sums(page: PageStats, inside: Callable[[int, int], bool],
+                          params: ExtractionParams) -> list[int] | None:
+    """Prefix sums of the link characters of the rows of the data tables (``is_data_table``) inside the
+    container, or None when there are none with links (0: off)."""
+    if not params.min_data_table_rows:
+        return None
+    seg = page.seg
+    kinds, links = seg.kinds, seg.link_chars
+    rows: list[tuple[int, int]] = []
+    for element, (start, end) in seg.ranges.items():
+        if element.tag != "table" or not inside(start, end):
+            continue
+        if seg.sum_link_chars[end] == seg.sum_link_chars[start] or "tr" not in kinds[start:end]:
+            continue
+        if is_data_table(element, params):
+            rows.append((start, end))
+    if not rows:
+        return None
+    counted = [0] * len(seg)
+    for start, end in rows:
+        for i in range(start, end):
+            if kinds[i] == "tr":
+                counted[i] = links[i]
+    sums = [0] * (len(seg) + 1)
+    for i, value in enumerate(counted):
+        sums[i + 1] = sums[i] + value
+    return sums
+
+
 def select_blocks(page: PageStats, containers: list[etree._Element], params: ExtractionParams) -> Selection:
     """Blocks of ``containers`` (document order) minus boilerplate, link lists, captions and the headline;
     then the sanity checks."""
@@ -322,13 +377,18 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
     before_link_lists = bytes(keep)
     list_spans: list[tuple[int, int]] = []  # the link lists dropped that are list elements
     max_inner = params.max_inner_link_density
+    # the links of a data table's rows do not make it, or what holds it, a link list
+    data_links = _data_table_link_sums(page, inside, params)
     for element, (start, end) in seg.ranges.items():
         if end - start < 2 or element.tag not in LINK_LIST_TAGS or element in container_set:
             continue
         if not inside(start, end):
             continue
         total = seg.text_chars(start, end)
-        if total <= limit and seg.link_density(start, end) > max_inner:
+        if total <= limit and seg.link_density(start, end) > max_inner and not (
+            data_links and (seg.sum_link_chars[end] - seg.sum_link_chars[start]
+                            - data_links[end] + data_links[start]) <= max_inner * total
+        ):
             if element.tag in LIST_ELEMENT_TAGS:
                 list_spans.append((start, end))
             drop(start, end)
@@ -399,6 +459,11 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
     # headings with nothing after them are section titles of pruned blocks
     while indices and kinds[indices[-1]] in HEADING_TAGS:
         indices.pop()
+    if headline_at is not None and indices and headline_at > indices[0]:
+        # a heading inside the text (after a version banner, a byline) is not the page's headline: it
+        # stays in its place as one of the text's headings (no heading is lost)
+        bisect.insort(indices, headline_at)
+        headline_at = None
     total = sum(chars[i] for i in indices)
     link_total = sum(links[i] for i in indices)
     density = link_total / total if total else 0.0
@@ -412,8 +477,6 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
         reason = "link_density_high"
     else:
         reason = "accepted"
-    if headline_at is not None and indices and headline_at > indices[0]:
-        headline_at = None  # a heading inside the text is not the page's headline
     if headline_at is None and headline and indices:
         # the headline outside the chosen container, just before it (a reference page's title box):
         # the Markdown opens with it all the same

@@ -497,6 +497,25 @@ def opens_with_permalinked_heading(element: etree._Element) -> bool:
     return False
 
 
+_ID_WORD_RE = re.compile(r"[^\W_]+")
+
+
+def _id_of_own_words(eid: str, heading: etree._Element) -> bool:
+    """Is ``eid`` made from the heading's own words ("Login_shell", "h-disable-root-login")? Every word of
+    the heading is in it, in order, and they are most of its words (a generator's short prefix aside)."""
+    id_words = [word.lower() for word in _ID_WORD_RE.findall(eid)]
+    text_words = [word.lower() for word in _ID_WORD_RE.findall("".join(heading.itertext()))]
+    if not text_words or 2 * len(text_words) < len(id_words):
+        return False
+    at = 0
+    for word in text_words:
+        try:
+            at = id_words.index(word, at) + 1
+        except ValueError:
+            return False
+    return True
+
+
 def _holds_permalink(heading: etree._Element) -> bool:
     """Does ``heading`` hold a permalink to itself or its section (``is_permalink``), or does one stand
     right before it in its section (rustdoc's ``<section id=m><a href="#m">§</a><h4>fn next(...)</h4>``)?"""
@@ -727,6 +746,11 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                         # from its heading's words ("s-testing-tools" over "Testing tools", "s-comments"
                         # over "Comments"): the id names its subject, not a piece of furniture, a comment
                         # thread or a cookie banner; its class words still count
+                        verdict, weight = classify_attributes(cls or "")
+                    elif (verdict in _FURNITURE_VERDICTS and eid and tag in HEADING_TAGS and _id_of_own_words(eid, element)
+                          and classify_attributes(cls or "")[0] not in _FURNITURE_VERDICTS):
+                        # a heading's id made from its own words ("Login_shell" over "Login shell", a wiki's
+                        # anchor) is the heading's address, not a login box; its class words still count
                         verdict, weight = classify_attributes(cls or "")
                     elif verdict == BOILERPLATE and heading_depth and tag not in BLOCK_TAGS:
                         # a heading is read whole: the class of a link or span in it names how the heading

@@ -221,6 +221,18 @@ class ExtractionParams:
     #: off 0.8182 (listing 0.540), on 0.8226 (listing 0.571); accepting such results at once instead of as
     #: the last resort scored 0.8174 (a small list beat the later rungs).
     keep_link_list_content: bool = True
+    #: A data table is never a link list (``_page.is_data_table``): a table of at least this many rows of
+    #: two or more cells (header rows left out) with a column where more than ``min_text_column_share``
+    #: of the rows hold a cell of at most ``max_data_cell_link_density`` link text. Its rows' links do
+    #: not count in the link density of the table or of what holds it (an API table: a linked name, a
+    #: description; a table of products: a linked name, a price). 0: off. Tuned on sphinx-doc, Django,
+    #: libpam-doc and WCXB-dev's tables (python-celery-doc held out): see docs/extraction.md.
+    min_data_table_rows: int = 2
+    #: ...more than half the rows: a navigation table ("Prev | Up | Next" over "title | Home | title")
+    #: has at most half its cells in one column as plain text
+    min_text_column_share: float = 0.5
+    #: ...a cell at most half link text is a cell of text ("`Task` | the task's class")
+    max_data_cell_link_density: float = 0.5
     #: ...and, on a page with more text than that, when the lists hold at least this many times the text
     #: left without them (a list page with an introduction: "List of ...", a blog index with a lead), they
     #: are kept and the result accepted (0: off). Sweep (WCXB tuning / held-out / article benchmark): off
