@@ -251,7 +251,7 @@ def extract(
         if html[:2] == b"\x1f\x8b" or _looks_binary(html[:_SNIFF_CHARS], params):
             return _empty("binary_input", flags)
         html, _encoding = decode_html(html)
-    if not html.strip():
+    if not html or html.isspace():  # (strip() would copy a page that ends with a newline)
         return _empty("empty_input", flags)
     if _looks_binary(html[:_SNIFF_CHARS], params):
         return _empty("binary_input", flags)
