@@ -321,6 +321,31 @@ def run_all(
     return Run(sets, predictions, seconds, set_seconds)
 
 
+def speed_figures(run: Run) -> dict:
+    """{"pages_per_cpu_second": {extractor: {set: pages}}, "ratio": {set: boilerstrip / trafilatura}}."""
+    figures: dict = {"pages_per_cpu_second": {name: {set_name: run.pages_per_second(name, set_name)
+                                                      for set_name in run.sets} for name in run.seconds}}
+    if "trafilatura" in run.seconds and OURS in run.seconds:
+        figures["ratio"] = {set_name: run.speed_ratio(set_name) for set_name in run.sets}
+    return figures
+
+
+def speed_in_fresh_process(sets: str = "article", repeat: int = 3, timeout_s: float = 900.0) -> dict:
+    """``speed_figures`` of boilerstrip against trafilatura on ``sets``, measured by this script in a new
+    Python process (the same interpreter): the figures of a process that has done nothing else. Inside a
+    long-lived process (a test suite) the heap, the allocator's state and the caches of everything run
+    before weigh on both extractors, unequally. Raises RuntimeError when the measurement fails."""
+    import subprocess
+
+    command = [sys.executable, str(Path(__file__).resolve()), "--sets", sets, "--peers", "trafilatura",
+               "--repeat", str(repeat), "--speed-json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, cwd=REPO_ROOT)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"speed measurement failed (exit {done.returncode}): {done.stderr.strip()[-2000:]}")
+    return json.loads(lines[-1])
+
+
 def _row(label: str, values: list[float | None], width: int = 12) -> str:
     cells = "".join(f"{'-' if v is None else format(v, '.4f'):>{width}}" for v in values)
     return f"{label:<26}{cells}"
@@ -455,6 +480,9 @@ def main(argv: list[str] | None = None) -> int:
                              "favor_recall): P/R/F1 per set, half and kind; exit 1 when a target of issue 29 is missed")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="time each extractor N times, interleaved, and keep the fastest pass (default 1)")
+    parser.add_argument("--speed-json", action="store_true",
+                        help="print only the speed, as one JSON line: pages per CPU second of each extractor "
+                             "and boilerstrip's ratio to trafilatura, on each set (what speed_in_fresh_process reads)")
     args = parser.parse_args(argv)
 
     paths = {"article": args.article, "wcxb": args.wcxb}
@@ -476,6 +504,9 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.peers.split(","):
             extractors[name] = PEERS[name]()
     run = run_all(sets, extractors, repeat=args.repeat)
+    if args.speed_json:
+        print(json.dumps(speed_figures(run)))
+        return 0
     print_report(run)
 
     if args.worst:

@@ -30,7 +30,9 @@ def unit_shape(element: etree._Element) -> tuple[str, str] | None:
 
 def _units_of_shape(page: PageStats, shape: tuple[str, str]) -> list[tuple[int, int, etree._Element]]:
     """[(start, end, element)] of the page's block-level elements of ``shape``, in document order (outer
-    first). The page's elements are indexed by tag once per page; the class is read only for that tag."""
+    first); not to be changed by the caller. The page's elements are indexed by tag once per page, and the
+    elements of a tag by shape the first time that tag is asked for (the walk up asks for it at every
+    level: a page's divs were read again for each)."""
     index = getattr(page, "_tag_index", None)
     if index is None:
         index = {}
@@ -38,9 +40,15 @@ def _units_of_shape(page: PageStats, shape: tuple[str, str]) -> list[tuple[int, 
             if start < end:
                 index.setdefault(element.tag, []).append((start, end, element))
         page._tag_index = index
-    spans = [span for span in index.get(shape[0], ()) if unit_shape(span[2]) == shape]
-    spans.sort(key=lambda span: (span[0], -span[1]))
-    return spans
+        page._shape_index = {}
+    by_shape = page._shape_index.get(shape[0])
+    if by_shape is None:
+        by_shape = page._shape_index[shape[0]] = {}
+        for span in index.get(shape[0], ()):
+            by_shape.setdefault(unit_shape(span[2]), []).append(span)
+        for spans in by_shape.values():
+            spans.sort(key=lambda span: (span[0], -span[1]))
+    return by_shape.get(shape, [])
 
 
 def _outermost(spans: list[tuple[int, int, etree._Element]]) -> list[tuple[int, int, etree._Element]]:

@@ -622,6 +622,14 @@ class _Table:
     cells: int = 0  # open data cells (0 or 1: a data table holds no table)
 
 
+#: the attributes that can hide an element (one set test rules them all out for most elements)
+_HIDING_ATTRIBUTES = frozenset(("hidden", "popover", "aria-hidden", "style"))
+#: the tags ``segment`` does something particular for when they open (beyond the block bookkeeping) and
+#: when they close: one set test for the other elements, most of a page, instead of a chain of them
+_START_TAGS = SECTIONING_TAGS | HEADING_TAGS | INLINE_CODE_TAGS | frozenset(("a", "pre", "blockquote", "br"))
+_END_TAGS = SECTIONING_TAGS | HEADING_TAGS | INLINE_CODE_TAGS | frozenset(("a", "pre", "blockquote", "table", "td", "th"))
+
+
 def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation:
     """Cut the tree under ``root`` into blocks (see module docstring). With ``skip_navigation``, the
     subtrees of <nav>, <aside> and <footer> are not read at all (the extractor never keeps them; a caller
@@ -680,7 +688,8 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
             kind = "pre"
         elif quote_depth and kind == "p":
             kind = "quote"
-        marked_up = any(mark in raw for mark in _MARKS)
+        # three tests, no generator: in text without the marks' plane (most of it) each answers at once
+        marked_up = CODE_OPEN in raw or CODE_CLOSE in raw or _CELL_BREAK in raw
         plain = raw.translate(_PLAIN_TABLE) if marked_up else raw
         if kind == "tr":
             text = _finish_text(plain, kind)
@@ -758,7 +767,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                         verdict = None
                 if verdict is None or verdict == CONTENT:
                     style = attrs.get("style")
-                    if (
+                    if not _HIDING_ATTRIBUTES.isdisjoint(attrs) and (
                         ("hidden" in attrs and not STREAMED_SEGMENT_ID_RE.match(attrs.get("id") or ""))
                         # a popover (the HTML attribute) is not shown until something opens it
                         or "popover" in attrs
@@ -837,13 +846,15 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 if tag == "dt" and not inline_code and not pre_depth and _is_code_term(element):
                     inline_code.append(element)
                     parts.append(CODE_OPEN)
-            if tag in SECTIONING_TAGS:
+            if tag not in _START_TAGS:  # most elements: one test instead of the chain below
+                pass
+            elif tag in SECTIONING_TAGS:
                 section_depth += 1
             elif tag in HEADING_TAGS:
                 heading_depth += 1
                 if not anchored_heading and _holds_permalink(element):
                     anchored_heading.append(element)
-            if tag == "a":
+            elif tag == "a":
                 if heading_depth and (anchored_heading or (element.get("href") or "").startswith("#")):
                     # a heading's link into its own page (Sphinx's back-link to the contents, mdBook's
                     # self-link) is the heading's text, not a link away: it is not link text; nor is any
@@ -885,16 +896,18 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 if link_depth:
                     links_acc[0] += len(element.tail.strip())
         else:
-            if tag in SECTIONING_TAGS:
+            if inline_code and inline_code[-1] is element:
+                inline_code.pop()
+                parts.append(CODE_CLOSE)
+            if tag not in _END_TAGS:  # most elements: one test instead of the chain below
+                pass
+            elif tag in SECTIONING_TAGS:
                 section_depth -= 1
             elif tag in HEADING_TAGS:
                 heading_depth -= 1
                 if anchored_heading and anchored_heading[-1] is element:
                     anchored_heading.pop()
-            if inline_code and inline_code[-1] is element:
-                inline_code.pop()
-                parts.append(CODE_CLOSE)
-            if tag == "a":
+            elif tag == "a":
                 if own_page_links and own_page_links[-1] is element:
                     own_page_links.pop()
                 else:

@@ -94,7 +94,8 @@ def extract_metadata(document: etree._Element, url: str | None = None) -> Metada
         elif tag == "title":
             if title_tag is None:
                 title_tag = _clean("".join(element.itertext()))
-        elif element.text and len(jsonld) < _MAX_JSONLD_ITEMS and _is_jsonld(element):
+        # the type first: reading a script's text makes a Python string of it, and most scripts are code
+        elif len(jsonld) < _MAX_JSONLD_ITEMS and _is_jsonld(element) and element.text:
             try:
                 jsonld.extend(_iter_jsonld(json.loads(element.text)))
             except (ValueError, RecursionError):
