@@ -92,6 +92,8 @@ DEPTH_LIMIT = 0
 # The ladder (semantic -> density -> body-text XPath) turns item.html into text, blocks and metadata, then
 # clears the HTML; after PageBlocksPipeline (250), before cross-page removal (500).
 ITEM_PIPELINES["boilerstrip.pipelines.extraction.ExtractionPipeline"] = 300
+# Reads each page once, in the worker pool, for the pipelines after it (blocks, extraction, template hashes).
+ITEM_PIPELINES["boilerstrip.pipelines.reading.PageReadingPipeline"] = 200
 # The worker processes that read pages (render decision, page blocks, extraction) off the reactor thread.
 EXTENSIONS["boilerstrip.workers.pool.WorkerPool"] = 100
 

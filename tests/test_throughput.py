@@ -241,21 +241,37 @@ _PAGE = ("<html><head><title>Page {n}</title></head><body><nav><a href='/'>Home<
          "content for the extractor.</p></main><footer>Copyright the site, all rights reserved.</footer></body></html>")
 
 
-def _pipelines(pool, source: str):
+def _plan(source: str):
+    from boilerstrip.extraction import ExtractionParams
+    from boilerstrip.reading.page import PagePlan
+
+    params = BoilerplateParams(source=source)
+    return PagePlan(features=(params.source, params.normalise_digits), extraction=ExtractionParams(), hashes=params)
+
+
+def _pipelines(pool, source: str, reading: bool = True) -> list:
+    """The crawl's item pipelines in their order (reading, page blocks, extraction, cross-page learning
+    only, finalize), given ``pool`` as the crawl's worker pool; without the reading pipeline with
+    ``reading=False`` (each pipeline then reads its own part)."""
     from boilerstrip.pipelines.boilerplate import CrossPageBoilerplatePipeline, PageBlocksPipeline
     from boilerstrip.pipelines.extraction import ExtractionPipeline
-    from boilerstrip.reading.page import PageReader
+    from boilerstrip.pipelines.finalize import FinalizePipeline
+    from boilerstrip.pipelines.reading import PageReadingPipeline
     from boilerstrip.state import MemoryState
 
     params = BoilerplateParams(source=source)
-    blocks, extraction = PageBlocksPipeline(params), ExtractionPipeline()
-    learn = CrossPageBoilerplatePipeline(params, state=MemoryState(), clean=False)
+    learn = CrossPageBoilerplatePipeline(params, state=MemoryState(), clean=False, pool=pool)
     learn.open_spider()
-    if pool is not None:  # what open_spider does with a crawl's pool
-        blocks._pool, extraction.pool, learn._pool = pool, pool, pool
-        pool.companion(PageReader).want(features=(params.source, params.normalise_digits),
-                                        extraction=extraction.params, hashes=params)
-    return blocks, extraction, learn
+    first = [PageReadingPipeline(_plan(source), pool=pool)] if reading else []
+    return [*first, PageBlocksPipeline(params, pool=pool), ExtractionPipeline(pool=pool), learn, FinalizePipeline()]
+
+
+def _learned(pipelines: list, urls: list[str]) -> list:
+    """What the cross-page pipeline put in its state for each URL."""
+    from boilerstrip.pipelines.boilerplate import CrossPageBoilerplatePipeline
+
+    learn = next(p for p in pipelines if isinstance(p, CrossPageBoilerplatePipeline))
+    return [learn.state.templates.get_page("s.test", url) for url in urls]
 
 
 async def _through(pipelines, item):
@@ -266,31 +282,33 @@ async def _through(pipelines, item):
     return item
 
 
-@pytest.mark.parametrize("source", ["auto", "page", "extracted"])
-def test_one_worker_job_reads_a_page_for_the_three_pipelines(source: str) -> None:
-    """Page blocks, extraction and the model's hashes come from one job a page, and give the item and the
-    state what the three pipelines give on their own; a plain dict item (no job to share) and an item whose
-    HTML a pipeline in between replaced get jobs of their own."""
+def _page_item(n: int, kind=None):
     from boilerstrip.items import PageItem
 
-    def item(n: int, kind=PageItem):
-        html = _PAGE.format(n=n, text=f"Text of page {n}. " * 20)
-        return kind(url=f"http://s.test/p{n}", final_url=f"http://s.test/p{n}", html=html)
+    html = _PAGE.format(n=n, text=f"Text of page {n}. " * 20)
+    return (kind or PageItem)(url=f"http://s.test/p{n}", final_url=f"http://s.test/p{n}", html=html)
 
-    alone = _pipelines(None, source)
-    expected = [asyncio.run(_through(alone, item(n))) for n in range(3)]
-    stored = [alone[2].state.templates.get_page("s.test", f"http://s.test/p{n}") for n in range(3)]
+
+@pytest.mark.parametrize("source", ["auto", "page", "extracted"])
+def test_each_page_is_read_once_for_the_pipelines(source: str) -> None:
+    """The reading pipeline reads a page in one worker job; page blocks, extraction and the model's hashes
+    are taken from it, and the records and the template counts are what the pipelines give reading their
+    own parts. A plain dict item (no field to carry the reading) and a page a pipeline in between changed
+    are read part by part."""
+    urls = [f"http://s.test/p{n}" for n in range(3)]
+    alone = _pipelines(None, source, reading=False)
+    expected = [asyncio.run(_through(alone, _page_item(n))) for n in range(3)]
+    assert all(e.text and e.reading is None and e.html is None for e in expected)
 
     pool = _CountingPool()
     shared = _pipelines(pool, source)
-    got = [asyncio.run(_through(shared, item(n))) for n in range(3)]
+    assert [asyncio.run(_through(shared, _page_item(n))) for n in range(3)] == expected
     assert pool.jobs == ["read_page"] * 3
-    assert got == expected
-    assert [shared[2].state.templates.get_page("s.test", f"http://s.test/p{n}") for n in range(3)] == stored
+    assert _learned(shared, urls) == _learned(alone, urls)
 
     pool = _CountingPool()
     as_dicts = _pipelines(pool, source)
-    got = [asyncio.run(_through(as_dicts, item(n, kind=dict))) for n in range(3)]
+    got = [asyncio.run(_through(as_dicts, _page_item(n, kind=dict))) for n in range(3)]
     assert pool.jobs == ["_features", "extract", "record_model_hashes"] * 3
     fields = ("text", "blocks", "page_blocks", "page_block_hashes")
     assert [{k: g.get(k) for k in fields} for g in got] == [{k: getattr(e, k) for k in fields} for e in expected]
@@ -301,12 +319,32 @@ def test_one_worker_job_reads_a_page_for_the_three_pipelines(source: str) -> Non
             return item
 
     pool = _CountingPool()
-    blocks, extraction, learn = _pipelines(pool, source)
-    rewritten = asyncio.run(_through((blocks, Rewrite(), extraction, learn), item(0)))
-    # the new HTML gets its own job; the item's page blocks are of the old HTML, so its hashes are worked out
-    # from what the item holds
-    assert pool.jobs == ["read_page", "read_page", "record_model_hashes"]
-    assert "Other text of page 0" in rewritten.text
+    reading, blocks, extraction, learn, finalize = _pipelines(pool, source)
+    rewritten = asyncio.run(_through((reading, blocks, Rewrite(), extraction, learn, finalize), _page_item(0)))
+    # the new HTML is extracted on its own; the model's hashes are worked out from what the item holds (with
+    # source="page" the page blocks, of the HTML read first, stand for the extracted ones: its hashes hold)
+    assert pool.jobs == ["read_page", "extract", *(["record_model_hashes"] if source != "page" else [])]
+    assert "Other text of page 0" in rewritten.text and "Other" not in expected[0].text
+
+
+def test_the_crawls_settings_name_the_parts_each_page_is_read_for() -> None:
+    """The render decision's job and the reading pipeline both read the plan from the settings: every part
+    by default, none of a component switched off (and no reading pipeline when nothing is read)."""
+    from scrapy.exceptions import NotConfigured
+    from scrapy.utils.test import get_crawler
+
+    from boilerstrip.pipelines.reading import PageReadingPipeline
+    from boilerstrip.reading.page import PagePlan, page_plan
+
+    def plan(**settings):
+        return page_plan(get_crawler(settings_dict=settings).settings)
+
+    assert plan() == _plan("auto")
+    assert plan(BOILERSTRIP_EXTRACTION_ENABLED=False) == PagePlan(features=("auto", True))
+    assert plan(BOILERSTRIP_BOILERPLATE_ENABLED=False) == PagePlan(extraction=_plan("auto").extraction)
+    with pytest.raises(NotConfigured):
+        PageReadingPipeline.from_crawler(get_crawler(settings_dict={"BOILERSTRIP_EXTRACTION_ENABLED": False,
+                                                                    "BOILERSTRIP_BOILERPLATE_ENABLED": False}))
 
 
 def test_worker_processes_read_pages_without_importing_scrapy() -> None:
@@ -401,60 +439,57 @@ def test_the_duplicates_step_takes_the_lsh_bands_asked_for_ahead() -> None:
     assert drops[0] == drops[1] == drops[2] == (1, {"http://s.test/b": "exact_duplicate"})
 
 
-def test_the_render_decisions_job_reads_a_static_page_for_the_pipelines() -> None:
-    """A page that keeps its served HTML is judged and read in one job: the three pipelines take that
-    reading for the response's own text (the same item as reading it themselves), a page to render is not
-    read, and a reading whose response is gone leaves nothing behind."""
-    import gc
-
+def _served(url: str, html: str | bytes):
+    """A static HTML response to a page request, as the downloader hands it to the middlewares."""
     from scrapy import Request
     from scrapy.http import HtmlResponse
 
+    body = html.encode() if isinstance(html, str) else html
+    return HtmlResponse(url, body=body, encoding="utf-8", headers={"Content-Type": "text/html"},
+                        request=Request(url))
+
+
+def _decided(middleware, response):
+    """The render middleware's ``process_response`` on ``response`` (awaited when it went to the pool)."""
+    out = middleware.process_response(response.request, response)
+    return asyncio.run(out) if asyncio.iscoroutine(out) else out
+
+
+def test_the_render_decisions_job_reads_a_static_page_for_the_pipelines() -> None:
+    """A page that keeps its served HTML is judged and read in one job: the reading travels on the
+    response's meta to the spider's item, and the pipelines start no job of their own (the records are
+    what reading the page in the pipelines gives); a page to render is judged only."""
+    from scrapy.utils.test import get_crawler
+
     from boilerstrip.downloadermiddlewares.render import RenderWhenNeededMiddleware
     from boilerstrip.items import PageItem
-    from boilerstrip.reading.page import PageReader
+    from boilerstrip.meta import READING_META
+    from boilerstrip.spiders.site import SiteSpider
 
-    def response(n: int) -> HtmlResponse:
-        html = _PAGE.format(n=n, text=f"Text of page {n}. " * 20)
-        return HtmlResponse(f"http://s.test/p{n}", body=html.encode(), encoding="utf-8",
-                            headers={"Content-Type": "text/html"})
-
-    def item(resp: HtmlResponse) -> PageItem:  # what the spider makes of it: the response's own text
-        return PageItem(url=resp.url, final_url=resp.url, html=resp.text)
-
-    alone = _pipelines(None, "auto")
-    expected = asyncio.run(_through(alone, item(response(1))))
+    alone = _pipelines(None, "auto", reading=False)
+    expected = asyncio.run(_through(alone, _page_item(1)))
 
     pool = _CountingPool()
-    pipelines = _pipelines(pool, "auto")
-    middleware = RenderWhenNeededMiddleware()
+    middleware = RenderWhenNeededMiddleware(plan=_plan("auto"))
     middleware.pool = pool
-    resp = response(1)
+    response = _served("http://s.test/p1", _PAGE.format(n=1, text="Text of page 1. " * 20))
+    assert _decided(middleware, response) is response and pool.jobs == ["judge_and_read"]
 
-    async def crawl_one():
-        out = await middleware._judged_in_pool(Request(resp.url), resp, resp.text)
-        return out, await _through(pipelines, item(out))
+    crawler = get_crawler(SiteSpider)
+    spider = SiteSpider.from_crawler(crawler, url="http://s.test/")
+    crawler.stats.open_spider()
+    [item] = [r for r in spider.parse(response) if isinstance(r, PageItem)]  # the page's item, not its links
+    assert item.reading is response.meta[READING_META]
+    got = asyncio.run(_through(_pipelines(pool, "auto"), item))
+    assert pool.jobs == ["judge_and_read"]  # the pipelines started no job
+    fields = ("text", "markdown", "title", "method", "attempts", "blocks", "page_blocks", "page_block_hashes",
+              "flags", "content_hash", "template_cluster")
+    assert {f: getattr(got, f) for f in fields} == {f: getattr(expected, f) for f in fields}
 
-    out, got = asyncio.run(crawl_one())
-    assert out is resp and pool.jobs == ["judge_and_read"]
-    assert got == expected
-    reader = pool.companion(PageReader)
-    assert not reader._prepared  # taken
-
-    # judged and read, but dropped before the pipelines (a filtered page): its reading goes with it
-    other = response(2)
-    asyncio.run(middleware._judged_in_pool(Request(other.url), other, other.text))
-    assert len(reader._prepared) == 1
-    del other
-    gc.collect()
-    assert not reader._prepared
-
-    # a shell to render: judged only
-    shell = HtmlResponse("http://s.test/app", body=b"<html><body><div id='root'></div><script src='/app.js'></script>"
-                         b"</body></html>", encoding="utf-8", headers={"Content-Type": "text/html"})
+    shell = _served("http://s.test/app", "<html><body><div id='root'></div><script src='/app.js'></script></body></html>")
     pool.jobs.clear()
-    asyncio.run(middleware._judged_in_pool(Request(shell.url), shell, shell.text))
-    assert pool.jobs == ["judge_and_read"] and not reader._prepared
+    _decided(middleware, shell)
+    assert pool.jobs == ["judge_and_read"] and READING_META not in shell.meta
 
 
 _LINK_PAGES = {
@@ -528,7 +563,7 @@ def test_the_crawl_process_takes_a_static_pages_links_from_the_decisions_job(mon
     middleware = RenderWhenNeededMiddleware(url_params=UrlParams())
     middleware.pool = pool
     resp = response(1)
-    asyncio.run(middleware._judged_in_pool(resp.request, resp, resp.text))  # the request Scrapy gives the response
+    assert _decided(middleware, resp) is resp
     assert pool.jobs == ["judge_and_read"]
     judged = page_links_module.page_links(resp)
     # the links' normal forms for the spider, under the crawl's URL parameters: what it works out itself
