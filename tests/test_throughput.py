@@ -155,19 +155,44 @@ def test_a_submit_that_cannot_start_a_worker_starts_a_new_pool() -> None:
     assert FlakyPool.made == 2 and pool.stats.get_value("boilerstrip/workers/broken") == 1
 
 
-def test_worker_processes_threads_and_the_reactor_write_the_same_crawl(tmp_path: Path) -> None:
+def test_worker_processes_threads_and_the_reactor_write_the_same_crawl(tmp_path: Path, monkeypatch) -> None:
     """The demo site crawled with pages read in worker processes (the default), in threads and on the
-    reactor thread: the same records, text for text."""
+    reactor thread: the same records, text for text. With threads (whose work the test can watch), each
+    page is extracted once, and never on the reactor thread."""
+    import threading
+
+    from boilerstrip.extraction import extract
+    from boilerstrip.pipelines import extraction as extraction_pipeline
+    from boilerstrip.reading import page as reading
+
+    reads = tmp_path / "reads.tsv"
+    lock = threading.Lock()
+
+    def watched(html, url=None, params=None):  # the crawl runs in a fork of this process: it calls this
+        with lock, reads.open("a", encoding="utf-8") as log:
+            log.write(f"{url}\t{threading.current_thread().name}\n")
+        return extract(html, url, params)
+
     outputs = {}
     with SiteServer(root=SITE_DIR) as server:
         for name, settings in (("process", {}), ("thread", {"BOILERSTRIP_EXTRACTION_POOL": "thread"}),
                                ("reactor", {"BOILERSTRIP_EXTRACTION_WORKERS": "0"})):
-            proc, records = run_crawl(server.url + "/", out=tmp_path / name / "out.jsonl", settings=settings,
-                                      args=["--profile", "test"])
+            with monkeypatch.context() as patch:
+                if name == "thread":
+                    patch.setattr(reading, "extract", watched)
+                    patch.setattr(extraction_pipeline, "extract", watched)
+                proc, records = run_crawl(server.url + "/", out=tmp_path / name / "out.jsonl", settings=settings,
+                                          args=["--profile", "test"])
             assert proc.returncode == 0, proc.stderr[-3000:]
             outputs[name] = {r["url"]: (r.get("text"), r.get("render_reason"), r.get("flags")) for r in records}
+            if name == "thread":
+                extracted = [line.split("\t") for line in reads.read_text(encoding="utf-8").splitlines()]
+                pages = [r["final_url"] for r in records]
     assert len(outputs["process"]) > 10
     assert outputs["process"] == outputs["thread"] == outputs["reactor"]
+    urls = [url for url, _ in extracted]
+    assert len(urls) == len(set(urls)) and set(pages) <= set(urls)  # once a page (duplicates dropped after)
+    assert {thread.split("_")[0] for _, thread in extracted} == {"boilerstrip-worker"}
 
 
 def test_the_model_from_the_crawls_state_is_the_model_from_its_records(tmp_path: Path) -> None:
@@ -405,15 +430,14 @@ def test_a_record_flagged_for_replacement_chars_is_written_in_one_encode_as_repa
 
 
 def test_the_duplicates_step_takes_the_lsh_bands_asked_for_ahead() -> None:
-    """The finishing extension asks a worker for the LSH bands when the spider opens; the duplicates step
-    takes them from the context (the same drops as working them out itself), and works them out itself
-    when that worker died."""
+    """The finishing extension asks a worker for the LSH bands once the crawl runs and hands the future to
+    the duplicates step: the same drops as working them out itself, and worked out itself when that
+    worker died."""
     from concurrent.futures import Future
 
     from boilerstrip.boilerplate import DuplicateParams
     from boilerstrip.boilerplate.duplicates import lsh_bands
     from boilerstrip.finishing import MarkDuplicates, run_steps
-    from boilerstrip.finishing.steps import bands_key
 
     params = DuplicateParams()
     text = "The same long text on two pages of the site, word after word after word. " * 8
@@ -431,12 +455,43 @@ def test_the_duplicates_step_takes_the_lsh_bands_asked_for_ahead() -> None:
     drops = []
     for future in (good, dead, None):
         context = FinishContext()
-        if future is not None:
-            context.ahead[bands_key(params)] = future
-        out = list(run_steps([dict(r) for r in records], [MarkDuplicates(params)], context))
+        out = list(run_steps([dict(r) for r in records], [MarkDuplicates(params, bands=future)], context))
         drops.append((len(out), context.dropped_by_url()))
     assert taken == [True]
     assert drops[0] == drops[1] == drops[2] == (1, {"http://s.test/b": "exact_duplicate"})
+
+
+def test_a_signature_worked_out_with_the_clean_travels_on_the_record_and_is_not_written(tmp_path: Path) -> None:
+    """With worker processes, the template step works out each cleaned text's MinHash signature in the job
+    that cleans it; the record carries it to the duplicates step, which takes it off: nothing of it is
+    written, and the output is the one of a pass without workers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from boilerstrip.finishing import MarkDuplicates, TemplateStep, WriteJsonl, run_steps
+    from boilerstrip.finishing.steps import SIGNATURE_KEY
+    from boilerstrip.boilerplate import DuplicateParams
+
+    text = "The same long text on two pages of the site, word after word after word. " * 8
+    records = [{"url": f"http://s.test/{n}", "text": text if n < 2 else f"Page {n}. " + text[:200], "blocks": []}
+               for n in range(4)]
+    seen = []
+
+    class Watch(MarkDuplicates):
+        def run(self, stream, context):
+            return super().run((seen.append(SIGNATURE_KEY in r) or r for r in stream), context)
+
+    outputs = []
+    for executor in (None, ThreadPoolExecutor(2)):
+        out = tmp_path / f"{executor is not None}.jsonl"
+        context = FinishContext(executor=executor)
+        steps = [TemplateStep(BoilerplateParams(), sign=DuplicateParams()), Watch(DuplicateParams()), WriteJsonl(out)]
+        list(run_steps([dict(r) for r in records], steps, context))
+        outputs.append((out.read_bytes(), context.dropped_by_url()))
+        if executor is not None:
+            executor.shutdown()
+    assert seen == [False] * 4 + [True] * 4  # carried only when a worker cleaned the pages
+    assert outputs[0] == outputs[1] and SIGNATURE_KEY.encode() not in outputs[1][0]
+    assert outputs[1][1] == {"http://s.test/1": "exact_duplicate"}
 
 
 def _served(url: str, html: str | bytes):
