@@ -633,7 +633,10 @@ def test_the_crawl_process_takes_a_static_pages_links_from_the_decisions_job(mon
     assert links.hrefs == ("/", "/b") and links.base == resp.url
     from boilerstrip.optout import OptOutParams
 
-    assert AiOptOutMiddleware(OptOutParams())._metas(resp) == [("robots", "noai")]
+    from boilerstrip.meta import OPT_OUT_META
+
+    assert AiOptOutMiddleware(OptOutParams()).process_response(resp.request, resp) is resp
+    assert resp.meta[OPT_OUT_META] == ["meta-robots:noai"]  # its <meta name=robots content=noai>
     assert page_links_module.page_hrefs(resp) == ["/", "/b"]
     assert read_here == []  # all from the job's reading
 
