@@ -58,11 +58,8 @@ ALLOWED_STATE = {
 ALLOWED_IDENTITY = {
     "boilerstrip.downloadhandlers.browser": "the browsers it watches for crashes, held by the dict itself (so an "
                                             "id() stays theirs): a browser, not a page",
-    "boilerstrip.extensions.ledger": "TODO(issue 25): the request that admitted a URL (to undo a dupefilter drop) "
-                                     "and an item's ledger key until the feed reports its write; the keys "
-                                     "need to travel on the request's meta and the item instead",
-    "boilerstrip.distributed.scheduler": "TODO(issue 25): first requests the dupefilter refused, as the ledger "
-                                         "extension above",
+    "boilerstrip.distributed.scheduler": "TODO(issue 25, the scrapy-redis rework): the first requests the "
+                                         "dupefilter refused, by id(); a flag on the request's meta would do",
 }
 IDENTITY_CALLS = {"id", "WeakKeyDictionary", "WeakValueDictionary", "WeakSet"}
 IDENTITY_WEAKREF = {"finalize", "ref", "WeakKeyDictionary", "WeakValueDictionary", "WeakSet", "WeakMethod"}
