@@ -367,7 +367,7 @@ class RenderWhenNeededMiddleware:
             self._inc("skipped/worker_died")  # extraction meets the same page and records why it failed
             return response
         if reading is not None:  # the pipelines' reading of this very text: the spider puts it on the item
-            request.meta[READING_META] = stamped(reading, html, response.url)
+            request.meta[READING_META] = stamped(reading, html, response.url, self.plan)
         if links is not None and isinstance(response, HtmlResponse):
             remember_links(response, links, request)  # the spider and the middlewares take it: no parse here
         return self._after_verdict(request, response, verdict)

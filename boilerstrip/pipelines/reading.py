@@ -64,7 +64,7 @@ class PageReadingPipeline:
         if ready is not None and ready.plan == self.plan:
             self._inc("read_with_render_decision")
             return item
-        adapter["reading"] = stamped(await self._read(html, url), html, url)
+        adapter["reading"] = stamped(await self._read(html, url), html, url, self.plan)
         self._inc("read")
         return item
 

@@ -57,9 +57,9 @@ class PageReading:
     features: PageFeatures | None = None
     extraction: ExtractionResult | None = None
     hashes: set[str] | None = None
-    #: the parts asked for, with their parameters
+    #: the parts asked for, with their parameters, and what was read (:func:`text_stamp` of the HTML and
+    #: URL): both set in the crawl's process (:func:`stamped`: the parameters do not travel back from a worker)
     plan: PagePlan = _NOTHING
-    #: what was read: :func:`text_stamp` of the HTML and URL (set in the crawl's process, see :func:`stamped`)
     source: tuple[str | None, int, int] | None = None
 
 
@@ -70,9 +70,9 @@ def text_stamp(html: str, url: str | None) -> tuple[str | None, int, int]:
     return url, len(html), hash(html)
 
 
-def stamped(reading: PageReading, html: str, url: str | None) -> PageReading:
-    """``reading`` (from a worker) named as the reading of ``html`` at ``url``."""
-    return dataclasses.replace(reading, source=text_stamp(html, url))
+def stamped(reading: PageReading, html: str, url: str | None, plan: PagePlan) -> PageReading:
+    """``reading`` (``read_page``'s, in a worker) named as the reading of ``html`` at ``url`` with ``plan``."""
+    return dataclasses.replace(reading, plan=plan, source=text_stamp(html, url))
 
 
 def reading_for(reading: Any, html: Any, url: str | None) -> PageReading | None:
@@ -117,7 +117,7 @@ def hashed_fields(features: PageFeatures | None, result: ExtractionResult, sourc
 
 
 def read_page(html: str, url: str | None, plan: PagePlan) -> PageReading:
-    """Every part of ``plan`` for one page (one job of the worker pool)."""
+    """Every part of ``plan`` for one page (one job of the worker pool); :func:`stamped` names it."""
     features = None
     if plan.features is not None and html:
         features = page_features(html, source=plan.features[0], digits=plan.features[1])
@@ -126,4 +126,4 @@ def read_page(html: str, url: str | None, plan: PagePlan) -> PageReading:
     if plan.hashes is not None and result is not None and result.reason != "over_budget":
         fields = hashed_fields(features, result, plan.hashes.source)
         hashes = model_hashes(fields, blocks_of_record(fields), plan.hashes)
-    return PageReading(features, result, hashes, plan)
+    return PageReading(features, result, hashes)
