@@ -245,8 +245,10 @@ class CrossPageBoilerplatePipeline:
         """The hashes in the page's reading (``item.reading``), when they were worked out with these parameters
         from the fields the item holds now; else None. The reading is of the HTML, which extraction has
         cleared by now: it is checked by what it gave the item."""
-        reading = adapter.get("reading") if "reading" in adapter.field_names() else None
-        if not isinstance(reading, PageReading) or reading.hashes is None or reading.extraction is None or reading.plan.hashes != self.params:
+        reading = adapter.get("reading")
+        if not isinstance(reading, PageReading) or reading.hashes is None or reading.extraction is None:
+            return None
+        if reading.plan.hashes != self.params:
             return None
         fields = {key: adapter.get(key) for key in _HASHED_FIELDS}
         if hashed_fields(reading.features, reading.extraction, self.params.source) != fields:

@@ -61,7 +61,7 @@ class PageReadingPipeline:
             return item  # nothing fetched to read (a stored copy reused, or a page already extracted)
         url = adapter.get("final_url") or adapter.get("url")
         ready = reading_for(adapter.get("reading"), html, url)
-        if ready is not None and ready.plan == self.plan:
+        if ready is not None and (ready.plan is self.plan or ready.plan == self.plan):
             self._inc("read_with_render_decision")
             return item
         adapter["reading"] = stamped(await self._read(html, url), html, url, self.plan)

@@ -17,7 +17,6 @@ Everything here is pure: a worker process imports this module, not Scrapy.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,7 +71,7 @@ def text_stamp(html: str, url: str | None) -> tuple[str | None, int, int]:
 
 def stamped(reading: PageReading, html: str, url: str | None, plan: PagePlan) -> PageReading:
     """``reading`` (``read_page``'s, in a worker) named as the reading of ``html`` at ``url`` with ``plan``."""
-    return dataclasses.replace(reading, plan=plan, source=text_stamp(html, url))
+    return PageReading(reading.features, reading.extraction, reading.hashes, plan, text_stamp(html, url))
 
 
 def reading_for(reading: Any, html: Any, url: str | None) -> PageReading | None:
