@@ -50,8 +50,11 @@ class PageItem:
     render_reason: str | None = None  # why the page went to the browser, when it did
     content_type: str | None = None
     encoding: str | None = None
-    # -- transient: the page's HTML, read by the extraction pipeline and then cleared ----------------
+    # -- transient: the page's HTML and its reading, used by the pipelines and then cleared ---------
     html: str | None = None
+    #: transient: the pipelines' reading of ``html`` (``boilerstrip.reading.page.PageReading``: blocks,
+    #: extraction, template hashes), read once in the worker pool; never written
+    reading: Any = None
     # -- metadata the page states ------------------------------------------------------------------
     title: str | None = None
     lang: str | None = None  # declared (<html lang>, Content-Language, og:locale), not detected

@@ -9,7 +9,7 @@ from __future__ import annotations
 __all__ = ["KIND_META", "LEDGER_KEY", "LEDGER_SKIP", "BODY_FLAGS_META", "OPT_OUT_META", "REUSED_META", "COPY_META",
            "LASTMOD_META", "PAGE_META", "DONT_RENDER_META", "RENDER_REASON_META", "RENDER_FAILED_META",
            "RENDER_TRUNCATED_META", "RENDER_SETTLE_META", "RENDER_STATIC_LOOK_META", "RENDER_PLACEHOLDER_META",
-           "LINKS_META", "WARC_ENTRY_META"]
+           "LINKS_META", "READING_META", "WARC_ENTRY_META"]
 
 #: what a request is for: "page" (the default when absent), or "robots", "sitemap", "tdmrep", "wake" for the
 #: infrastructure requests that are not pages to extract or account for
@@ -45,6 +45,10 @@ RENDER_PLACEHOLDER_META = "boilerstrip_render_placeholder"
 #: transient: a page's links as read once, (URL, body length, ``boilerstrip.reading.links.PageLinks``): the
 #: render decision's worker job reads them, the spider and the middlewares take them from here
 LINKS_META = "_boilerstrip_links"
+#: transient: the pipelines' reading of a static page (``boilerstrip.reading.page.PageReading``, named by the
+#: text it was read from), done in the render decision's worker job; the spider hands it on as
+#: ``PageItem.reading``
+READING_META = "_boilerstrip_reading"
 #: the WARC record (``boilerstrip.warc.IndexedEntry``) a replayed request is answered from (set by the replay
 #: spider, read by the WARC download handler)
 WARC_ENTRY_META = "boilerstrip_warc_entry"

@@ -92,12 +92,15 @@ DEPTH_LIMIT = 0
 # The ladder (semantic -> density -> body-text XPath) turns item.html into text, blocks and metadata, then
 # clears the HTML; after PageBlocksPipeline (250), before cross-page removal (500).
 ITEM_PIPELINES["boilerstrip.pipelines.extraction.ExtractionPipeline"] = 300
+# Reads each page once, in the worker pool, for the pipelines after it (page blocks 250, extraction 300,
+# cross-page 500 take their part of it from item.reading); first of the pipelines that read item.html.
+ITEM_PIPELINES["boilerstrip.pipelines.reading.PageReadingPipeline"] = 200
 # The worker processes that read pages (render decision, page blocks, extraction) off the reactor thread.
 EXTENSIONS["boilerstrip.workers.pool.WorkerPool"] = 100
 
 # -- cross-page boilerplate (docs/cross-page.md) -----------------------------
 # Page block hashes before extraction clears the HTML (250); after extraction (~300): template blocks out (500), then duplicate pages over the cleaned text (600).
-ITEM_PIPELINES["boilerstrip.pipelines.boilerplate.PageBlocksPipeline"] = 250  # reads item.html first
+ITEM_PIPELINES["boilerstrip.pipelines.boilerplate.PageBlocksPipeline"] = 250  # first to use the page's reading
 ITEM_PIPELINES["boilerstrip.pipelines.boilerplate.CrossPageBoilerplatePipeline"] = 500
 ITEM_PIPELINES["boilerstrip.pipelines.duplicates.DuplicatePagesPipeline"] = 600
 

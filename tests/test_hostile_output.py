@@ -19,6 +19,7 @@ from scrapy.utils.test import get_crawler
 from boilerstrip.extensions.ledger import LedgerExtension
 from boilerstrip.ledger import reconcile_output
 from boilerstrip.feeds import (
+    export_failed,
     CrashSafeFeedStorage,
     FeedParams,
     SafeJsonLinesExporter,
@@ -160,6 +161,37 @@ def _failure(exc: Exception):
         raise exc
     except Exception:
         return Failure()
+
+
+def test_ledger_names_requests_and_items_by_their_values_not_their_identity(tmp_path: Path) -> None:
+    """A dupefilter drop undoes only the admission of the request it drops (a redirect hop to a URL fetched
+    already, which inherits its page's key, does not), and a write the feed reports failed is charged to
+    the item written, whichever of the two reaches the ledger first (the ledger keys neither by id(): an
+    id() is reused once its object is freed, and items are freed as soon as they are written)."""
+    ext, crawler = _ledger(tmp_path)
+    page = _scheduled(ext, "http://s/page")
+    hop = page.replace(url="http://s/seen", meta={**page.meta, "redirect_urls": ["http://s/page"]})
+    ext.request_scheduled(hop)
+    ext.request_dropped(hop)  # the hop's URL was fetched already: the page stays admitted (pending)
+    assert "http://s/page" in ext.records
+    dup = _scheduled(ext, "http://s/dup")
+    ext.request_dropped(dup)
+    assert "http://s/dup" not in ext.records
+    ext.url_settled("http://s/page", "filtered", "duplicate", request=hop)  # what the spider reports for it
+    for n in range(6):
+        request = _scheduled(ext, f"http://s/{n}")
+        item = PageItem(url=f"http://s/{n}")
+        if n % 3 == 1:  # the feed reports the failed write before the ledger sees the item
+            crawler.signals.send_catch_log(export_failed, item=item, reason="write_error")
+        ext.item_scraped(item, _response(request))
+        if n % 3 == 2:  # ... or after
+            crawler.signals.send_catch_log(export_failed, item=item, reason="write_error")
+        del item, request
+    ext.spider_closed("finished")
+    assert ext.reconciled is True
+    outcomes = {u: f"{e['outcome']}:{e['reason']}" for u, e in read_ledger(tmp_path / "out.jsonl").items()}
+    assert outcomes == {"http://s/page": "filtered:duplicate",
+                        **{f"http://s/{n}": "item:" if n % 3 == 0 else "failed:write_error" for n in range(6)}}
 
 
 def test_ledger_mismatch_is_an_error_for_unsettled_and_double_settled(tmp_path: Path) -> None:

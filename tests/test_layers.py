@@ -10,7 +10,13 @@
 - a private module (``_name.py``) is imported only from its own package;
 - no module keeps per-page state at module level: a module-level name bound to an empty mutable container
   (``{}``, ``[]``, ``dict()``, ``set()``, ``WeakKeyDictionary()``...) can only be a cache or registry filled
-  while the crawl runs. The few that hold something else are listed below with the reason.
+  while the crawl runs. The few that hold something else are listed below with the reason;
+- no state keyed by object identity, anywhere: no ``id()`` call, no ``WeakKeyDictionary``,
+  ``WeakValueDictionary``, ``WeakSet`` or ``weakref.finalize``/``weakref.ref``. An object's identity is not
+  a value: a memo keyed by it ties one component to the timing and object sharing of another (a page's
+  reading keyed by ``id(html)`` was right only while the item held the response's very string). What a
+  page's components share travels as plain data on ``response.meta`` and on the item. The few modules
+  that still key something by identity are listed below with the reason.
 """
 
 from __future__ import annotations
@@ -46,6 +52,17 @@ ALLOWED_STATE = {
     ("boilerstrip.settings", "EXTENSIONS"): "Scrapy settings, filled once at import",
     ("boilerstrip.settings", "DOWNLOAD_HANDLERS"): "Scrapy settings, filled once at import",
 }
+
+
+#: modules that key something by object identity: module -> why (none may hold a page's data)
+ALLOWED_IDENTITY = {
+    "boilerstrip.downloadhandlers.browser": "the browsers it watches for crashes, held by the dict itself (so an "
+                                            "id() stays theirs): a browser, not a page",
+    "boilerstrip.distributed.scheduler": "TODO(issue 25, the scrapy-redis rework): the first requests the "
+                                         "dupefilter refused, by id(); a flag on the request's meta would do",
+}
+IDENTITY_CALLS = {"id", "WeakKeyDictionary", "WeakValueDictionary", "WeakSet"}
+IDENTITY_WEAKREF = {"finalize", "ref", "WeakKeyDictionary", "WeakValueDictionary", "WeakSet", "WeakMethod"}
 
 
 def _module_name(path: Path) -> str:
@@ -234,6 +251,39 @@ def test_every_allowed_module_level_container_still_exists() -> None:
                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
                if isinstance(target, ast.Name)}
     assert sorted(set(ALLOWED_STATE) - present) == []
+
+
+def identity_keys(tree: ast.AST) -> list[str]:
+    """Where ``tree`` keys something by object identity: ``id()`` calls and weak references (line numbers)."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in IDENTITY_CALLS:
+            found.append((node.lineno, f"{func.id}() line {node.lineno}"))
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "weakref" \
+                and func.attr in IDENTITY_WEAKREF:
+            found.append((node.lineno, f"weakref.{func.attr}() line {node.lineno}"))
+    return [what for _, what in sorted(found)]
+
+
+def test_nothing_is_keyed_by_object_identity() -> None:
+    found = {module: keys for module, tree in TREES.items() if (keys := identity_keys(tree))}
+    assert sorted(set(found) - set(ALLOWED_IDENTITY)) == [], {m: found[m] for m in set(found) - set(ALLOWED_IDENTITY)}
+
+
+def test_every_allowed_identity_key_still_exists() -> None:
+    """The list of modules allowed to key by identity does not outlive what it excuses."""
+    assert sorted(m for m in ALLOWED_IDENTITY if not identity_keys(TREES[m])) == []
+
+
+def test_the_identity_check_finds_a_memo() -> None:
+    tree = ast.parse("import weakref\n_jobs = {}\n"
+                     "def read(item, html):\n    _jobs[id(html)] = html\n    weakref.finalize(item, print)\n"
+                     "class Reader:\n    def __init__(self):\n        self.seen = WeakKeyDictionary()\n"
+                     "def fine(request):\n    request.meta['key'] = 1\n    return hash(request.url)\n")
+    assert identity_keys(tree) == ["id() line 4", "weakref.finalize() line 5", "WeakKeyDictionary() line 8"]
 
 
 def test_the_state_check_finds_a_cache(tmp_path: Path) -> None:

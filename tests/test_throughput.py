@@ -156,19 +156,44 @@ def test_a_submit_that_cannot_start_a_worker_starts_a_new_pool() -> None:
     assert FlakyPool.made == 2 and pool.stats.get_value("boilerstrip/workers/broken") == 1
 
 
-def test_worker_processes_threads_and_the_reactor_write_the_same_crawl(tmp_path: Path) -> None:
+def test_worker_processes_threads_and_the_reactor_write_the_same_crawl(tmp_path: Path, monkeypatch) -> None:
     """The demo site crawled with pages read in worker processes (the default), in threads and on the
-    reactor thread: the same records, text for text."""
+    reactor thread: the same records, text for text. With threads (whose work the test can watch), each
+    page is extracted once, and never on the reactor thread."""
+    import threading
+
+    from boilerstrip.extraction import extract
+    from boilerstrip.pipelines import extraction as extraction_pipeline
+    from boilerstrip.reading import page as reading
+
+    reads = tmp_path / "reads.tsv"
+    lock = threading.Lock()
+
+    def watched(html, url=None, params=None):  # the crawl runs in a fork of this process: it calls this
+        with lock, reads.open("a", encoding="utf-8") as log:
+            log.write(f"{url}\t{threading.current_thread().name}\n")
+        return extract(html, url, params)
+
     outputs = {}
     with SiteServer(root=SITE_DIR) as server:
         for name, settings in (("process", {}), ("thread", {"BOILERSTRIP_EXTRACTION_PARAMS": '{"pool": "thread"}'}),
                                ("reactor", {"BOILERSTRIP_EXTRACTION_WORKERS": "0"})):
-            proc, records = run_crawl(server.url + "/", out=tmp_path / name / "out.jsonl", settings=settings,
-                                      args=["--profile", "test"])
+            with monkeypatch.context() as patch:
+                if name == "thread":
+                    patch.setattr(reading, "extract", watched)
+                    patch.setattr(extraction_pipeline, "extract", watched)
+                proc, records = run_crawl(server.url + "/", out=tmp_path / name / "out.jsonl", settings=settings,
+                                          args=["--profile", "test"])
             assert proc.returncode == 0, proc.stderr[-3000:]
             outputs[name] = {r["url"]: (r.get("text"), r.get("render_reason"), r.get("flags")) for r in records}
+            if name == "thread":
+                extracted = [line.split("\t") for line in reads.read_text(encoding="utf-8").splitlines()]
+                pages = [r["final_url"] for r in records]
     assert len(outputs["process"]) > 10
     assert outputs["process"] == outputs["thread"] == outputs["reactor"]
+    urls = [url for url, _ in extracted]
+    assert len(urls) == len(set(urls)) and set(pages) <= set(urls)  # once a page (duplicates dropped after)
+    assert {thread.split("_")[0] for _, thread in extracted} == {"boilerstrip-worker"}
 
 
 def test_the_model_from_the_crawls_state_is_the_model_from_its_records(tmp_path: Path) -> None:
@@ -242,21 +267,37 @@ _PAGE = ("<html><head><title>Page {n}</title></head><body><nav><a href='/'>Home<
          "content for the extractor.</p></main><footer>Copyright the site, all rights reserved.</footer></body></html>")
 
 
-def _pipelines(pool, source: str):
+def _plan(source: str):
+    from boilerstrip.extraction import ExtractionParams
+    from boilerstrip.reading.page import PagePlan
+
+    params = BoilerplateParams(source=source)
+    return PagePlan(features=(params.source, params.normalise_digits), extraction=ExtractionParams(), hashes=params)
+
+
+def _pipelines(pool, source: str, reading: bool = True) -> list:
+    """The crawl's item pipelines in their order (reading, page blocks, extraction, cross-page learning
+    only, finalize), given ``pool`` as the crawl's worker pool; without the reading pipeline with
+    ``reading=False`` (each pipeline then reads its own part)."""
     from boilerstrip.pipelines.boilerplate import CrossPageBoilerplatePipeline, PageBlocksPipeline
     from boilerstrip.pipelines.extraction import ExtractionPipeline
-    from boilerstrip.reading.page import PageReader
+    from boilerstrip.pipelines.finalize import FinalizePipeline
+    from boilerstrip.pipelines.reading import PageReadingPipeline
     from boilerstrip.state import MemoryState
 
     params = BoilerplateParams(source=source)
-    blocks, extraction = PageBlocksPipeline(params), ExtractionPipeline()
-    learn = CrossPageBoilerplatePipeline(params, state=MemoryState(), clean=False)
+    learn = CrossPageBoilerplatePipeline(params, state=MemoryState(), clean=False, pool=pool)
     learn.open_spider()
-    if pool is not None:  # what open_spider does with a crawl's pool
-        blocks._pool, extraction.pool, learn._pool = pool, pool, pool
-        pool.companion(PageReader).want(features=(params.source, params.normalise_digits),
-                                        extraction=extraction.params, hashes=params)
-    return blocks, extraction, learn
+    first = [PageReadingPipeline(_plan(source), pool=pool)] if reading else []
+    return [*first, PageBlocksPipeline(params, pool=pool), ExtractionPipeline(pool=pool), learn, FinalizePipeline()]
+
+
+def _learned(pipelines: list, urls: list[str]) -> list:
+    """What the cross-page pipeline put in its state for each URL."""
+    from boilerstrip.pipelines.boilerplate import CrossPageBoilerplatePipeline
+
+    learn = next(p for p in pipelines if isinstance(p, CrossPageBoilerplatePipeline))
+    return [learn.state.templates.get_page("s.test", url) for url in urls]
 
 
 async def _through(pipelines, item):
@@ -267,31 +308,33 @@ async def _through(pipelines, item):
     return item
 
 
-@pytest.mark.parametrize("source", ["auto", "page", "extracted"])
-def test_one_worker_job_reads_a_page_for_the_three_pipelines(source: str) -> None:
-    """Page blocks, extraction and the model's hashes come from one job a page, and give the item and the
-    state what the three pipelines give on their own; a plain dict item (no job to share) and an item whose
-    HTML a pipeline in between replaced get jobs of their own."""
+def _page_item(n: int, kind=None):
     from boilerstrip.items import PageItem
 
-    def item(n: int, kind=PageItem):
-        html = _PAGE.format(n=n, text=f"Text of page {n}. " * 20)
-        return kind(url=f"http://s.test/p{n}", final_url=f"http://s.test/p{n}", html=html)
+    html = _PAGE.format(n=n, text=f"Text of page {n}. " * 20)
+    return (kind or PageItem)(url=f"http://s.test/p{n}", final_url=f"http://s.test/p{n}", html=html)
 
-    alone = _pipelines(None, source)
-    expected = [asyncio.run(_through(alone, item(n))) for n in range(3)]
-    stored = [alone[2].state.templates.get_page("s.test", f"http://s.test/p{n}") for n in range(3)]
+
+@pytest.mark.parametrize("source", ["auto", "page", "extracted"])
+def test_each_page_is_read_once_for_the_pipelines(source: str) -> None:
+    """The reading pipeline reads a page in one worker job; page blocks, extraction and the model's hashes
+    are taken from it, and the records and the template counts are what the pipelines give reading their
+    own parts. A plain dict item (no field to carry the reading) and a page a pipeline in between changed
+    are read part by part."""
+    urls = [f"http://s.test/p{n}" for n in range(3)]
+    alone = _pipelines(None, source, reading=False)
+    expected = [asyncio.run(_through(alone, _page_item(n))) for n in range(3)]
+    assert all(e.text and e.reading is None and e.html is None for e in expected)
 
     pool = _CountingPool()
     shared = _pipelines(pool, source)
-    got = [asyncio.run(_through(shared, item(n))) for n in range(3)]
+    assert [asyncio.run(_through(shared, _page_item(n))) for n in range(3)] == expected
     assert pool.jobs == ["read_page"] * 3
-    assert got == expected
-    assert [shared[2].state.templates.get_page("s.test", f"http://s.test/p{n}") for n in range(3)] == stored
+    assert _learned(shared, urls) == _learned(alone, urls)
 
     pool = _CountingPool()
     as_dicts = _pipelines(pool, source)
-    got = [asyncio.run(_through(as_dicts, item(n, kind=dict))) for n in range(3)]
+    got = [asyncio.run(_through(as_dicts, _page_item(n, kind=dict))) for n in range(3)]
     assert pool.jobs == ["_features", "extract", "record_model_hashes"] * 3
     fields = ("text", "blocks", "page_blocks", "page_block_hashes")
     assert [{k: g.get(k) for k in fields} for g in got] == [{k: getattr(e, k) for k in fields} for e in expected]
@@ -302,12 +345,32 @@ def test_one_worker_job_reads_a_page_for_the_three_pipelines(source: str) -> Non
             return item
 
     pool = _CountingPool()
-    blocks, extraction, learn = _pipelines(pool, source)
-    rewritten = asyncio.run(_through((blocks, Rewrite(), extraction, learn), item(0)))
-    # the new HTML gets its own job; the item's page blocks are of the old HTML, so its hashes are worked out
-    # from what the item holds
-    assert pool.jobs == ["read_page", "read_page", "record_model_hashes"]
-    assert "Other text of page 0" in rewritten.text
+    reading, blocks, extraction, learn, finalize = _pipelines(pool, source)
+    rewritten = asyncio.run(_through((reading, blocks, Rewrite(), extraction, learn, finalize), _page_item(0)))
+    # the new HTML is extracted on its own; the model's hashes are worked out from what the item holds (with
+    # source="page" the page blocks, of the HTML read first, stand for the extracted ones: its hashes hold)
+    assert pool.jobs == ["read_page", "extract", *(["record_model_hashes"] if source != "page" else [])]
+    assert "Other text of page 0" in rewritten.text and "Other" not in expected[0].text
+
+
+def test_the_crawls_settings_name_the_parts_each_page_is_read_for() -> None:
+    """The render decision's job and the reading pipeline both read the plan from the settings: every part
+    by default, none of a component switched off (and no reading pipeline when nothing is read)."""
+    from scrapy.exceptions import NotConfigured
+    from scrapy.utils.test import get_crawler
+
+    from boilerstrip.pipelines.reading import PageReadingPipeline
+    from boilerstrip.reading.page import PagePlan, page_plan
+
+    def plan(**settings):
+        return page_plan(get_crawler(settings_dict=settings).settings)
+
+    assert plan() == _plan("auto")
+    assert plan(BOILERSTRIP_EXTRACTION_ENABLED=False) == PagePlan(features=("auto", True))
+    assert plan(BOILERSTRIP_BOILERPLATE_ENABLED=False) == PagePlan(extraction=_plan("auto").extraction)
+    with pytest.raises(NotConfigured):
+        PageReadingPipeline.from_crawler(get_crawler(settings_dict={"BOILERSTRIP_EXTRACTION_ENABLED": False,
+                                                                    "BOILERSTRIP_BOILERPLATE_ENABLED": False}))
 
 
 def test_worker_processes_read_pages_without_importing_scrapy() -> None:
@@ -368,15 +431,14 @@ def test_a_record_flagged_for_replacement_chars_is_written_in_one_encode_as_repa
 
 
 def test_the_duplicates_step_takes_the_lsh_bands_asked_for_ahead() -> None:
-    """The finishing extension asks a worker for the LSH bands when the spider opens; the duplicates step
-    takes them from the context (the same drops as working them out itself), and works them out itself
-    when that worker died."""
+    """The finishing extension asks a worker for the LSH bands once the crawl runs and hands the future to
+    the duplicates step: the same drops as working them out itself, and worked out itself when that
+    worker died."""
     from concurrent.futures import Future
 
     from boilerstrip.boilerplate import DuplicateParams
     from boilerstrip.boilerplate.duplicates import lsh_bands
     from boilerstrip.finishing import MarkDuplicates, run_steps
-    from boilerstrip.finishing.steps import bands_key
 
     params = DuplicateParams()
     text = "The same long text on two pages of the site, word after word after word. " * 8
@@ -394,68 +456,96 @@ def test_the_duplicates_step_takes_the_lsh_bands_asked_for_ahead() -> None:
     drops = []
     for future in (good, dead, None):
         context = FinishContext()
-        if future is not None:
-            context.ahead[bands_key(params)] = future
-        out = list(run_steps([dict(r) for r in records], [MarkDuplicates(params)], context))
+        out = list(run_steps([dict(r) for r in records], [MarkDuplicates(params, bands=future)], context))
         drops.append((len(out), context.dropped_by_url()))
     assert taken == [True]
     assert drops[0] == drops[1] == drops[2] == (1, {"http://s.test/b": "exact_duplicate"})
 
 
-def test_the_render_decisions_job_reads_a_static_page_for_the_pipelines() -> None:
-    """A page that keeps its served HTML is judged and read in one job: the three pipelines take that
-    reading for the response's own text (the same item as reading it themselves), a page to render is not
-    read, and a reading whose response is gone leaves nothing behind."""
-    import gc
+def test_a_signature_worked_out_with_the_clean_travels_on_the_record_and_is_not_written(tmp_path: Path) -> None:
+    """With worker processes, the template step works out each cleaned text's MinHash signature in the job
+    that cleans it; the record carries it to the duplicates step, which takes it off: nothing of it is
+    written, and the output is the one of a pass without workers."""
+    from concurrent.futures import ThreadPoolExecutor
 
+    from boilerstrip.finishing import MarkDuplicates, TemplateStep, WriteJsonl, run_steps
+    from boilerstrip.finishing.steps import SIGNATURE_KEY
+    from boilerstrip.boilerplate import DuplicateParams
+
+    text = "The same long text on two pages of the site, word after word after word. " * 8
+    records = [{"url": f"http://s.test/{n}", "text": text if n < 2 else f"Page {n}. " + text[:200], "blocks": []}
+               for n in range(4)]
+    seen = []
+
+    class Watch(MarkDuplicates):
+        def run(self, stream, context):
+            return super().run((seen.append(SIGNATURE_KEY in r) or r for r in stream), context)
+
+    outputs = []
+    for executor in (None, ThreadPoolExecutor(2)):
+        out = tmp_path / f"{executor is not None}.jsonl"
+        context = FinishContext(executor=executor)
+        steps = [TemplateStep(BoilerplateParams(), sign=DuplicateParams()), Watch(DuplicateParams()), WriteJsonl(out)]
+        list(run_steps([dict(r) for r in records], steps, context))
+        outputs.append((out.read_bytes(), context.dropped_by_url()))
+        if executor is not None:
+            executor.shutdown()
+    assert seen == [False] * 4 + [True] * 4  # carried only when a worker cleaned the pages
+    assert outputs[0] == outputs[1] and SIGNATURE_KEY.encode() not in outputs[1][0]
+    assert outputs[1][1] == {"http://s.test/1": "exact_duplicate"}
+
+
+def _served(url: str, html: str | bytes):
+    """A static HTML response to a page request, as the downloader hands it to the middlewares."""
     from scrapy import Request
     from scrapy.http import HtmlResponse
 
+    body = html.encode() if isinstance(html, str) else html
+    return HtmlResponse(url, body=body, encoding="utf-8", headers={"Content-Type": "text/html"},
+                        request=Request(url))
+
+
+def _decided(middleware, response):
+    """The render middleware's ``process_response`` on ``response`` (awaited when it went to the pool)."""
+    out = middleware.process_response(response.request, response)
+    return asyncio.run(out) if asyncio.iscoroutine(out) else out
+
+
+def test_the_render_decisions_job_reads_a_static_page_for_the_pipelines() -> None:
+    """A page that keeps its served HTML is judged and read in one job: the reading travels on the
+    response's meta to the spider's item, and the pipelines start no job of their own (the records are
+    what reading the page in the pipelines gives); a page to render is judged only."""
+    from scrapy.utils.test import get_crawler
+
     from boilerstrip.downloadermiddlewares.render import RenderWhenNeededMiddleware
     from boilerstrip.items import PageItem
-    from boilerstrip.reading.page import PageReader
+    from boilerstrip.meta import READING_META
+    from boilerstrip.spiders.site import SiteSpider
 
-    def response(n: int) -> HtmlResponse:
-        html = _PAGE.format(n=n, text=f"Text of page {n}. " * 20)
-        return HtmlResponse(f"http://s.test/p{n}", body=html.encode(), encoding="utf-8",
-                            headers={"Content-Type": "text/html"})
-
-    def item(resp: HtmlResponse) -> PageItem:  # what the spider makes of it: the response's own text
-        return PageItem(url=resp.url, final_url=resp.url, html=resp.text)
-
-    alone = _pipelines(None, "auto")
-    expected = asyncio.run(_through(alone, item(response(1))))
+    alone = _pipelines(None, "auto", reading=False)
+    expected = asyncio.run(_through(alone, _page_item(1)))
 
     pool = _CountingPool()
-    pipelines = _pipelines(pool, "auto")
-    middleware = RenderWhenNeededMiddleware()
+    middleware = RenderWhenNeededMiddleware(plan=_plan("auto"))
     middleware.pool = pool
-    resp = response(1)
+    response = _served("http://s.test/p1", _PAGE.format(n=1, text="Text of page 1. " * 20))
+    assert _decided(middleware, response) is response and pool.jobs == ["judge_and_read"]
 
-    async def crawl_one():
-        out = await middleware._judged_in_pool(Request(resp.url), resp, resp.text)
-        return out, await _through(pipelines, item(out))
+    crawler = get_crawler(SiteSpider)
+    spider = SiteSpider.from_crawler(crawler, url="http://s.test/")
+    crawler.stats.open_spider()
+    [item] = [r for r in spider.parse(response) if isinstance(r, PageItem)]  # the page's item, not its links
+    assert item.reading is response.meta[READING_META]
+    got = asyncio.run(_through(_pipelines(pool, "auto"), item))
+    assert pool.jobs == ["judge_and_read"]  # the pipelines started no job
+    fields = ("text", "markdown", "title", "method", "attempts", "blocks", "page_blocks", "page_block_hashes",
+              "flags", "content_hash", "template_cluster")
+    assert {f: getattr(got, f) for f in fields} == {f: getattr(expected, f) for f in fields}
 
-    out, got = asyncio.run(crawl_one())
-    assert out is resp and pool.jobs == ["judge_and_read"]
-    assert got == expected
-    reader = pool.companion(PageReader)
-    assert not reader._prepared  # taken
-
-    # judged and read, but dropped before the pipelines (a filtered page): its reading goes with it
-    other = response(2)
-    asyncio.run(middleware._judged_in_pool(Request(other.url), other, other.text))
-    assert len(reader._prepared) == 1
-    del other
-    gc.collect()
-    assert not reader._prepared
-
-    # a shell to render: judged only
-    shell = HtmlResponse("http://s.test/app", body=b"<html><body><div id='root'></div><script src='/app.js'></script>"
-                         b"</body></html>", encoding="utf-8", headers={"Content-Type": "text/html"})
+    shell = _served("http://s.test/app", "<html><body><div id='root'></div><script src='/app.js'></script></body></html>")
     pool.jobs.clear()
-    asyncio.run(middleware._judged_in_pool(Request(shell.url), shell, shell.text))
-    assert pool.jobs == ["judge_and_read"] and not reader._prepared
+    _decided(middleware, shell)
+    assert pool.jobs == ["judge_and_read"] and READING_META not in shell.meta
 
 
 _LINK_PAGES = {
@@ -529,7 +619,7 @@ def test_the_crawl_process_takes_a_static_pages_links_from_the_decisions_job(mon
     middleware = RenderWhenNeededMiddleware(url_params=UrlParams())
     middleware.pool = pool
     resp = response(1)
-    asyncio.run(middleware._judged_in_pool(resp.request, resp, resp.text))  # the request Scrapy gives the response
+    assert _decided(middleware, resp) is resp
     assert pool.jobs == ["judge_and_read"]
     judged = page_links_module.page_links(resp)
     # the links' normal forms for the spider, under the crawl's URL parameters: what it works out itself
@@ -544,7 +634,10 @@ def test_the_crawl_process_takes_a_static_pages_links_from_the_decisions_job(mon
     assert links.hrefs == ("/", "/b") and links.base == resp.url
     from boilerstrip.optout import OptOutParams
 
-    assert AiOptOutMiddleware(OptOutParams())._metas(resp) == [("robots", "noai")]
+    from boilerstrip.meta import OPT_OUT_META
+
+    assert AiOptOutMiddleware(OptOutParams()).process_response(resp.request, resp) is resp
+    assert resp.meta[OPT_OUT_META] == ["meta-robots:noai"]  # its <meta name=robots content=noai>
     assert page_links_module.page_hrefs(resp) == ["/", "/b"]
     assert read_here == []  # all from the job's reading
 

@@ -29,7 +29,7 @@ from scrapy_playwright.page import PageMethod
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, STATIC_LOOK_META, context_name, settle_page
 from boilerstrip.reading.render_job import judge_and_read, judge_static
-from boilerstrip.reading.page import PageReader
+from boilerstrip.reading.page import PagePlan, page_plan, stamped
 from boilerstrip.rendering import BrowserParams, HostLearnParams, HostRenderLearner, RenderParams, RenderVerdict
 from boilerstrip.rendering.scope import origin_key
 from boilerstrip.scope import in_scope
@@ -45,6 +45,7 @@ from boilerstrip.meta import (
     RENDER_SETTLE_META,
     RENDER_STATIC_LOOK_META,
     RENDER_TRUNCATED_META,
+    READING_META,
 )
 
 __all__ = ["RenderWhenNeededMiddleware"]
@@ -162,12 +163,16 @@ class RenderWhenNeededMiddleware:
         stats: Any = None,
         crawl_scope: Any = None,
         url_params: UrlParams | None = None,
+        plan: PagePlan = PagePlan(),
     ) -> None:
         """``crawl_scope``: a function returning the crawl's (sites, scope) pair (site keys of
-        :func:`boilerstrip.urls.site_key`), the other hosts a page's browser sub-requests may reach."""
+        :func:`boilerstrip.urls.site_key`), the other hosts a page's browser sub-requests may reach.
+        ``plan``: what the pipelines read of a page (``boilerstrip.reading.page.page_plan``): the decision's
+        job reads it for a static page, and the reading travels on to them (``READING_META``)."""
         self.decision = decision or RenderParams()
         #: the crawl's URL normal form: the decision's job normalises a static page's links for the spider
         self.url_params = url_params
+        self.plan = plan
         self.crawl_scope = crawl_scope
         self.browser = browser or BrowserParams()
         self.learner = HostRenderLearner(learn or HostLearnParams())
@@ -199,6 +204,7 @@ class RenderWhenNeededMiddleware:
             stats=crawler.stats,
             crawl_scope=lambda: _spider_scope(crawler.spider),
             url_params=params_from_settings(settings, "urls", UrlParams),
+            plan=page_plan(settings),
         )
         crawler.signals.connect(mw._spider_closed, signal=signals.spider_closed)
 
@@ -354,16 +360,14 @@ class RenderWhenNeededMiddleware:
         return self._after_verdict(request, response, judge_static(html, response.url, self.decision))
 
     async def _judged_in_pool(self, request: Request, response: Response, html: str) -> Request | Response:
-        reader = self.pool.companion(PageReader)  # what the pipelines will read of the page
-        plan = reader.plan
         try:
-            verdict, reading, links = await self.pool.run(judge_and_read, html, response.url, self.decision, plan,
-                                                           response.encoding, self.url_params)
+            verdict, reading, links = await self.pool.run(judge_and_read, html, response.url, self.decision,
+                                                           self.plan, response.encoding, self.url_params)
         except WorkerDied:
             self._inc("skipped/worker_died")  # extraction meets the same page and records why it failed
             return response
-        if reading is not None:
-            reader.prepared(response, html, response.url, plan, reading)
+        if reading is not None:  # the pipelines' reading of this very text: the spider puts it on the item
+            request.meta[READING_META] = stamped(reading, html, response.url, self.plan)
         if links is not None and isinstance(response, HtmlResponse):
             remember_links(response, links, request)  # the spider and the middlewares take it: no parse here
         return self._after_verdict(request, response, verdict)

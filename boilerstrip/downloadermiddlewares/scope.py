@@ -33,7 +33,6 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-import weakref
 from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlsplit
 
@@ -77,6 +76,8 @@ CREDENTIAL_HEADERS = ("Authorization", "Cookie", "Proxy-Authorization")
 # Refused host names remembered to name the reason of a failed connect; a hostile page can mint names
 # without end, so the memory is bounded (10 000 names is ~1 MiB).
 _MAX_REMEMBERED_REFUSALS = 10_000
+#: transient: the bytes of a response received so far (``bytes_received``), to say why a download was cancelled
+_RECEIVED_META = "_boilerstrip_received_bytes"
 
 
 class PrivateAddressRefused(DNSLookupError):
@@ -102,7 +103,6 @@ class ScopeMiddleware:
         self.params = params
         self.stats = stats
         self.maxsize = 0
-        self._received: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.private = PrivateAllowlist(params.allow_private)
         #: the scope "auto" falls back to when the spider names none (BOILERSTRIP_CRAWL_SCOPE)
         self.crawl_scope = "host"
@@ -127,10 +127,11 @@ class ScopeMiddleware:
 
     # -- why a download was cancelled ----------------------------------------------------------------------
     def bytes_received(self, data: bytes, request: Request) -> None:
-        self._received[request] = self._received.get(request, 0) + len(data)
+        meta = request.meta
+        meta[_RECEIVED_META] = meta.get(_RECEIVED_META, 0) + len(data)
 
     def process_exception(self, request: Request, exception: Exception) -> None:
-        received = self._received.pop(request, 0)
+        received = request.meta.pop(_RECEIVED_META, 0)
         maxsize = request.meta.get("download_maxsize", self.maxsize)
         name = type(exception).__name__
         if name == "DownloadCancelledError" and maxsize and received > maxsize:
@@ -149,7 +150,7 @@ class ScopeMiddleware:
         return None
 
     def process_response(self, request: Request, response: Any) -> Any:
-        self._received.pop(request, None)
+        request.meta.pop(_RECEIVED_META, None)
         if 200 <= response.status < 300 and self._is_start_chain(request):
             self._add_start_redirect_origin(request)
         return response

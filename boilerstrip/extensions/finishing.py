@@ -33,7 +33,7 @@ from boilerstrip.feeds import FeedParams
 from boilerstrip.finishing import FinishContext, finish_crawl, finishing_inputs
 from boilerstrip.finishing.change import ChangeStep
 from boilerstrip.finishing.base import count_lines
-from boilerstrip.finishing.steps import PassProgress, ProgressTicker, bands_key, field_list
+from boilerstrip.finishing.steps import PassProgress, ProgressTicker, field_list
 from boilerstrip.items import EXPORT_FIELDS
 from boilerstrip.ledger import ledger_outcomes
 from boilerstrip.recrawl import CUT_REASONS, RecrawlParams, digest_of_settings
@@ -58,7 +58,8 @@ class FinishingExtension:
         #: the final model from that state instead of hashing every record again)
         self.learned = False
         self.workers: Any = None  # the crawl's WorkerPool: the pass computes MinHash signatures there
-        self.ahead: dict[tuple, Any] = {}  # work asked of the workers before the pass (FinishContext.ahead)
+        #: the duplicates' parameters and a future of their LSH bands, asked of a worker before the pass
+        self.bands: tuple[DuplicateParams, Any] | None = None
         self._asked = False
         #: the failed step and its error, once the pass failed (``{"step": ..., "error": ...}``)
         self.failure: dict[str, str] | None = None
@@ -99,7 +100,7 @@ class FinishingExtension:
             params = params_from_settings(self.settings, "duplicates", DuplicateParams)
         except ConfigError:
             return  # the pass names the setting
-        self.ahead[bands_key(params)] = executor.submit(lsh_bands, params.near_min_jaccard, params.num_perm)
+        self.bands = params, executor.submit(lsh_bands, params.near_min_jaccard, params.num_perm)
 
     def _executor(self) -> Any:
         """The crawl's worker processes' executor (None: no process pool)."""
@@ -154,7 +155,8 @@ class FinishingExtension:
             self.failure = {"step": "settings", "error": str(exc)}
             return "failed"
         layout = crawl_layout(self.output)
-        context = FinishContext(executor=self._executor(), ahead=dict(self.ahead))
+        context = FinishContext(executor=self._executor())
+        bands = self.bands[1] if self.bands is not None and self.bands[0] == dup_params else None
         step = "state"
         try:
             total = count_lines(self.output)
@@ -170,7 +172,7 @@ class FinishingExtension:
                                        duplicates_enabled=component_enabled(self.settings, "duplicates"),
                                        context=context, change=change, learned=self.learned, trail=trail,
                                        fields=selected_fields(self.settings), progress=progress,
-                                       reconcile=layout.manifest.exists())
+                                       reconcile=layout.manifest.exists(), bands=bands)
                 step = "state"
             finally:
                 if ticker is not None:

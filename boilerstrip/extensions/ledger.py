@@ -64,8 +64,15 @@ class LedgerExtension:
         self.started_at = utc_now()
         self.reconciled: bool | None = None
         self.summary: dict[str, Any] = {}
-        self._item_keys: dict[int, str] = {}
-        self._export_failures: dict[int, str] = {}
+        #: requests scheduled so far: a request's number names it to the ledger (``Ledger.admitted``'s
+        #: ``creator``). Scrapy sends ``request_dropped`` right after the same request's
+        #: ``request_scheduled`` (``ExecutionEngine._schedule_request``), so a drop is of the last one numbered
+        self._scheduled = 0
+        #: an item's URL (``settlement_key`` of the item alone: what the feed's ``export_failed`` can name) ->
+        #: its ledger key, once ``item_scraped`` reached this extension; and the write failures the feed
+        #: reported before it did
+        self._item_keys: dict[str, str] = {}
+        self._export_failures: dict[str, str] = {}
         self._feed_closed = False
         self._spider_closed = False
         self._finish_reason = ""
@@ -122,18 +129,20 @@ class LedgerExtension:
 
     # -- admission -------------------------------------------------------------------------------------------
     def request_scheduled(self, request: Any) -> None:
+        self._scheduled += 1
         key = admit(request.meta, request.url)
         if key is not None:
-            self.ledger.admitted(key, id(request))
+            self.ledger.admitted(key, self._scheduled)
 
     def request_dropped(self, request: Any) -> None:
-        self.ledger.dropped(request.meta.get(LEDGER_KEY), id(request))
+        self.ledger.dropped(request.meta.get(LEDGER_KEY), self._scheduled)
 
     # -- outcomes --------------------------------------------------------------------------------------------
     def item_scraped(self, item: Any, response: Any = None) -> None:
         key = settlement_key(response, item)
-        self._item_keys[id(item)] = key
-        failure = self._export_failures.pop(id(item), None)
+        named = settlement_key(None, item)
+        self._item_keys[named] = key
+        failure = self._export_failures.pop(named, None)
         if failure:
             self.ledger.settle(key, "failed", failure)
         else:
@@ -159,9 +168,10 @@ class LedgerExtension:
             self.ledger.settle_link(url, outcome, reason, detail)
 
     def export_failed(self, item: Any, reason: str) -> None:
-        key = self._item_keys.get(id(item))
+        named = settlement_key(None, item)
+        key = self._item_keys.get(named)
         if key is None:
-            self._export_failures[id(item)] = reason  # item_scraped has not reached us yet
+            self._export_failures[named] = reason  # item_scraped has not reached us yet
             return
         self.ledger.unwrite(key, reason)
 

@@ -66,14 +66,6 @@ class FinishContext:
     #: a ``concurrent.futures.Executor`` (the crawl's worker processes) for per-record pure work that
     #: steps can run ahead of the record stream; None: on the calling thread
     executor: Any = None
-    #: futures of pure work asked of ``executor`` before the pass (its keys say what and with which
-    #: parameters, e.g. ``("lsh_bands", 0.9, 128)``): a step takes one when its key matches, else asks itself
-    ahead: dict[tuple, Any] = field(default_factory=dict)
-    #: URL -> (the text, the duplicate parameters, its ``text_signature``): signatures a step worked out
-    #: with the record it yields (``TemplateStep``, in the job that cleans it), for the duplicates step to
-    #: take when the record reaches it with that very text; each is taken once
-    signatures: dict[str, tuple[Any, Any, Any]] = field(default_factory=dict)
-
     #: the name of the step that raised, when one did (set by :func:`run_steps`; the pass names it)
     failed_step: str | None = None
 

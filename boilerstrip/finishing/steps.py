@@ -41,10 +41,13 @@ from .base import FinishContext, Record, Spill, Step, dump_record, is_page
 #: costs less than the MinHash: docbook-xsl-doc-html's short pages were slower one text a job)
 _AHEAD = 64
 _BATCH = 16
+#: transient record key: ``(DuplicateParams, text, Signature)``, the MinHash signature of the record's cleaned
+#: text, worked out by TemplateStep in the job that cleaned it; MarkDuplicates takes it off the record
+SIGNATURE_KEY = "_boilerstrip_text_signature"
 
 __all__ = ["TemplateStep", "MarkDuplicates", "SortByUrl", "TemplateReport", "WriteJsonl", "ReconcileLedger", "crawl_steps",
            "select_fields",
-           "field_list", "TOMBSTONE_FIELDS", "PassProgress", "CountProgress", "PROGRESS_EVERY_S",
+           "field_list", "SIGNATURE_KEY", "TOMBSTONE_FIELDS", "PassProgress", "CountProgress", "PROGRESS_EVERY_S",
            "ProgressTicker"]
 
 
@@ -95,8 +98,8 @@ class TemplateStep(Step):
                  sign: DuplicateParams | None = None) -> None:
         self.params = params or BoilerplateParams()
         #: the duplicates step's parameters when one follows: a worker that cleans a page works out the
-        #: cleaned text's signature in the same job (``FinishContext.signatures``), so the text does not
-        #: travel back to a worker, and no job waits for another
+        #: cleaned text's signature in the same job, and the record carries it to that step
+        #: (``SIGNATURE_KEY``, which takes it off), so the text does not travel back to a worker
         self.sign = sign
         #: the crawl's pipeline put every page's hashes in ``context.state`` (``CrossPageBoilerplatePipeline``
         #: learns each page as it passes): the state's counts are then the final model, and no record is
@@ -128,7 +131,7 @@ class TemplateStep(Step):
                 if not has_trail(record):
                     self.count(context, "kept_as_written")  # lean: template removal not redone
                 if signature is not None:
-                    context.signatures[url] = (record.get("text"), self.sign, signature)
+                    record[SIGNATURE_KEY] = (self.sign, record.get("text"), signature)
                 yield record
         yield from others
 
@@ -207,11 +210,14 @@ class MarkDuplicates(Step):
 
     name = "duplicates"
 
-    def __init__(self, params: DuplicateParams | None = None) -> None:
+    def __init__(self, params: DuplicateParams | None = None, bands: Any = None) -> None:
+        """``bands``: the LSH bands of ``params`` (``lsh_bands``), or a future of them asked of a worker
+        before the pass (taken at the first record; worked out here when that worker failed)."""
         self.params = params or DuplicateParams()
+        self.bands = bands
 
     def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
-        bands = context.ahead.get(bands_key(self.params))
+        bands = self.bands
         if bands is None and context.executor is not None:  # datasketch (and scipy) stay in the workers
             # asked for now, taken at the first record: a worker imports datasketch and works the bands
             # out while the steps before this one spill and build the model (a second, waited for alone)
@@ -245,17 +251,16 @@ class MarkDuplicates(Step):
             yield {**record, **mark_duplicate(record, dup.of, dup.similarity, dup.reason)}
 
     def _signed(self, records: Iterable[Record], context: FinishContext) -> Iterator[tuple[Record, Any]]:
-        """Each record with its text's signature: computed ahead in ``context.executor`` when there is one
-        (the MinHash is most of this step's work), ``_BATCH`` texts a job, ``_AHEAD`` records ahead; else
-        None (computed when checked)."""
-        ready = context.signatures
+        """Each record with its text's signature: the one it carries (``SIGNATURE_KEY``), else computed ahead
+        in ``context.executor`` when there is one (the MinHash is most of this step's work), ``_BATCH`` texts
+        a job, ``_AHEAD`` records ahead; else None (computed when checked)."""
         if context.executor is None:
             for record in records:
-                yield record, self._signed_before(record, ready)
+                yield record, self._signed_before(record)
             return
+
         def submit(batch: list[Record]) -> Any:
-            texts = [(r.get("text") or "") for r in batch
-                     if is_page(r) and self._signed_before(r, ready, take=False) is None]
+            texts = [(r.get("text") or "") for r in batch if is_page(r) and self._signed_before(r, take=False) is None]
             return context.executor.submit(text_signatures, texts, self.params) if texts else None
 
         for batch, future in _batches_ahead(records, context.executor, submit):
@@ -264,23 +269,16 @@ class MarkDuplicates(Step):
                 if not is_page(record):
                     yield record, None
                     continue
-                signature = self._signed_before(record, ready)
+                signature = self._signed_before(record)
                 yield record, signature if signature is not None else next(computed, None)
 
-    def _signed_before(self, record: Record, ready: dict[str, Any], take: bool = True) -> Any:
-        """The signature a step before this one worked out for ``record``'s very text with these parameters
-        (taken, so each is used once), else None."""
-        entry = ready.get(record.get("url"))
-        if entry is None or entry[0] is not record.get("text") or entry[1] != self.params:
+    def _signed_before(self, record: Record, take: bool = True) -> Any:
+        """The signature a step before this one worked out for ``record``'s text with these parameters, else
+        None; ``take``: off the record (it is not written)."""
+        entry = record.pop(SIGNATURE_KEY, None) if take else record.get(SIGNATURE_KEY)
+        if entry is None or entry[0] != self.params or entry[1] != record.get("text"):
             return None
-        if take:
-            del ready[record["url"]]
         return entry[2]
-
-
-def bands_key(params: DuplicateParams) -> tuple:
-    """The ``FinishContext.ahead`` key of the LSH bands ``MarkDuplicates`` needs with ``params``."""
-    return ("lsh_bands", params.near_min_jaccard, params.num_perm)
 
 
 def _bands_of(future: Any) -> Any:
@@ -509,19 +507,21 @@ def crawl_steps(
     fields: Sequence[str] | None = None,
     progress: PassProgress | None = None,
     reconcile: bool = False,
+    bands: Any = None,
 ) -> list[Step]:
     """The finishing pass of a crawl, as ordered steps; ``out`` None: nothing written (records yielded).
     ``change`` (a :class:`boilerstrip.finishing.change.ChangeStep`) goes after the final clean and
     duplicates, so a page's change status is decided on its final text. ``learned``: see
     :class:`TemplateStep`. ``trail``: the output keeps the block-by-block trail (see :class:`WriteJsonl`).
-    ``reconcile``: the crawl's ledger and manifest follow what was written (:class:`ReconcileLedger`, last)."""
+    ``reconcile``: the crawl's ledger and manifest follow what was written (:class:`ReconcileLedger`, last).
+    ``bands``: the LSH bands of ``dup_params``, or a future of them (see :class:`MarkDuplicates`)."""
     dup_params = dup_params or DuplicateParams()
     steps: list[Step] = [TemplateStep(params, learned=learned, sign=dup_params if duplicates_enabled else None)]
     if progress is not None:
         steps = [CountProgress(progress, "reading pages", then="building the template model"), *steps,
                  CountProgress(progress, "cleaning pages", then="sorting")]
     if duplicates_enabled:
-        steps.append(MarkDuplicates(dup_params))
+        steps.append(MarkDuplicates(dup_params, bands=bands))
     if change is not None:
         steps.append(change)
     steps += [SortByUrl(), TemplateReport(report_dir)]

@@ -105,7 +105,7 @@ class Record:
     detail: str = ""
     admitted: bool = True  # False: filtered before it reached the scheduler
     previous: bool = False  # settled by an earlier run this one resumes
-    creator: int = 0  # id() of the request that admitted it (to undo a dupefilter drop)
+    creator: int = 0  # the number of the request that admitted it (to undo a dupefilter drop)
 
     def as_line(self) -> dict[str, Any]:
         line = {"url": self.url, "outcome": self.outcome or "pending", "reason": self.reason}
@@ -132,7 +132,8 @@ class Ledger:
 
     # -- admission -------------------------------------------------------------------------------------------
     def admitted(self, key: str, creator: int) -> None:
-        """The request ``creator`` (an ``id()``) was scheduled first for ``key``."""
+        """The request ``creator`` (a number the caller gives each request it schedules) was scheduled first
+        for ``key``."""
         record = self.records.get(key)
         if record is None:
             self.records[key] = Record(key, creator=creator)

@@ -39,7 +39,7 @@ from boilerstrip.workers.pool import WorkerDied, WorkerPool
 from boilerstrip.finishing import finishing_follows, finishing_inputs
 from boilerstrip.finishing.steps import load_state_counts
 from boilerstrip.outcomes import FailedItem
-from boilerstrip.reading.page import PageReader, hashed_fields
+from boilerstrip.reading.page import PageReading, hashed_fields, reading_for
 from boilerstrip.state import MemoryState, State, StateParams, feed_output, open_state
 
 __all__ = ["PageBlocksPipeline", "CrossPageBoilerplatePipeline", "CrossPageRunParams"]
@@ -77,14 +77,15 @@ def clean_during_crawl(settings: Any) -> bool:
 class PageBlocksPipeline:
     """Before extraction clears ``item.html``: record the hashes of all the page's blocks (chrome
     included) in ``item.page_block_hashes``, so the model counts a footer the extractor usually drops; and
-    the blocks the record carries for the finishing pass (``page_features``). The work runs in the
-    crawl's worker pool (``boilerstrip.workers``)."""
+    the blocks the record carries for the finishing pass (``page_features``). They come with the page's
+    reading on the item (``item.reading``, read in the crawl's worker pool by ``PageReadingPipeline``);
+    an item without one is read in the pool here."""
 
-    def __init__(self, params: BoilerplateParams, stats: Any = None, crawler: Any = None) -> None:
+    def __init__(self, params: BoilerplateParams, stats: Any = None, crawler: Any = None, pool: Any = None) -> None:
         self.params = params
         self.stats = stats
         self.crawler = crawler
-        self._pool: Any = None
+        self._pool = pool  # where pages without a reading are read (else the crawl's pool, at open_spider)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "PageBlocksPipeline":
@@ -94,23 +95,20 @@ class PageBlocksPipeline:
                    crawler=crawler)
 
     def open_spider(self) -> None:
-        if self.crawler is not None:
+        if self._pool is None and self.crawler is not None:
             self._pool = WorkerPool.of(self.crawler)
-        if self._pool is not None:
-            self._pool.companion(PageReader).want(features=(self.params.source, self.params.normalise_digits))
 
     async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
         html = adapter.get("html")
-        features = None
-        if self._pool is not None and isinstance(html, str) and html:
+        if not isinstance(html, str) or not html:
+            return self.features_item(item)
+        wanted = (self.params.source, self.params.normalise_digits)
+        reading = reading_for(adapter.get("reading"), html, adapter.get("final_url") or adapter.get("url"))
+        features = reading.features if reading is not None and reading.plan.features == wanted else None
+        if features is None and self._pool is not None:
             try:
-                # the page's one job (extraction and the model's hashes ride along, see boilerstrip.reading.page)
-                reading = await self._pool.companion(PageReader).reading(
-                    item, html, adapter.get("final_url") or adapter.get("url"))
-                features = reading.features if reading is not None else None
-                if features is None:
-                    features = await self._pool.run(_features, html, self.params.source, self.params.normalise_digits)
+                features = await self._pool.run(_features, html, *wanted)
             except WorkerDied as exc:
                 raise FailedItem("extraction_worker_died", str(exc)) from None
         return self.features_item(item, features)
@@ -146,12 +144,14 @@ def _features(html: str, source: str, digits: bool) -> PageFeatures:
 
 class CrossPageBoilerplatePipeline:
     def __init__(self, params: BoilerplateParams, state: State | None = None, stats: Any = None,
-                 state_params: StateParams | None = None, output: Any = None, clean: bool = True) -> None:
+                 state_params: StateParams | None = None, output: Any = None, clean: bool = True,
+                 pool: Any = None) -> None:
         self.params = params
         self.stats = stats
         self.clean = clean
         self.crawler: Any = None
-        self._pool: Any = None  # the crawl's WorkerPool, when the pipeline only learns
+        #: where a page without a reading is hashed when the pipeline only learns (else the crawl's pool)
+        self._pool = pool if not clean else None
         self._state_arg = state
         self.state_params = state_params or StateParams(dir="")
         self.output = output
@@ -179,10 +179,8 @@ class CrossPageBoilerplatePipeline:
     # -- lifecycle -----------------------------------------------------------------------------------
     def open_spider(self) -> None:
         self.state = self._state_arg if self._state_arg is not None else open_state(self.state_params, self.output)
-        if self.crawler is not None and not self.clean:
+        if self._pool is None and self.crawler is not None and not self.clean:
             self._pool = WorkerPool.of(self.crawler)
-        if self._pool is not None:
-            self._pool.companion(PageReader).want(hashes=self.params)
 
     def close_spider(self) -> None:
         self._inc("model/distinct_blocks", self.model.distinct_blocks())
@@ -207,7 +205,8 @@ class CrossPageBoilerplatePipeline:
             return self._learned_in_pool(item)
         adapter = ItemAdapter(item)
         url, site, cluster = self._prepare(adapter)
-        self._learn(site, cluster, url, self._hashes_of(adapter))
+        hashes = self._hashes_read(adapter)
+        self._learn(site, cluster, url, hashes if hashes is not None else self._hashes_of(adapter))
         if not self.clean:
             return item  # the finishing pass cleans it, once, with the final model
         blocks = blocks_of_record(adapter)
@@ -232,9 +231,9 @@ class CrossPageBoilerplatePipeline:
     async def _learned_in_pool(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
         url, site, cluster = self._prepare(adapter)
-        fields = {key: adapter.get(key) for key in _HASHED_FIELDS}
-        hashes = self._hashes_read(item, fields)
+        hashes = self._hashes_read(adapter)
         if hashes is None:
+            fields = {key: adapter.get(key) for key in _HASHED_FIELDS}
             try:
                 hashes = await self._pool.run(record_model_hashes, fields, self.params)
             except WorkerDied:
@@ -242,12 +241,16 @@ class CrossPageBoilerplatePipeline:
         self._learn(site, cluster, url, hashes)
         return item
 
-    def _hashes_read(self, item: Any, fields: dict[str, Any]) -> set[str] | None:
-        """The hashes the page's one job computed (``boilerstrip.reading.page``), when they were computed from the
-        fields the item holds now; else None."""
-        reading = self._pool.companion(PageReader).done(item)
-        if reading is None or reading.hashes is None or reading.extraction is None:
+    def _hashes_read(self, adapter: ItemAdapter) -> set[str] | None:
+        """The hashes in the page's reading (``item.reading``), when they were worked out with these parameters
+        from the fields the item holds now; else None. The reading is of the HTML, which extraction has
+        cleared by now: it is checked by what it gave the item."""
+        reading = adapter.get("reading")
+        if not isinstance(reading, PageReading) or reading.hashes is None or reading.extraction is None:
             return None
+        if reading.plan.hashes != self.params:
+            return None
+        fields = {key: adapter.get(key) for key in _HASHED_FIELDS}
         if hashed_fields(reading.features, reading.extraction, self.params.source) != fields:
             return None  # the page changed on the way (another pipeline): hashed again
         return reading.hashes

@@ -14,8 +14,11 @@ the page metadata, ``method``, ``attempts``, ``blocks`` and ``flags``, and clear
 
 Extraction runs off the reactor thread, in the crawl's worker pool (``boilerstrip.workers``:
 ``BOILERSTRIP_EXTRACTION_WORKERS`` worker processes by default, so the machine's other cores read pages
-while the reactor downloads, and one huge page does not stall every other host's downloads). A page whose
-worker process died each time it was tried is ``failed:extraction_worker_died``.
+while the reactor downloads, and one huge page does not stall every other host's downloads): the page's
+reading on the item (``item.reading``, by ``PageReadingPipeline``) holds it, worked out with these
+parameters from this very HTML; an item without one (a plain dict, a page changed on the way) is extracted
+in the pool here. A page whose worker process died each time it was tried is
+``failed:extraction_worker_died``.
 
 Its cost per page is bounded: a page over ``max_nodes`` elements is dropped as ``failed:extraction_budget``
 (every later stage is Python per block too), and after ``max_cpu_s`` no further rung starts (the best result
@@ -35,7 +38,7 @@ from boilerstrip.config import ConfigError, component_enabled, params_from_setti
 from boilerstrip.workers.pool import WorkerDied, WorkerPool
 from boilerstrip.extraction import ExtractionParams, ExtractionResult, extract
 from boilerstrip.outcomes import FailedItem
-from boilerstrip.reading.page import PageReader, extracted_blocks
+from boilerstrip.reading.page import extracted_blocks, reading_for
 
 __all__ = ["ExtractionPipeline"]
 
@@ -47,13 +50,14 @@ _METADATA_FIELDS = ("title", "description", "canonical_url", "lang", "author", "
 class ExtractionPipeline:
     def __init__(
         self, params: ExtractionParams = ExtractionParams(), markdown: bool = True, stats: Any = None,
-        crawler: Any = None,
+        crawler: Any = None, pool: WorkerPool | None = None,
     ) -> None:
+        """``pool``: where pages without a reading are extracted (else the crawl's own, at ``open_spider``)."""
         self.params = params
         self.markdown = markdown
         self.stats = stats
         self.crawler = crawler
-        self.pool: WorkerPool | None = None
+        self.pool = pool
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "ExtractionPipeline":
@@ -69,10 +73,8 @@ class ExtractionPipeline:
         return cls(params=params, markdown=markdown, stats=crawler.stats, crawler=crawler)
 
     def open_spider(self) -> None:
-        if self.crawler is not None:
+        if self.pool is None and self.crawler is not None:
             self.pool = WorkerPool.of(self.crawler)
-        if self.pool is not None:
-            self.pool.companion(PageReader).want(extraction=self.params)
 
     async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
@@ -80,15 +82,13 @@ class ExtractionPipeline:
         if html is None:
             return item  # nothing fetched to read (or already extracted)
         url = adapter.get("final_url") or adapter.get("url")
-        if self.pool is None:
+        reading = reading_for(adapter.get("reading"), html, url)  # the page's one reading (PageReadingPipeline)
+        result = reading.extraction if reading is not None and reading.plan.extraction == self.params else None
+        if result is None and self.pool is None:
             result = extract(html, url, self.params)
-        else:
+        elif result is None:
             try:
-                # the page's one job (with its blocks and the model's hashes, see boilerstrip.reading.page)
-                reading = await self.pool.companion(PageReader).reading(item, html, url)
-                result = reading.extraction if reading is not None else None
-                if result is None:
-                    result = await self.pool.run(extract, html, url, self.params)
+                result = await self.pool.run(extract, html, url, self.params)
             except WorkerDied as exc:
                 raise FailedItem("extraction_worker_died", str(exc)) from None
         self._apply(adapter, url, result)

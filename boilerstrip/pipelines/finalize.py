@@ -4,7 +4,7 @@
   disabled), fills a placeholder: the body text minus nav/header/footer/aside/script/style, the
   ``<title>`` and the declared ``<html lang>``; ``method`` is then ``"placeholder"``.
 - Sets ``content_hash`` = sha256 (hex) of the final ``text``.
-- Clears ``html``: the raw page never reaches the output.
+- Clears ``html`` and ``reading``: the raw page and its reading never reach the output.
 """
 
 from __future__ import annotations
@@ -82,6 +82,8 @@ class FinalizePipeline:
             if not adapter.get("lang"):
                 adapter["lang"] = found["lang"]
         adapter["content_hash"] = content_hash(adapter.get("text") or "")
-        if "html" in adapter.field_names():
-            adapter["html"] = None
+        names = adapter.field_names()
+        for name in ("html", "reading"):
+            if name in names:
+                adapter[name] = None
         return item

@@ -52,7 +52,7 @@ from boilerstrip.scope import in_scope, joined_site, origin, site_key
 from boilerstrip.reading.links import PageLinks, page_links
 from boilerstrip.urls import UrlParams, link_targets, normalize_url
 from boilerstrip.rendering.flags import render_flags
-from boilerstrip.meta import BODY_FLAGS_META, KIND_META, LASTMOD_META, OPT_OUT_META, RENDER_REASON_META
+from boilerstrip.meta import BODY_FLAGS_META, KIND_META, LASTMOD_META, OPT_OUT_META, READING_META, RENDER_REASON_META
 
 __all__ = ["SiteSpider", "CrawlParams", "parse_start_urls"]
 
@@ -305,6 +305,7 @@ class SiteSpider(Spider):
             content_type=response.headers.get(b"Content-Type", b"").decode("latin-1", errors="replace") or None,
             encoding=response.encoding,
             html=response.text,
+            reading=response.meta.get(READING_META),  # read with the render decision (a static page), or None
             canonical_url=canonical,
             ai_opt_out=list(response.meta.get(OPT_OUT_META) or ()),  # AiOptOutMiddleware's findings
         )

@@ -24,7 +24,7 @@ import threading
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable
 
 from scrapy import signals
 
@@ -42,7 +42,6 @@ _RETRIES = 2
 #: what a process pool's submit raises when it cannot start a worker process: the forkserver's socket gone
 #: (ConnectionRefusedError, FileNotFoundError) or closed mid-handshake (EOFError)
 _NO_WORKER_STARTED = (OSError, EOFError)
-_T = TypeVar("_T")
 
 
 class WorkerDied(Exception):
@@ -75,7 +74,6 @@ class WorkerPool:
         self._executor: Executor | None = None
         #: set once the executor's worker processes are launched (``_new_executor``)
         self._launched: Future | None = None
-        self._companions: dict[type, Any] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "WorkerPool":
@@ -96,13 +94,6 @@ class WorkerPool:
         extensions exist (``engine_started``, ``open_spider``)."""
         pool = crawler.get_extension(cls)
         return pool if pool is not None and pool.params.workers else None
-
-    def companion(self, cls: type[_T]) -> _T:
-        """The pool's one ``cls(pool)``, made on first ask: how components that share one job a page find
-        each other (``boilerstrip.reading.page.PageReader``)."""
-        if cls not in self._companions:
-            self._companions[cls] = cls(self)
-        return self._companions[cls]
 
     @property
     def executor(self) -> Executor | None:
