@@ -58,8 +58,6 @@ ALLOWED_STATE = {
 ALLOWED_IDENTITY = {
     "boilerstrip.downloadhandlers.browser": "the browsers it watches for crashes, held by the dict itself (so an "
                                             "id() stays theirs): a browser, not a page",
-    "boilerstrip.distributed.scheduler": "TODO(issue 25, the scrapy-redis rework): the first requests the "
-                                         "dupefilter refused, by id(); a flag on the request's meta would do",
 }
 IDENTITY_CALLS = {"id", "WeakKeyDictionary", "WeakValueDictionary", "WeakSet"}
 IDENTITY_WEAKREF = {"finalize", "ref", "WeakKeyDictionary", "WeakValueDictionary", "WeakSet", "WeakMethod"}

@@ -54,6 +54,9 @@ logger = logging.getLogger(__name__)
 _FIRST_META = "_boilerstrip_first"
 #: meta of the wake-up request an idle worker crawls to make the engine look at the queue (never queued)
 _WAKE_META = "_boilerstrip_wake"
+#: meta: this worker's first scheduling of the request was refused by the shared dupefilter (another worker, or an
+#: earlier link, admitted the URL): its "duplicate" settlement is not this worker's to account for
+_REFUSED_FIRST_META = "_boilerstrip_refused_first"
 _WAKE_URL = "data:,wake"
 #: signal request_done(request): a request's callback has run (sent for requests that are not pages)
 request_done = object()
@@ -85,7 +88,6 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
         self.worker = params.worker_id
         self.store = CrawlStore(self.server, params.crawl_id)
         self.leases_by_key: dict[str, set[str]] = {}  # ledger key -> leases of its requests held here
-        self.dropped_first: set[int] = set()  # id() of first requests the dupefilter refused
         self.ledger = WorkerLedger(self, crawler)
         self._beat: task.LoopingCall | None = None
         self._poll: task.LoopingCall | None = None
@@ -187,7 +189,7 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
         fingerprint = None if request.dont_filter else self.df.request_fingerprint(request)
         if not self.queue.push(request, fingerprint=fingerprint, seen_key=self.df.key):
             if first:
-                self.dropped_first.add(id(request))
+                request.meta[_REFUSED_FIRST_META] = True
             self.df.log(request, self.spider)
             return False
         if lease:
@@ -286,8 +288,7 @@ class WorkerLedger:
 
     def url_settled(self, url: str, outcome: str, reason: str, detail: str = "", request: Any = None) -> None:
         key = request.meta.get(LEDGER_KEY) if request is not None else None
-        if request is not None and id(request) in self.scheduler.dropped_first:
-            self.scheduler.dropped_first.discard(id(request))
+        if request is not None and request.meta.pop(_REFUSED_FIRST_META, False):
             if reason.startswith("duplicate"):
                 return  # another worker (or an earlier link) admitted this URL: nothing to account for here
         if key:
