@@ -184,6 +184,8 @@ _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 def repair_text(text: str) -> str:
     """Lone surrogates (valid in JSON, not in UTF-8) become U+FFFD, so the text hashes and encodes."""
+    if text.isascii():  # O(1) in CPython: most texts skip the search (called on every block, several times)
+        return text
     return _SURROGATE_RE.sub("\ufffd", text) if _SURROGATE_RE.search(text) else text
 
 
