@@ -28,7 +28,7 @@ from functools import lru_cache
 from operator import methodcaller
 
 __all__ = ["NearDuplicateRecipe", "site_recipe", "TRAINING_RECIPE", "recipe_words", "signature", "band_ranges",
-           "band_keys", "similarity", "is_near_duplicate"]
+           "band_keys", "similarity", "is_near_duplicate", "load_datasketch"]
 
 _WORD_RE = re.compile(r"\w+")
 _DIGIT_RE = re.compile(r"\d")
@@ -76,6 +76,12 @@ def recipe_words(text: str, recipe: NearDuplicateRecipe) -> list[str]:
             folded = "".join(ch for ch in unicodedata.normalize("NFD", folded) if not unicodedata.combining(ch))
         folded = _DIGIT_RE.sub("0", folded)
     return _WORD_RE.findall(folded)
+
+
+def load_datasketch() -> None:
+    """Import datasketch (and scipy, which it imports: 0.8 s of CPU) in this process now, ahead of its first
+    signature (a job the crawl sends each worker process when its finishing pass starts)."""
+    import datasketch  # noqa: F401
 
 
 @lru_cache(maxsize=8)
