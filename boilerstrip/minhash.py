@@ -25,9 +25,10 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import methodcaller
 
 __all__ = ["NearDuplicateRecipe", "site_recipe", "TRAINING_RECIPE", "recipe_words", "signature", "band_ranges",
-           "band_keys", "similarity", "is_near_duplicate"]
+           "band_keys", "similarity", "is_near_duplicate", "load_datasketch"]
 
 _WORD_RE = re.compile(r"\w+")
 _DIGIT_RE = re.compile(r"\d")
@@ -77,16 +78,42 @@ def recipe_words(text: str, recipe: NearDuplicateRecipe) -> list[str]:
     return _WORD_RE.findall(folded)
 
 
+def load_datasketch() -> None:
+    """Import datasketch (and scipy, which it imports: 0.8 s of CPU) in this process now, ahead of its first
+    signature (a job the crawl sends each worker process when its finishing pass starts)."""
+    import datasketch  # noqa: F401
+
+
 @lru_cache(maxsize=8)
 def _template(num_perm: int, seed: int):  # noqa: ANN202 (datasketch's MinHash, imported lazily)
+    """An empty MinHash of the recipe whose hash function takes the 32-bit values :func:`_shingle_hashes`
+    worked out (``int``: the values as given): its permutations are generated once, and each signature's
+    copy shares them."""
     from datasketch import MinHash
 
-    return MinHash(num_perm=num_perm, seed=seed)
+    return MinHash(num_perm=num_perm, seed=seed, hashfunc=int)
+
+
+def _shingle_hashes(words: list[str], k: int) -> list[int]:
+    """datasketch's default hash (``sha1_hash32``: SHA-1's first 4 bytes, little-endian) of each word
+    ``k``-gram joined by spaces, in UTF-8, one per position (repeats included: a MinHash is a minimum, the
+    same over a list as over its set). Computed by C-level ``map`` calls and one numpy view of the joined
+    digests, not a Python call a shingle."""
+    import numpy as np
+
+    shingles = map(" ".join, zip(*(words[i:] for i in range(k)))) if k > 1 else iter(words)
+    digests = b"".join(map(_DIGEST, map(hashlib.sha1, map(str.encode, shingles))))
+    # each SHA-1 digest is 20 bytes: its first 4 as a little-endian uint32 are sha1_hash32's value
+    return np.frombuffer(digests, dtype="<u4").reshape(-1, 5)[:, 0].tolist()
+
+
+_DIGEST = methodcaller("digest")
 
 
 def signature(text: str, recipe: NearDuplicateRecipe, words: list[str] | None = None) -> bytes | None:
     """The MinHash of the text's shingles as uint32 bytes (``num_perm`` values), or None for a text with
-    fewer than ``max(shingle_words, min_words)`` words. ``words``: :func:`recipe_words`, when already known."""
+    fewer than ``max(shingle_words, min_words)`` words. ``words``: :func:`recipe_words`, when already known.
+    datasketch's MinHash (scheme affine32, its default ``sha1_hash32`` values, worked out in bulk)."""
     import numpy as np
 
     if words is None:
@@ -94,9 +121,8 @@ def signature(text: str, recipe: NearDuplicateRecipe, words: list[str] | None = 
     k = recipe.shingle_words
     if len(words) < max(k, recipe.min_words):
         return None
-    shingles = {" ".join(words[i:i + k]).encode("utf-8") for i in range(len(words) - k + 1)}
     mh = _template(recipe.num_perm, recipe.seed).copy()
-    mh.update_batch(list(shingles))  # in any order: each value is a minimum over the set
+    mh.update_batch(_shingle_hashes(words, k))
     return mh.hashvalues.astype(np.uint32).tobytes()
 
 

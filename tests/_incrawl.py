@@ -178,7 +178,8 @@ def _start_forkserver() -> None:
 
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return
-    multiprocessing.get_context("forkserver").set_forkserver_preload(list(WORKER_MODULES))
+    # and datasketch, which a crawl's workers import when its finishing pass starts: once for the session
+    multiprocessing.get_context("forkserver").set_forkserver_preload([*WORKER_MODULES, "datasketch"])
     forkserver.ensure_running()
 
 

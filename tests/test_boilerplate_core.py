@@ -428,3 +428,22 @@ def test_streaming_finish_crawl_matches_finish_records(tmp_path) -> None:
     assert "an older version of the page" in expected
     assert summary["invalid_lines"] == 1 and summary["dropped"] == in_memory.dropped
     assert summary["records_out"] == len(expected.splitlines())
+
+
+def test_a_block_without_code_punctuation_normalises_to_the_same_tokens_as_with_the_full_pattern() -> None:
+    """normalise_block reads a text with none of the code punctuation by the plain word pattern (faster):
+    the tokens must be the ones the full pattern reads, on prose, code and everything between."""
+    import unicodedata
+
+    from boilerstrip.boilerplate.blocks import _DIGITS_RE, _WORD_RE, normalise_block
+
+    pieces = ["word", "Straße", "ÉCOLE", "漢字", "x1", "42", " ", "  ", "\n", ".", ",", "!", "'", '"', "-", "--", "->",
+              "::", "@", "$", "%", "(", ")", "[", "]", "{", "}", "()", "_", "|", ">", "/", "ﬁ", "①"]
+    rng = random.Random(7)
+    texts = ["Reliable.\nChoose a plan", "next() and --verbose", "a->b::c", "Page 3 of 12", "foo_bar baz"]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
+    for text in texts:
+        for digits in (True, False):
+            folded = unicodedata.normalize("NFKC", text).casefold()
+            folded = _DIGITS_RE.sub("0", folded) if digits else folded
+            assert normalise_block(text, digits=digits) == " ".join(_WORD_RE.findall(folded)), repr(text)

@@ -99,3 +99,39 @@ def test_both_use_the_one_module() -> None:
     assert NearDedupParams().recipe() == TRAINING_RECIPE
     assert recipe_words("Été 2024", TRAINING_RECIPE) == ["ete", "0000"]
     assert recipe_words("Été 2024", recipe) == ["été", "2024"]
+
+
+def _datasketch_default_signature(text: str, recipe) -> bytes | None:  # noqa: ANN001
+    """datasketch's MinHash as its documentation shows it: the default hash function (``sha1_hash32``) over
+    the set of shingles, each shingle's UTF-8 bytes."""
+    import numpy as np
+    from datasketch import MinHash
+
+    words = recipe_words(text, recipe)
+    k = recipe.shingle_words
+    if len(words) < max(k, recipe.min_words):
+        return None
+    minhash = MinHash(num_perm=recipe.num_perm, seed=recipe.seed)
+    minhash.update_batch(list({" ".join(words[i:i + k]).encode("utf-8") for i in range(len(words) - k + 1)}))
+    return minhash.hashvalues.astype(np.uint32).tobytes()
+
+
+_VARIED_TEXTS = [
+    _text(1), _text(2, 40), _text(3, 9000),
+    "Naïve café déjà vu, 3.19.1 and 3.19.2 ÉCOLE Straße " * 30,  # accents, digits, case folding
+    "日本語 の テキスト です。中文 文本 " * 40 + " emoji 😀 text " * 10,  # multi-byte UTF-8
+    "word " * 300,  # one shingle repeated: the minimum over the list is the one over the set
+    "a b c d e", "a b c d",  # one shingle; too few words
+    "",
+]
+
+
+@pytest.mark.parametrize("recipe", [near_recipe(DuplicateParams()), TRAINING_RECIPE,
+                                    near_recipe(DuplicateParams(num_perm=64, shingle_words=3, near_min_words=3)),
+                                    near_recipe(DuplicateParams(shingle_words=1, near_min_words=1))],
+                         ids=["site", "training", "short", "one-word-shingles"])
+def test_signatures_are_datasketchs_default_minhash_of_the_shingle_set(recipe) -> None:  # noqa: ANN001
+    """The shingles are hashed in bulk (SHA-1's first 4 bytes, as ``sha1_hash32``) and handed to datasketch's
+    MinHash: the signatures stored in dedup and export indexes must be what datasketch's default gives."""
+    for text in _VARIED_TEXTS:
+        assert signature(text, recipe) == _datasketch_default_signature(text, recipe), text[:40]

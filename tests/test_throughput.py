@@ -674,3 +674,24 @@ def test_the_first_pages_are_judged_in_the_crawl_process_while_the_workers_start
         assert pool.jobs == ([] if judged_here else ["judge_and_read"])
     assert crawler.stats.get_value("boilerstrip/render/judged_while_workers_start") == 1
     assert crawler.stats.get_value("boilerstrip/render/checked") == 2
+
+
+def test_worker_processes_read_pages_without_loading_datasketch() -> None:
+    """datasketch (and scipy, which it imports: 0.8 s of CPU) is for the finishing pass's signatures only: the
+    forkserver does not load it before the first page, and reading a page does not load it either."""
+    from boilerstrip.reading.render_job import judge_and_read
+    from boilerstrip.rendering import RenderParams
+    from boilerstrip.reading.page import PagePlan
+
+    pool = WorkerPool(WorkerPoolParams(workers=1, pool="process"))
+    html = _PAGE.format(n=1, text="Text. " * 50)
+    loaded = "sorted(m for m in __import__('sys').modules if m.split('.')[0] in ('datasketch', 'scipy'))"
+
+    async def main():
+        try:
+            await pool.run(judge_and_read, html, "http://s.test/p1", RenderParams(), PagePlan(), "utf-8")
+            return await pool.run(eval, loaded)
+        finally:
+            pool.close()
+
+    assert asyncio.run(main()) == []

@@ -45,6 +45,10 @@ __all__ = [
 _WORD_RE = re.compile(r"(?:(?<![\w@$%-])(?:--?|[@$%]))?\w+(?:(?:::|->)\w+)*(?:\(\)|\[\]|\{\}|[(\[])?")
 HEADING_KINDS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 _DIGITS_RE = re.compile(r"\d+")
+#: the characters ``_WORD_RE`` reads beyond word characters (the code punctuation); a text with none of them
+#: is read by the plain word pattern to the same tokens, twice as fast (most blocks of prose)
+_CODE_PUNCT_RE = re.compile(r"[-@$%:()\[\]{}]")
+_PLAIN_WORD_RE = re.compile(r"\w+")
 #: Bytes of the block digest: 8 bytes (16 hex chars) make a collision between two distinct blocks of one
 #: site negligible (~1e-10 at 1e5 distinct blocks) while keeping records and the state DB small.
 _HASH_BYTES = 8
@@ -79,7 +83,7 @@ def normalise_block(text: str, *, digits: bool = True) -> str:
     text = unicodedata.normalize("NFKC", text or "").casefold()
     if digits:
         text = _DIGITS_RE.sub("0", text)
-    return " ".join(_WORD_RE.findall(text))
+    return " ".join((_WORD_RE if _CODE_PUNCT_RE.search(text) else _PLAIN_WORD_RE).findall(text))
 
 
 def digits_insensitive(kind: str, enabled: bool = True) -> bool:
@@ -184,6 +188,8 @@ _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 def repair_text(text: str) -> str:
     """Lone surrogates (valid in JSON, not in UTF-8) become U+FFFD, so the text hashes and encodes."""
+    if text.isascii():  # O(1) in CPython: most texts skip the search (called on every block, several times)
+        return text
     return _SURROGATE_RE.sub("\ufffd", text) if _SURROGATE_RE.search(text) else text
 
 

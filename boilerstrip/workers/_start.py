@@ -16,8 +16,9 @@ from boilerstrip.lifetime import die_with_parent
 __all__ = ["WORKER_MODULES", "start_worker", "warm_up", "ignore_interrupts"]
 
 #: the modules of the jobs the crawl sends its workers: the render decision, the page's reading, and the
-#: finishing pass's clean and MinHash (datasketch, which imports scipy: 0.8 s on the 2-core machine, once in
-#: the forkserver instead of once in every worker, and not in the middle of the finishing pass)
+#: finishing pass's clean and MinHash. Not datasketch (it imports scipy: 0.8 s of CPU, twice what the rest
+#: costs, before the first page could be read): the finishing extension has each worker import it when the
+#: crawl is over, while the pass reads the feed
 WORKER_MODULES = (
     "boilerstrip.boilerplate.page",
     "boilerstrip.reading.render_job",
@@ -25,7 +26,6 @@ WORKER_MODULES = (
     "boilerstrip.reading.page",
     "boilerstrip.rendering",
     "boilerstrip.finishing.steps",
-    "datasketch",
 )
 
 
