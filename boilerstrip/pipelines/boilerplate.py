@@ -35,10 +35,9 @@ from boilerstrip.boilerplate.finish import model_hashes, source_fields
 from boilerstrip.boilerplate.source import slots_of_record
 from boilerstrip.boilerplate.page import PageFeatures, page_features
 from boilerstrip.config import component_enabled, params_from_settings
-from boilerstrip.workers.pool import WorkerDied, WorkerPool
+from boilerstrip.workers.pool import WorkerDied, WorkerPool, run_page_job
 from boilerstrip.finishing import finishing_follows, finishing_inputs
 from boilerstrip.finishing.steps import load_state_counts
-from boilerstrip.outcomes import FailedItem
 from boilerstrip.reading.page import PageReading, hashed_fields, reading_for
 from boilerstrip.state import MemoryState, State, StateParams, feed_output, open_state
 
@@ -107,10 +106,7 @@ class PageBlocksPipeline:
         reading = reading_for(adapter.get("reading"), html, adapter.get("final_url") or adapter.get("url"))
         features = reading.features if reading is not None and reading.plan.features == wanted else None
         if features is None and self._pool is not None:
-            try:
-                features = await self._pool.run(_features, html, *wanted)
-            except WorkerDied as exc:
-                raise FailedItem("extraction_worker_died", str(exc)) from None
+            features = await run_page_job(self._pool, _features, html, *wanted)
         return self.features_item(item, features)
 
     def features_item(self, item: Any, features: PageFeatures | None = None) -> Any:

@@ -35,7 +35,7 @@ from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
 
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings
-from boilerstrip.workers.pool import WorkerDied, WorkerPool
+from boilerstrip.workers.pool import WorkerPool, run_page_job
 from boilerstrip.extraction import ExtractionParams, ExtractionResult, extract
 from boilerstrip.outcomes import FailedItem
 from boilerstrip.reading.page import extracted_blocks, reading_for
@@ -84,13 +84,8 @@ class ExtractionPipeline:
         url = adapter.get("final_url") or adapter.get("url")
         reading = reading_for(adapter.get("reading"), html, url)  # the page's one reading (PageReadingPipeline)
         result = reading.extraction if reading is not None and reading.plan.extraction == self.params else None
-        if result is None and self.pool is None:
-            result = extract(html, url, self.params)
-        elif result is None:
-            try:
-                result = await self.pool.run(extract, html, url, self.params)
-            except WorkerDied as exc:
-                raise FailedItem("extraction_worker_died", str(exc)) from None
+        if result is None:
+            result = await run_page_job(self.pool, extract, html, url, self.params)
         self._apply(adapter, url, result)
         return item
 

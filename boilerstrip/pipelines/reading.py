@@ -23,9 +23,8 @@ from typing import Any
 from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
 
-from boilerstrip.outcomes import FailedItem
-from boilerstrip.reading.page import PagePlan, PageReading, page_plan, read_page, reading_for, stamped
-from boilerstrip.workers.pool import WorkerDied, WorkerPool
+from boilerstrip.reading.page import PagePlan, page_plan, read_page, reading_for, stamped
+from boilerstrip.workers.pool import WorkerPool, run_page_job
 
 __all__ = ["PageReadingPipeline"]
 
@@ -64,17 +63,10 @@ class PageReadingPipeline:
         if ready is not None and (ready.plan is self.plan or ready.plan == self.plan):
             self._inc("read_with_render_decision")
             return item
-        adapter["reading"] = stamped(await self._read(html, url), html, url, self.plan)
+        adapter["reading"] = stamped(await run_page_job(self.pool, read_page, html, url, self.plan), html, url, self.plan)
         self._inc("read")
         return item
 
-    async def _read(self, html: str, url: str | None) -> PageReading:
-        if self.pool is None:
-            return read_page(html, url, self.plan)
-        try:
-            return await self.pool.run(read_page, html, url, self.plan)
-        except WorkerDied as exc:
-            raise FailedItem("extraction_worker_died", str(exc)) from None
 
     def _inc(self, key: str) -> None:
         if self.stats is not None:

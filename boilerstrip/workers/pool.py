@@ -29,9 +29,10 @@ from typing import Any, Callable
 from scrapy import signals
 
 from boilerstrip.config import params_from_settings
+from boilerstrip.outcomes import FailedItem
 from boilerstrip.workers._start import WORKER_MODULES, start_worker, warm_up
 
-__all__ = ["WorkerPool", "WorkerPoolParams", "WorkerDied", "POOLS"]
+__all__ = ["WorkerPool", "WorkerPoolParams", "WorkerDied", "POOLS", "run_page_job"]
 
 logger = logging.getLogger(__name__)
 STATS = "boilerstrip/workers"
@@ -202,3 +203,14 @@ def _process_context() -> Any:
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(list(WORKER_MODULES))  # read when the server starts: once a process
     return context
+
+
+async def run_page_job(pool: WorkerPool | None, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` for one page in ``pool`` (on the calling thread without one). A page whose worker died
+    each time it was tried is ``failed:extraction_worker_died``: the item pipelines' one way of saying so."""
+    if pool is None:
+        return fn(*args)
+    try:
+        return await pool.run(fn, *args)
+    except WorkerDied as exc:
+        raise FailedItem("extraction_worker_died", str(exc)) from None
