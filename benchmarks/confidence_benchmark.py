@@ -271,12 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nconfidence cost: {1e6 * spent / pages:.0f} us per page "
           f"({100 * spent / extracting:.2f}% of extraction, {1e3 * extracting / pages:.1f} ms per page)")
     if args.check:
-        failures = check_floors(figures, json.loads(FLOOR_FILE.read_text(encoding="utf-8")))
-        for failure in failures:
-            print(f"FLOOR FAILED: {failure}")
-        if failures:
-            return 1
-        print("floors hold")
+        return bench.floor_verdict(check_floors(figures, json.loads(FLOOR_FILE.read_text(encoding="utf-8"))))
     return 0
 
 

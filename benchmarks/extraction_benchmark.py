@@ -462,6 +462,16 @@ def print_presets(run: Run) -> list[str]:
     return misses
 
 
+def floor_verdict(failures: list[str]) -> int:
+    """Print each floor that failed (or that all hold); the exit status of a ``--check`` run."""
+    for failure in failures:
+        print(f"FLOOR FAILED: {failure}")
+    if failures:
+        return 1
+    print("floors hold")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--article", type=Path, default=ARTICLE_DATASET, help="the article benchmark's folder")
@@ -521,12 +531,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {s.f1:.3f} P={s.precision:.3f} R={s.recall:.3f} {page.page_id[:12]} {page.kind} {page.url}")
 
     if args.check:
-        failures = check_floors(run, load_floor())
-        for failure in failures:
-            print(f"FLOOR FAILED: {failure}")
-        if failures:
-            return 1
-        print("floors hold")
+        return floor_verdict(check_floors(run, load_floor()))
     return 0
 
 
