@@ -177,6 +177,11 @@ def test_ledger_names_requests_and_items_by_their_values_not_their_identity(tmp_
     dup = _scheduled(ext, "http://s/dup")
     ext.request_dropped(dup)
     assert "http://s/dup" not in ext.records
+    early = _scheduled(ext, "http://s/early")
+    later = _scheduled(ext, "http://s/later")
+    ext.request_dropped(early)  # named by its own scheduling (on its meta), not by the order of the signals
+    assert "http://s/early" not in ext.records and "http://s/later" in ext.records
+    ext.item_scraped(PageItem(url="http://s/later"), _response(later))
     ext.url_settled("http://s/page", "filtered", "duplicate", request=hop)  # what the spider reports for it
     for n in range(6):
         request = _scheduled(ext, f"http://s/{n}")
@@ -190,7 +195,7 @@ def test_ledger_names_requests_and_items_by_their_values_not_their_identity(tmp_
     ext.spider_closed("finished")
     assert ext.reconciled is True
     outcomes = {u: f"{e['outcome']}:{e['reason']}" for u, e in read_ledger(tmp_path / "out.jsonl").items()}
-    assert outcomes == {"http://s/page": "filtered:duplicate",
+    assert outcomes == {"http://s/page": "filtered:duplicate", "http://s/later": "item:",
                         **{f"http://s/{n}": "item:" if n % 3 == 0 else "failed:write_error" for n in range(6)}}
 
 

@@ -49,6 +49,9 @@ from boilerstrip.state import CrawlLayout, crawl_layout, feed_output
 __all__ = ["LedgerExtension"]
 
 logger = logging.getLogger(__name__)
+#: meta: the number this extension gave the request when it was last scheduled (a retry or redirect hop copies
+#: meta, and its own scheduling renumbers it)
+_SCHEDULED_META = "_boilerstrip_scheduled"
 
 
 class LedgerExtension:
@@ -64,9 +67,8 @@ class LedgerExtension:
         self.started_at = utc_now()
         self.reconciled: bool | None = None
         self.summary: dict[str, Any] = {}
-        #: requests scheduled so far: a request's number names it to the ledger (``Ledger.admitted``'s
-        #: ``creator``). Scrapy sends ``request_dropped`` right after the same request's
-        #: ``request_scheduled`` (``ExecutionEngine._schedule_request``), so a drop is of the last one numbered
+        #: requests scheduled so far: each scheduling's number, left on the request's meta, names it to the
+        #: ledger (``Ledger.admitted``'s ``creator``) when the dupefilter drops it
         self._scheduled = 0
         #: an item's URL (``settlement_key`` of the item alone: what the feed's ``export_failed`` can name) ->
         #: its ledger key, once ``item_scraped`` reached this extension; and the write failures the feed
@@ -130,12 +132,13 @@ class LedgerExtension:
     # -- admission -------------------------------------------------------------------------------------------
     def request_scheduled(self, request: Any) -> None:
         self._scheduled += 1
+        request.meta[_SCHEDULED_META] = self._scheduled
         key = admit(request.meta, request.url)
         if key is not None:
             self.ledger.admitted(key, self._scheduled)
 
     def request_dropped(self, request: Any) -> None:
-        self.ledger.dropped(request.meta.get(LEDGER_KEY), self._scheduled)
+        self.ledger.dropped(request.meta.get(LEDGER_KEY), request.meta.get(_SCHEDULED_META, -1))  # -1: names no request
 
     # -- outcomes --------------------------------------------------------------------------------------------
     def item_scraped(self, item: Any, response: Any = None) -> None:
