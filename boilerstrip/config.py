@@ -112,7 +112,7 @@ PARAMS_CLASSES: dict[str, tuple[str, ...]] = {
 PRESETS: dict[str, str] = {"extraction": "boilerstrip.extraction.params:EXTRACTION_PRESETS"}
 
 #: the components with an on/off switch ``BOILERSTRIP_<COMPONENT>_ENABLED`` (NotConfigured when off)
-ENABLED_COMPONENTS = ("extraction", "boilerplate", "duplicates", "finishing", "render", "scope", "traps", "politeness",
+ENABLED_COMPONENTS = ("extraction", "boilerplate", "duplicates", "finishing", "scope", "traps", "politeness",
                       "optout", "htmlonly", "finalize", "progress", "ledger", "recrawl")
 
 #: settings read by name, not as a params field
@@ -123,6 +123,7 @@ NAMED_SETTINGS = frozenset({"BOILERSTRIP_PROFILE", "BOILERSTRIP_CONTACT", "BOILE
 REPLACED_SETTINGS = {
     "BOILERSTRIP_ROBOTS_ENABLED": "ROBOTSTXT_OBEY (Scrapy's own switch; false: robots.txt is not obeyed)",
     "BOILERSTRIP_COMPRESSION_ENABLED": "COMPRESSION_ENABLED (Scrapy's own switch; false: bodies are not decoded)",
+    "BOILERSTRIP_RENDER_ENABLED": "BOILERSTRIP_RENDER_MODE=never (static only: no browser is configured)",
 }
 
 

@@ -1,7 +1,7 @@
 """Configure scrapy-playwright, only when some page may be rendered.
 
-Registered in ``ADDONS``. When ``BOILERSTRIP_RENDER_ENABLED`` is true and ``BOILERSTRIP_RENDER_MODE`` (or a
-``BOILERSTRIP_RENDER_PATTERNS`` entry) is not ``never``, it makes scrapy-playwright (wrapped by
+Registered in ``ADDONS``. When ``BOILERSTRIP_RENDER_MODE`` (or a ``BOILERSTRIP_RENDER_PATTERNS`` entry) is
+not ``never``, it makes scrapy-playwright (wrapped by
 :class:`boilerstrip.downloadhandlers.browser.BrowserDownloadHandler`: started on first use, every connection
 address-checked, renders bounded in time and memory) the http(s) download handler (non-browser requests still go through Scrapy's own HTTP client) and sets the browser's
 ``PLAYWRIGHT_*`` settings at ``addon`` priority, so a project, spider or ``-s`` value wins. A crawl with
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from boilerstrip.config import component_enabled, params_from_settings
+from boilerstrip.config import params_from_settings
 from boilerstrip.rendering import BrowserParams
 
 __all__ = ["RenderAddon", "LAUNCH_ARGS"]
@@ -37,8 +37,6 @@ class RenderAddon:
     PRIORITY = "addon"
 
     def update_settings(self, settings: Any) -> None:
-        if not component_enabled(settings, "render"):
-            return
         browser = params_from_settings(settings, "render", BrowserParams)
         if not browser.may_render:
             return

@@ -274,6 +274,7 @@ def test_every_former_setting_is_refused_with_where_it_went() -> None:
         "BOILERSTRIP_ROBOTS_ENABLED is not a setting any more: use ROBOTSTXT_OBEY (Scrapy's own switch; false: "
         "robots.txt is not obeyed)"]
     assert "use COMPRESSION_ENABLED" in unknown_settings(["BOILERSTRIP_COMPRESSION_ENABLED"])[0]
+    assert "use BOILERSTRIP_RENDER_MODE=never" in unknown_settings(["BOILERSTRIP_RENDER_ENABLED"])[0]
     assert unknown_settings(["BOILERSTRIP_RENDER_MOD"]) == [
         "BOILERSTRIP_RENDER_MOD is not a boilerstrip setting; did you mean BOILERSTRIP_RENDER_MODE?"]
     assert unknown_settings([*user_settings(), "DOWNLOAD_DELAY", "MY_OWN_SETTING"]) == []

@@ -69,7 +69,8 @@ def test_configured_browser_path_is_used() -> None:
     assert crawler.settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["executable_path"] == "/opt/chrome/chrome"
 
 
-@pytest.mark.parametrize("settings", [{"BOILERSTRIP_RENDER_MODE": "never"}, {"BOILERSTRIP_RENDER_ENABLED": "false"}])
+@pytest.mark.parametrize("settings", [{"BOILERSTRIP_RENDER_MODE": "never"},
+                                      {"BOILERSTRIP_RENDER_MODE": "never", "BOILERSTRIP_RENDER_PATTERNS": "[]"}])
 def test_no_browser_at_all_when_rendering_is_off(settings: dict) -> None:
     crawler = crawler_for(settings)
     assert crawler.settings.getwithbase("DOWNLOAD_HANDLERS").get("http") != HANDLER

@@ -26,7 +26,7 @@ from scrapy.http import Headers, HtmlResponse, Response, TextResponse
 from scrapy.responsetypes import responsetypes
 from scrapy_playwright.page import PageMethod
 
-from boilerstrip.config import component_enabled, params_from_settings
+from boilerstrip.config import params_from_settings
 from boilerstrip.downloadermiddlewares._browser_page import INIT_CALLBACK, STATIC_LOOK_META, context_name, settle_page
 from boilerstrip.reading.render_job import judge_and_read, judge_static
 from boilerstrip.reading.page import PagePlan, page_plan, stamped
@@ -187,8 +187,6 @@ class RenderWhenNeededMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Any) -> "RenderWhenNeededMiddleware":
         settings = crawler.settings
-        if not component_enabled(settings, "render"):
-            raise NotConfigured("BOILERSTRIP_RENDER_ENABLED is false")
         browser = params_from_settings(settings, "render", BrowserParams)
         if not browser.may_render:
             raise NotConfigured("BOILERSTRIP_RENDER_MODE is never (and no pattern renders)")
