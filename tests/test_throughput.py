@@ -678,20 +678,35 @@ def test_the_first_pages_are_judged_in_the_crawl_process_while_the_workers_start
 
 def test_worker_processes_read_pages_without_loading_datasketch() -> None:
     """datasketch (and scipy, which it imports: 0.8 s of CPU) is for the finishing pass's signatures only: the
-    forkserver does not load it before the first page, and reading a page does not load it either."""
-    from boilerstrip.reading.render_job import judge_and_read
-    from boilerstrip.rendering import RenderParams
-    from boilerstrip.reading.page import PagePlan
+    forkserver does not load it before the first page, and reading a page does not load it either.
 
+    In a fresh interpreter: the test process's forkserver may already have been started by another test
+    (the session's, which preloads datasketch on purpose), and the point is the crawl's own forkserver."""
+    import subprocess
+    import sys
+
+    script = """
+import asyncio, sys
+from boilerstrip.reading.render_job import judge_and_read
+from boilerstrip.reading.page import PagePlan
+from boilerstrip.rendering import RenderParams
+from boilerstrip.workers.pool import WorkerPool, WorkerPoolParams
+
+PAGE = sys.argv[1]
+loaded = "sorted(m for m in __import__('sys').modules if m.split('.')[0] in ('datasketch', 'scipy'))"
+
+async def main():
     pool = WorkerPool(WorkerPoolParams(workers=1, pool="process"))
+    try:
+        await pool.run(judge_and_read, PAGE, "http://s.test/p1", RenderParams(), PagePlan(), "utf-8")
+        return await pool.run(eval, loaded)
+    finally:
+        pool.close()
+
+print(repr(asyncio.run(main())))
+"""
     html = _PAGE.format(n=1, text="Text. " * 50)
-    loaded = "sorted(m for m in __import__('sys').modules if m.split('.')[0] in ('datasketch', 'scipy'))"
-
-    async def main():
-        try:
-            await pool.run(judge_and_read, html, "http://s.test/p1", RenderParams(), PagePlan(), "utf-8")
-            return await pool.run(eval, loaded)
-        finally:
-            pool.close()
-
-    assert asyncio.run(main()) == []
+    proc = subprocess.run([sys.executable, "-c", script, html], capture_output=True, text=True, timeout=240,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout[-2000:]
