@@ -17,6 +17,20 @@ from boilerstrip.items import complete_record
 ROOT = Path(__file__).resolve().parents[1]
 
 
+#: the order tests start in when the suite runs on several workers (``./run tests``: pytest-xdist, ``--dist load``,
+#: which hands tests out in collection order): the longest kinds first, so no worker starts a two-minute
+#: test while the others are finishing (the suite's wall time is then about its CPU time over the cores)
+_FIRST_MARKERS = ("benchmark_floor", "slow", "browser")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        return next((i for i, name in enumerate(_FIRST_MARKERS) if item.get_closest_marker(name)), len(_FIRST_MARKERS))
+
+    if getattr(config.option, "numprocesses", None):  # only on several workers: alone, files keep their order
+        items.sort(key=rank)  # stable: within a rank, the collection order
+
+
 @pytest.fixture
 def serve() -> Iterator:
     """serve(root=None, routes=None) -> a started SiteServer on 127.0.0.1:0, stopped after the test."""
