@@ -41,7 +41,9 @@ import redis
 
 from boilerstrip import __version__
 from boilerstrip.atomicfile import atomic_write_json, atomic_write_lines
-from boilerstrip.distributed.connection import OUTAGE, redis_client
+from boilerstrip.config import params_from_settings
+from boilerstrip.distributed.connection import crawl_outage, redis_client
+from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.store import KEY_ROOT, CrawlStore
 from boilerstrip.extensions.finishing import FinishingExtension
 from boilerstrip.ledger import build_manifest, tally, write_ledger
@@ -99,7 +101,8 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
     as ``boilerstrip crawl``: 0, 1 (stopped early), 3 (the ledger does not reconcile). With ``resume``, the
     crawl that last wrote ``out`` (its id in ``OUT.workers/crawl.json``) goes on from its frontier in Redis."""
     params = params or CoordinatorParams()
-    client = redis_client(redis_url)
+    outage = crawl_outage(params_from_settings(settings, "distributed", DistributedParams))
+    client = redis_client(redis_url, outage)
     client.ping()
     log_dir = out.parent / f"{out.name[:-len('.jsonl')] if out.name.endswith('.jsonl') else out.name}.workers"
     resumed = None
@@ -116,7 +119,8 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
     host = socket.gethostname().split(".")[0] or "host"
     procs: list[subprocess.Popen] = []
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    liveness = _Liveness(store, params.liveness_ttl_s)
+    # (a crawl's outage limit over 60 s lengthens the liveness with it: an outage ridden out is no dead coordinator)
+    liveness = _Liveness(store, max(params.liveness_ttl_s, 1.5 * outage.limit_s))
     try:
         liveness.start()  # before any worker can join: a worker stops when this key expires
         if resumed:
@@ -135,12 +139,13 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
                                           stderr=subprocess.STDOUT, env=env, preexec_fn=parent_death_hook(signal.SIGKILL)))  # noqa: PLW1509 - prctl only
             handle.close()
         return _run(client, store, crawl_id, procs, workers, out, settings, params, started_at, redis_url, on_start,
-                    resumed=bool(resumed))
+                    resumed=bool(resumed), outage_limit_s=outage.limit_s)
     except redis.RedisError as exc:
         # Redis was gone longer than the outage limit (boilerstrip.distributed.connection): nothing can be
         # read or settled any more (nor the liveness key deleted: it expires)
         liveness.stop(forget=False)
-        return _stop_on_outage(out, procs, crawl_id, started_at, "redis_unavailable", f"{type(exc).__name__}: {exc}", params)
+        return _stop_on_outage(out, procs, crawl_id, started_at, "redis_unavailable", f"{type(exc).__name__}: {exc}", params,
+                               outage.limit_s)
     finally:
         liveness.stop()
 
@@ -204,7 +209,7 @@ class _Liveness:
 
 def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.Popen], workers: int, out: Path,
          settings: Any, params: CoordinatorParams, started_at: str, redis_url: str, on_start: Any,
-         resumed: bool = False) -> int:
+         *, outage_limit_s: float, resumed: bool = False) -> int:
     deadline = time.monotonic() + params.start_timeout_s
     while client.scard(store.keys.workers) < workers and time.monotonic() < deadline:
         if any(p.poll() is not None for p in procs):
@@ -224,7 +229,7 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
             if not client.exists(store.keys.config):  # Redis restarted empty (or flushed): the crawl is lost
                 return _stop_on_outage(out, procs, crawl_id, started_at, "redis_lost_state",
                                        "the crawl's keys are gone from Redis (restarted without its data, or flushed)",
-                                       params)
+                                       params, outage_limit_s)
             store.requeue_dead()
             snap = store.snapshot()
             if time.monotonic() - last_line >= params.progress_every_s:
@@ -288,7 +293,7 @@ def _wait_for_workers(procs: list[subprocess.Popen], timeout_s: float,
 
 
 def _stop_on_outage(out: Path, procs: list[subprocess.Popen], crawl_id: str, started_at: str, reason: str,
-                    error: str, params: CoordinatorParams) -> int:
+                    error: str, params: CoordinatorParams, outage_limit_s: float) -> int:
     """Stop every local worker, write a manifest saying what happened (the records live in Redis: none can
     be written), exit 1. Workers on other machines stop themselves once their own limit has passed."""
     logger.error("distributed crawl %s: %s: %s; stopping every worker", crawl_id, reason, error)
@@ -303,7 +308,7 @@ def _stop_on_outage(out: Path, procs: list[subprocess.Popen], crawl_id: str, sta
         "finish_reason": reason, "finished": False, "reconciled": False, "error": error,
         "output": {"records": str(layout.final), "complete": False},
         "distributed": {"workers_local": len(procs), "worker_exit_codes": [p.returncode for p in procs],
-                        "redis_outage_limit_s": OUTAGE.limit_s},
+                        "redis_outage_limit_s": outage_limit_s},
     })
     print(f"boilerstrip crawl: stopped: {reason}: {error}; every local worker was stopped; see {layout.manifest}",
           file=sys.stderr)
