@@ -300,7 +300,9 @@ def _stop_on_outage(out: Path, procs: list[subprocess.Popen], crawl_id: str, sta
     for proc in procs:
         if proc.poll() is None:
             proc.terminate()
-    _wait_for_workers(procs, params.worker_exit_timeout_s, then=subprocess.Popen.kill)
+    # a worker closing its spider talks to Redis, and each of its commands waits up to the outage limit: past
+    # one limit, a worker still closing is waiting for a Redis that is gone (or a crawl that is lost)
+    _wait_for_workers(procs, min(params.worker_exit_timeout_s, outage_limit_s), then=subprocess.Popen.kill)
     layout = crawl_layout(out)
     atomic_write_json(layout.manifest, {
         "run_id": crawl_id, "version": __version__, "started_at": started_at,
