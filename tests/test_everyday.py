@@ -19,8 +19,11 @@ from conftest import ROOT
 
 
 def cli(*args: str, cwd=ROOT, env=None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "boilerstrip", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    """``boilerstrip ARGS...`` in a forked child (the CLI's own code, its exit status and output; no new
+    interpreter importing Scrapy for each command: _incrawl.run_cli), from ``cwd`` with ``env``."""
+    from _incrawl import run_cli
+
+    return run_cli(list(args), cwd=cwd, env=env, timeout=timeout)
 
 
 def one_line(proc: subprocess.CompletedProcess, command: str) -> str:
