@@ -47,8 +47,9 @@ def _namespace(config: dict[str, Any]) -> argparse.Namespace:
 
 
 def worker_run_settings(config: dict[str, Any], redis_url: str, crawl_id: str, worker_id: str) -> tuple[Any, dict[str, Any]]:
+    # Scrapy and redis: for a worker, not the CLI's parser
     from boilerstrip.config import params_from_settings
-    from boilerstrip.distributed.connection import crawl_outage  # Scrapy and redis: for a worker, not the CLI's parser
+    from boilerstrip.distributed.connection import crawl_outage
     from boilerstrip.distributed.params import DistributedParams
     from boilerstrip.distributed.worker import worker_settings
 

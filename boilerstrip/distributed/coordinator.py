@@ -76,6 +76,9 @@ class CoordinatorParams:
     # Redis outage limit (OutageParams.limit_s, 60 s) with a margin, so a ridden-out outage never reads as
     # a dead coordinator.
     liveness_ttl_s: float = 90.0
+    # ...or this many times the crawl's own outage limit (redis_outage_limit_s), when that is longer: the
+    # same margin over the limit as 90 s over 60 s.
+    liveness_per_outage_limit: float = 1.5
 
 
 def progress_line(elapsed_s: float, settled: int, items: int, snap: Any) -> str:
@@ -119,8 +122,7 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
     host = socket.gethostname().split(".")[0] or "host"
     procs: list[subprocess.Popen] = []
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    # (a crawl's outage limit over 60 s lengthens the liveness with it: an outage ridden out is no dead coordinator)
-    liveness = _Liveness(store, max(params.liveness_ttl_s, 1.5 * outage.limit_s))
+    liveness = _Liveness(store, max(params.liveness_ttl_s, params.liveness_per_outage_limit * outage.limit_s))
     try:
         liveness.start()  # before any worker can join: a worker stops when this key expires
         if resumed:
