@@ -337,3 +337,22 @@ def _poll_lease(leases, host: str, worker: str, delay_s: float, until, timeout_s
         if until(got) or time.monotonic() > deadline:
             return got
         time.sleep(0.02)
+
+
+def test_a_crawls_redis_outage_limit_reaches_every_client_of_its_workers() -> None:
+    """redis_outage_limit_s of BOILERSTRIP_DISTRIBUTED_PARAMS (set on the crawl command) is the limit of the
+    worker's scrapy-redis client and of its own clients (the end-to-end test sees the coordinator's)."""
+    from boilerstrip.commands.worker import worker_run_settings
+    from boilerstrip.config import params_from_settings
+    from boilerstrip.distributed.connection import OUTAGE, crawl_client
+    from boilerstrip.distributed.params import DistributedParams
+
+    config = {"urls": ["http://127.0.0.1:9/"], "settings": ['BOILERSTRIP_DISTRIBUTED_PARAMS={"redis_outage_limit_s": 5}']}
+    settings, _ = worker_run_settings(config, "redis://127.0.0.1:9/0", "c1", "w1")
+    options = settings["REDIS_PARAMS"]
+    assert options["socket_timeout"] == 5 and options["retry"].limit_s == 5
+    params = params_from_settings(settings, "distributed", DistributedParams)
+    assert params.redis_outage_limit_s == 5 and params.crawl_id == "c1"
+    assert crawl_client(params).connection_pool.connection_kwargs["socket_timeout"] == 5  # (connects lazily)
+    default, _ = worker_run_settings({"urls": ["http://127.0.0.1:9/"]}, "redis://127.0.0.1:9/0", "c1", "w1")
+    assert default["REDIS_PARAMS"]["socket_timeout"] == OUTAGE.limit_s == 60

@@ -19,8 +19,11 @@ from conftest import ROOT
 
 
 def cli(*args: str, cwd=ROOT, env=None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "boilerstrip", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    """``boilerstrip ARGS...`` in a forked child (the CLI's own code, its exit status and output; no new
+    interpreter importing Scrapy for each command: _incrawl.run_cli), from ``cwd`` with ``env``."""
+    from _incrawl import run_cli
+
+    return run_cli(list(args), cwd=cwd, env=env, timeout=timeout)
 
 
 def one_line(proc: subprocess.CompletedProcess, command: str) -> str:
@@ -620,10 +623,13 @@ def test_a_distributed_crawl_prints_its_summary_and_finishing_lines(tmp_path) ->
     from _redis import LocalRedis, need_redis_server
     from boilerstrip.demo.server import SiteServer
 
+    from _incrawl import run_cli
+
     need_redis_server()
     with LocalRedis() as server, SiteServer(routes=small_site(4)) as site:
-        proc = cli("crawl", site.url + "/", "-o", str(tmp_path / "d.jsonl"), "--redis", server.url, "--workers", "1",
-                   *FAST, timeout=240)
+        # the coordinator in a forked child (what it prints is the point, not its process); its worker is a process
+        proc = run_cli(["crawl", site.url + "/", "-o", str(tmp_path / "d.jsonl"), "--redis", server.url, "--workers",
+                        "1", *FAST], timeout=240)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "pages extracted by 1 local worker(s)" in proc.stderr and "settled again" in proc.stderr
     assert "boilerstrip crawl: finishing pass: 5 pages" in proc.stderr, proc.stderr[-3000:]

@@ -78,7 +78,7 @@ def test_mixed_site_renders_exactly_the_js_pages(tmp_path: Path, serve) -> None:
     )
     server = serve(root=site.root)
     started = time.monotonic()
-    proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=FAST, timeout=120)
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=FAST, timeout=240)
     elapsed = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr[-3000:]
     by_path = _by_path(records)
@@ -96,7 +96,8 @@ def test_mixed_site_renders_exactly_the_js_pages(tmp_path: Path, serve) -> None:
 
     dialogs = by_path["/extras/dialogs.html"]
     assert dialogs["fetch"] == "browser" and DIALOG_SENTENCE in dialogs["text"]
-    assert elapsed < 60, f"a dialog or popup stalled the crawl ({elapsed:.0f} s)"
+    # (the page rendered whole, above, is the proof; the bound is ten times the crawl's ~12 s on a quiet machine)
+    assert elapsed < 120, f"a dialog or popup stalled the crawl ({elapsed:.0f} s)"
 
     paths = server.requested_paths()
     assert not [p for p in paths if p.startswith("/img/")], "the browser downloaded images"
@@ -249,8 +250,8 @@ def test_a_page_that_hangs_the_browser_falls_back_to_static_with_the_reason(tmp_
     started = time.monotonic()
     proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=args, timeout=300)
     assert proc.returncode == 5, proc.stderr[-3000:]  # finished; a page that needed the browser did not get it
-    assert "1 render_failed:render_timeout" in proc.stderr
-    assert time.monotonic() - started < 240
+    assert "1 render_failed:render_timeout" in proc.stderr  # the render budget ended the hang
+    assert time.monotonic() - started < 240  # the hang itself would never end
     by_path = _by_path(records)
     hung = by_path["/extras/hung.html"]
     assert hung["fetch"] == "http" and "render_failed:render_timeout" in hung["flags"], hung

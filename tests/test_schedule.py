@@ -24,8 +24,25 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "boilerstrip", "schedule", *args], cwd=cwd, env=ENV,
-                          capture_output=True, text=True, timeout=120)
+    """``boilerstrip schedule ARGS...`` run in this process from ``cwd`` (the job store's commands start no
+    crawl: a new interpreter each would be most of this file's time); its exit status and output."""
+    import contextlib
+    import io
+
+    from boilerstrip.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    try:
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(["schedule", *args])
+            except SystemExit as exc:  # argparse's usage errors
+                code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(["boilerstrip", "schedule", *args], code, out.getvalue(), err.getvalue())
 
 
 @pytest.mark.parametrize("value, seconds", [("10s", 10), ("15m", 900), ("6h", 21600), ("1d", 86400), ("2w", 1209600)])

@@ -47,11 +47,16 @@ def _namespace(config: dict[str, Any]) -> argparse.Namespace:
 
 
 def worker_run_settings(config: dict[str, Any], redis_url: str, crawl_id: str, worker_id: str) -> tuple[Any, dict[str, Any]]:
-    from boilerstrip.distributed.worker import worker_settings  # Scrapy and redis: for a worker, not the CLI's parser
+    # Scrapy and redis: for a worker, not the CLI's parser
+    from boilerstrip.config import params_from_settings
+    from boilerstrip.distributed.connection import crawl_outage
+    from boilerstrip.distributed.params import DistributedParams
+    from boilerstrip.distributed.worker import worker_settings
 
     placeholder = Path(tempfile.gettempdir()) / f"boilerstrip-worker-{worker_id}.jsonl"  # FEEDS is cleared below
     settings, spider_kwargs = build_settings(_namespace(config), placeholder)
-    apply_settings(settings, worker_settings(redis_url, crawl_id, worker_id))
+    outage = crawl_outage(params_from_settings(settings, "distributed", DistributedParams))
+    apply_settings(settings, worker_settings(redis_url, crawl_id, worker_id, outage))
     # the page budget is the crawl's, counted by the shared scheduler; the spider's per-process count is off
     budget = spider_kwargs.pop("max_pages", None) or settings.getint("BOILERSTRIP_CRAWL_MAX_PAGES")
     apply_settings(settings, {"BOILERSTRIP_CRAWL_MAX_PAGES": 0, "BOILERSTRIP_DISTRIBUTED_PARAMS": {"max_pages": int(budget or 0)}})

@@ -12,7 +12,8 @@ Two kinds of outage, two answers:
 
 Past the limit the command raises (``redis.ConnectionError`` / ``redis.TimeoutError``): the coordinator
 then stops every worker, writes a manifest saying so and exits 1 (:mod:`boilerstrip.distributed.coordinator`);
-a worker closes its spider (``redis_unavailable``). The limit is documented in docs/distributed.md.
+a worker closes its spider (``redis_unavailable``). The limit is documented in docs/distributed.md; a crawl sets
+its own with ``redis_outage_limit_s`` of ``BOILERSTRIP_DISTRIBUTED_PARAMS`` (:func:`crawl_client`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-__all__ = ["OutageParams", "redis_client", "redis_options", "OUTAGE"]
+from boilerstrip.distributed.params import DistributedParams
+
+__all__ = ["OutageParams", "redis_client", "redis_options", "crawl_client", "crawl_outage", "OUTAGE"]
 
 _T = TypeVar("_T")
 
@@ -97,3 +100,13 @@ def redis_options(params: OutageParams = OUTAGE) -> dict[str, Any]:
 def redis_client(url: str, params: OutageParams = OUTAGE) -> redis.Redis:
     """A client of ``url`` that rides out an outage of up to ``params.limit_s``."""
     return redis.Redis.from_url(url, **redis_options(params))
+
+
+def crawl_outage(params: DistributedParams) -> OutageParams:
+    """The outage limits of a crawl whose settings are ``params`` (its ``redis_outage_limit_s``)."""
+    return OutageParams(limit_s=params.redis_outage_limit_s)
+
+
+def crawl_client(params: DistributedParams) -> redis.Redis:
+    """A client of the crawl's Redis (``params.redis_url``) with the crawl's outage limit."""
+    return redis_client(params.redis_url, crawl_outage(params))

@@ -41,7 +41,9 @@ import redis
 
 from boilerstrip import __version__
 from boilerstrip.atomicfile import atomic_write_json, atomic_write_lines
-from boilerstrip.distributed.connection import OUTAGE, redis_client
+from boilerstrip.config import params_from_settings
+from boilerstrip.distributed.connection import crawl_outage, redis_client
+from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.store import KEY_ROOT, CrawlStore
 from boilerstrip.extensions.finishing import FinishingExtension
 from boilerstrip.ledger import build_manifest, tally, write_ledger
@@ -74,6 +76,9 @@ class CoordinatorParams:
     # Redis outage limit (OutageParams.limit_s, 60 s) with a margin, so a ridden-out outage never reads as
     # a dead coordinator.
     liveness_ttl_s: float = 90.0
+    # ...or this many times the crawl's own outage limit (redis_outage_limit_s), when that is longer: the
+    # same margin over the limit as 90 s over 60 s.
+    liveness_per_outage_limit: float = 1.5
 
 
 def progress_line(elapsed_s: float, settled: int, items: int, snap: Any) -> str:
@@ -99,7 +104,8 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
     as ``boilerstrip crawl``: 0, 1 (stopped early), 3 (the ledger does not reconcile). With ``resume``, the
     crawl that last wrote ``out`` (its id in ``OUT.workers/crawl.json``) goes on from its frontier in Redis."""
     params = params or CoordinatorParams()
-    client = redis_client(redis_url)
+    outage = crawl_outage(params_from_settings(settings, "distributed", DistributedParams))
+    client = redis_client(redis_url, outage)
     client.ping()
     log_dir = out.parent / f"{out.name[:-len('.jsonl')] if out.name.endswith('.jsonl') else out.name}.workers"
     resumed = None
@@ -116,7 +122,7 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
     host = socket.gethostname().split(".")[0] or "host"
     procs: list[subprocess.Popen] = []
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    liveness = _Liveness(store, params.liveness_ttl_s)
+    liveness = _Liveness(store, max(params.liveness_ttl_s, params.liveness_per_outage_limit * outage.limit_s))
     try:
         liveness.start()  # before any worker can join: a worker stops when this key expires
         if resumed:
@@ -135,12 +141,13 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
                                           stderr=subprocess.STDOUT, env=env, preexec_fn=parent_death_hook(signal.SIGKILL)))  # noqa: PLW1509 - prctl only
             handle.close()
         return _run(client, store, crawl_id, procs, workers, out, settings, params, started_at, redis_url, on_start,
-                    resumed=bool(resumed))
+                    resumed=bool(resumed), outage_limit_s=outage.limit_s)
     except redis.RedisError as exc:
         # Redis was gone longer than the outage limit (boilerstrip.distributed.connection): nothing can be
         # read or settled any more (nor the liveness key deleted: it expires)
         liveness.stop(forget=False)
-        return _stop_on_outage(out, procs, crawl_id, started_at, "redis_unavailable", f"{type(exc).__name__}: {exc}", params)
+        return _stop_on_outage(out, procs, crawl_id, started_at, "redis_unavailable", f"{type(exc).__name__}: {exc}", params,
+                               outage.limit_s)
     finally:
         liveness.stop()
 
@@ -204,7 +211,7 @@ class _Liveness:
 
 def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.Popen], workers: int, out: Path,
          settings: Any, params: CoordinatorParams, started_at: str, redis_url: str, on_start: Any,
-         resumed: bool = False) -> int:
+         *, outage_limit_s: float, resumed: bool = False) -> int:
     deadline = time.monotonic() + params.start_timeout_s
     while client.scard(store.keys.workers) < workers and time.monotonic() < deadline:
         if any(p.poll() is not None for p in procs):
@@ -224,7 +231,7 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
             if not client.exists(store.keys.config):  # Redis restarted empty (or flushed): the crawl is lost
                 return _stop_on_outage(out, procs, crawl_id, started_at, "redis_lost_state",
                                        "the crawl's keys are gone from Redis (restarted without its data, or flushed)",
-                                       params)
+                                       params, outage_limit_s)
             store.requeue_dead()
             snap = store.snapshot()
             if time.monotonic() - last_line >= params.progress_every_s:
@@ -288,14 +295,16 @@ def _wait_for_workers(procs: list[subprocess.Popen], timeout_s: float,
 
 
 def _stop_on_outage(out: Path, procs: list[subprocess.Popen], crawl_id: str, started_at: str, reason: str,
-                    error: str, params: CoordinatorParams) -> int:
+                    error: str, params: CoordinatorParams, outage_limit_s: float) -> int:
     """Stop every local worker, write a manifest saying what happened (the records live in Redis: none can
     be written), exit 1. Workers on other machines stop themselves once their own limit has passed."""
     logger.error("distributed crawl %s: %s: %s; stopping every worker", crawl_id, reason, error)
     for proc in procs:
         if proc.poll() is None:
             proc.terminate()
-    _wait_for_workers(procs, params.worker_exit_timeout_s, then=subprocess.Popen.kill)
+    # a worker closing its spider talks to Redis, and each of its commands waits up to the outage limit: past
+    # one limit, a worker still closing is waiting for a Redis that is gone (or a crawl that is lost)
+    _wait_for_workers(procs, min(params.worker_exit_timeout_s, outage_limit_s), then=subprocess.Popen.kill)
     layout = crawl_layout(out)
     atomic_write_json(layout.manifest, {
         "run_id": crawl_id, "version": __version__, "started_at": started_at,
@@ -303,7 +312,7 @@ def _stop_on_outage(out: Path, procs: list[subprocess.Popen], crawl_id: str, sta
         "finish_reason": reason, "finished": False, "reconciled": False, "error": error,
         "output": {"records": str(layout.final), "complete": False},
         "distributed": {"workers_local": len(procs), "worker_exit_codes": [p.returncode for p in procs],
-                        "redis_outage_limit_s": OUTAGE.limit_s},
+                        "redis_outage_limit_s": outage_limit_s},
     })
     print(f"boilerstrip crawl: stopped: {reason}: {error}; every local worker was stopped; see {layout.manifest}",
           file=sys.stderr)

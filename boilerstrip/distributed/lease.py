@@ -27,7 +27,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from boilerstrip.config import params_from_settings
-from boilerstrip.distributed.connection import redis_client
+from boilerstrip.distributed.connection import crawl_client
 from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.store import CrawlKeys
 
@@ -100,7 +100,7 @@ class HostLeaseMiddleware:
         if not params.lease_enabled:
             raise NotConfigured("lease_enabled of BOILERSTRIP_DISTRIBUTED_PARAMS is false")
         settings = crawler.settings
-        leases = HostLeases(redis_client(params.redis_url), CrawlKeys(params.crawl_id))
+        leases = HostLeases(crawl_client(params), CrawlKeys(params.crawl_id))
         mw = cls(leases, params, delay_s=settings.getfloat("DOWNLOAD_DELAY"),
                  concurrency=settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") or settings.getint("CONCURRENT_REQUESTS"),
                  timeout_s=settings.getfloat("DOWNLOAD_TIMEOUT"), crawler=crawler)

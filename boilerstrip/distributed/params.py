@@ -31,9 +31,15 @@ class DistributedParams:
     max_pages: int = 0
     # Share one per-host lease (delay, Crawl-delay, concurrency) among all workers.
     lease_enabled: bool = True
+    # How long every client of the crawl (coordinator and workers) rides out a Redis outage before the
+    # crawl stops (OutageParams.limit_s, boilerstrip.distributed.connection, which says why 60 s). The
+    # tests of the outage limit set a few seconds.
+    redis_outage_limit_s: float = 60.0
 
     def __post_init__(self) -> None:
         if self.heartbeat_s <= 0 or self.heartbeat_ttl_s <= self.heartbeat_s:
             raise ValueError("heartbeat_s must be > 0 and heartbeat_ttl_s > heartbeat_s")
         if self.idle_poll_s <= 0 or self.lease_poll_s <= 0 or self.lease_margin_s < 0:
             raise ValueError("idle_poll_s and lease_poll_s must be > 0, lease_margin_s >= 0")
+        if self.redis_outage_limit_s <= 0:
+            raise ValueError("redis_outage_limit_s must be > 0")

@@ -19,7 +19,7 @@ from typing import Any
 from scrapy.exceptions import NotConfigured
 
 from boilerstrip.config import params_from_settings
-from boilerstrip.distributed.connection import redis_client
+from boilerstrip.distributed.connection import crawl_client
 from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.store import CrawlKeys
 from boilerstrip.downloadermiddlewares.robots import Rfc9309RobotsMiddleware
@@ -42,7 +42,7 @@ class SharedRobotsMiddleware(Rfc9309RobotsMiddleware):
         if not params.redis_url or not params.crawl_id:
             raise NotConfigured("not a distributed crawl")
         mw = super().from_crawler(crawler)
-        mw.client = redis_client(params.redis_url)
+        mw.client = crawl_client(params)
         mw.keys = CrawlKeys(params.crawl_id)
         return mw
 

@@ -16,7 +16,7 @@ from typing import Any
 from scrapy.exceptions import NotConfigured
 
 from boilerstrip.config import component_enabled, params_from_settings
-from boilerstrip.distributed.connection import redis_client
+from boilerstrip.distributed.connection import crawl_client
 from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.store import CrawlKeys
 from boilerstrip.safety.traps import TrapParams, TrapState, is_date_like, url_pattern
@@ -77,5 +77,5 @@ class SharedTrapFilterMiddleware(TrapFilterMiddleware):
         params = params_from_settings(crawler.settings, "traps", TrapParams)
         url_params = params_from_settings(crawler.settings, "urls", UrlParams)
         mw = cls(params, crawler, url_params.strip_session_ids)
-        mw.state = SharedTrapState(params, redis_client(dist.redis_url), CrawlKeys(dist.crawl_id))
+        mw.state = SharedTrapState(params, crawl_client(dist), CrawlKeys(dist.crawl_id))
         return mw

@@ -17,7 +17,7 @@ from typing import Any
 from scrapy.exceptions import NotConfigured
 
 from boilerstrip.config import params_from_settings
-from boilerstrip.distributed.connection import redis_client, redis_options
+from boilerstrip.distributed.connection import OUTAGE, OutageParams, crawl_client, redis_options
 from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.scheduler import request_done, start_done
 from boilerstrip.distributed.store import CrawlKeys, CrawlStore
@@ -40,7 +40,7 @@ class WorkerSpiderMiddleware:
         params = params_from_settings(crawler.settings, "distributed", DistributedParams)
         if not params.redis_url or not params.crawl_id:
             raise NotConfigured("not a distributed crawl")
-        return cls(CrawlStore(redis_client(params.redis_url), params.crawl_id), params.worker_id, crawler)
+        return cls(CrawlStore(crawl_client(params), params.crawl_id), params.worker_id, crawler)
 
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         # the coordinator says "go" when its local workers are all up, so they start together (a worker
@@ -68,8 +68,9 @@ class WorkerSpiderMiddleware:
         self._done(response)
 
 
-def worker_settings(redis_url: str, crawl_id: str, worker_id: str) -> dict[str, Any]:
-    """The Scrapy settings (command-line priority) that turn a ``site`` crawl into a worker of ``crawl_id``."""
+def worker_settings(redis_url: str, crawl_id: str, worker_id: str, outage: OutageParams = OUTAGE) -> dict[str, Any]:
+    """The Scrapy settings (command-line priority) that turn a ``site`` crawl into a worker of ``crawl_id``
+    (its scrapy-redis client with the crawl's ``outage`` limits)."""
     keys = CrawlKeys(crawl_id)
     return {
         # the frontier: scrapy-redis's scheduler, a queue of its kind whose pop is a lease, and its
@@ -84,7 +85,7 @@ def worker_settings(redis_url: str, crawl_id: str, worker_id: str) -> dict[str, 
         "REDIS_URL": redis_url,
         # scrapy-redis's client rides out an outage as the others do (its default retries a timed-out
         # command, which a paused server would run twice)
-        "REDIS_PARAMS": redis_options(),
+        "REDIS_PARAMS": redis_options(outage),
         "BOILERSTRIP_DISTRIBUTED_REDIS_URL": redis_url,
         "BOILERSTRIP_DISTRIBUTED_CRAWL_ID": crawl_id,
         "BOILERSTRIP_DISTRIBUTED_WORKER_ID": worker_id,
