@@ -47,16 +47,21 @@ def slot_of(element, kind: str, links: int, names_of: dict | None = None) -> str
     """A block's structural slot: the tag path (tags with id and classes, digits as 0) of its element and
     of up to ``_SLOT_DEPTH`` - 1 ancestors, its kind, and whether it holds links. A site's template puts its
     navigation bars, breadcrumbs and footers in the same slot on every page, whatever their text.
-    ``names_of``: element -> name, kept by the caller over one page (blocks share their ancestors: each
-    element is named once a page, not once a block beneath it; a fifth of reading sqlite3-doc's pages)."""
+    ``names_of``: element (and its tag, id and class) -> name, kept by the caller over one page (blocks share
+    their ancestors: each element is named once a page, not once a block beneath it; a fifth of reading
+    sqlite3-doc's pages; the page's two trees, its own and the extraction's, share the names)."""
     names = []
     names_of = {} if names_of is None else names_of
     while element is not None and len(names) < _SLOT_DEPTH and isinstance(element.tag, str):
         if element.tag in ("body", "html"):
             break
         name = names_of.get(element)
-        if name is None:
-            name = names_of[element] = _element_name(element)
+        if name is None:  # named by what names it: an element of another tree of the page shares the name
+            attributes = (element.tag, element.get("id"), element.get("class"))
+            name = names_of.get(attributes)
+            if name is None:
+                name = names_of[attributes] = _element_name(element)
+            names_of[element] = name
         names.append(name)
         element = element.getparent()
     return "/".join(reversed(names)) + f"|{kind}|{'a' if links else ''}"
