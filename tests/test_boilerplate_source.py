@@ -313,3 +313,37 @@ def test_a_crawl_of_a_sphinx_like_site_keeps_no_own_navigation() -> None:
         assert record["text"].replace("¶", "").split("\n\n") == [title, intro, f"Installing {title}", f"{intro} Then install it.",
                                                  "Navigation", f"How {title} moves between the pages of a site, in prose."]
         assert record["boilerplate_removed_by"]["region:navigation"]["blocks"] == 7
+
+
+_REGION_PAGES = {
+    # the extraction's tree is the region's: its cut is taken
+    "plain": ("<html><body><nav><a href='/'>Home</a></nav><div class='content'><h1>Title</h1>"
+              + "<p>Some text of the page, long enough to be read as its content. </p>" * 8
+              + "<aside>Related</aside><footer>Footer text</footer></body></html>", True),
+    # extraction changes its tree beyond the never-content tags (a heading's button, a <wbr>, an unclosed
+    # <nav> that swallowed the page): the region is cut from the page's own tree
+    "heading button": ("<html><body><h2><button>Open the section</button></h2>"
+                       + "<p>Text of the section, long enough to be read as content here. </p>" * 8
+                       + "</body></html>", False),
+    "wbr": ("<html><body><h1>syn::<wbr>token</h1>" + "<p>Text of the page, long enough for the extractor. </p>" * 8
+            + "</body></html>", False),
+    "unclosed nav": ("<html><body><nav><a href='/'>Home</a>" + "<p>The page's text, swallowed by its nav. </p>" * 12
+                     + "</body></html>", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_REGION_PAGES))
+def test_the_region_taken_from_the_extractions_cut_is_the_one_cut_apart(name: str) -> None:
+    """A crawl's page reading takes the page's region from the extraction's cut of the same tree (one
+    segmentation fewer): the features are those ``page_features`` gives alone, whether the cut was taken
+    (the extraction's tree is the region's) or the region cut again (extraction changed its tree)."""
+    from boilerstrip.boilerplate.page import PageFeaturesReading, page_features
+    from boilerstrip.extraction import extract
+
+    html, taken = _REGION_PAGES[name]
+    reading = PageFeaturesReading(html)
+    result = extract(html, "http://s.test/p", segmented=reading.take_region)
+    assert (reading.region is not None) is taken
+    features = reading.features()
+    assert features == page_features(html)
+    assert features.hashes and result.text

@@ -169,10 +169,10 @@ def test_worker_processes_threads_and_the_reactor_write_the_same_crawl(tmp_path:
     reads = tmp_path / "reads.tsv"
     lock = threading.Lock()
 
-    def watched(html, url=None, params=None):  # the crawl runs in a fork of this process: it calls this
+    def watched(html, url=None, params=None, **hooks):  # the crawl runs in a fork of this process: it calls this
         with lock, reads.open("a", encoding="utf-8") as log:
             log.write(f"{url}\t{threading.current_thread().name}\n")
-        return extract(html, url, params)
+        return extract(html, url, params, **hooks)
 
     outputs = {}
     with SiteServer(root=SITE_DIR) as server:

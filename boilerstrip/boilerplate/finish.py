@@ -126,9 +126,10 @@ def _extracted_headline(record: Mapping[str, Any]) -> str | None:
 def model_hashes(record: Mapping[str, Any], blocks: list[tuple[str, str]], params: BoilerplateParams) -> set[str]:
     """What a page teaches the model: the hashes of all its blocks (``page_block_hashes``, chrome
     included) and of its extracted blocks, with their structure hashes (pieces, and slots where known)."""
-    hashes = {h for _, _, h, _ in hash_blocks(blocks, params) if h}
+    hashed = hash_blocks(blocks, params)
+    hashes = {h for _, _, h, _ in hashed if h}
     slots = slots_of_record(record, params)
-    for kind, text, h, _ in hash_blocks(blocks, params):
+    for kind, text, h, _ in hashed:
         hashes.update(structure_hashes(kind, text, slots.get(h or ""), params.normalise_digits))
     region = region_blocks_of_record(record)
     if region:  # the region is cut like the page: mostly the same hashes, counted once per page anyway

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -23,7 +24,7 @@ from ._vocab import (
     NAVIGATION_TAGS,
     NEVER_CONTENT_TAGS,
 )
-from .blocks import Block, blocks_from, find_image_holders, render_markdown, render_text, segment
+from .blocks import Block, Segmentation, blocks_from, find_image_holders, render_markdown, render_text, segment
 from .bodytext import extract_bodytext
 from .confidence import estimate_confidence, page_signals
 from .density import extract_density
@@ -235,9 +236,13 @@ def _rungs_to_run(params: ExtractionParams) -> list[tuple[str, bool]]:
 
 
 def extract(
-    html: str | bytes, url: str | None = None, params: ExtractionParams = ExtractionParams()
+    html: str | bytes, url: str | None = None, params: ExtractionParams = ExtractionParams(), *,
+    segmented: Callable[[etree._Element, Segmentation], None] | None = None,
 ) -> ExtractionResult:
-    """Main content and metadata of one HTML page. See the module docstring."""
+    """Main content and metadata of one HTML page. See the module docstring. ``segmented``: called with the
+    body and its segmentation when the semantic and density rungs' blocks are cut, before any rung reads
+    them or changes the tree (a crawl's page reading takes the page's region from it instead of cutting the
+    same tree again); it must not change either."""
     flags: list[str] = []
     if html is None:
         return _empty("empty_input", flags)
@@ -313,6 +318,8 @@ def extract(
         try:
             if name != "bodytext" and page is None:
                 seg = segment(body, skip_navigation=True)
+                if segmented is not None:
+                    segmented(body, seg)
                 page = PageStats(seg, params, headline=metadata.title, image_holders=image_holders)
             blocks, selection, headline = _run_rung(name, document, page, params)
         except Exception as exc:  # noqa: BLE001 - a bug in one rung must not lose the page: next rung

@@ -22,7 +22,7 @@ from typing import Any
 
 from boilerstrip.boilerplate import BoilerplateParams, blocks_of_record
 from boilerstrip.boilerplate.finish import model_hashes
-from boilerstrip.boilerplate.page import PageFeatures, page_features
+from boilerstrip.boilerplate.page import PageFeatures, PageFeaturesReading
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.extraction import ExtractionParams, ExtractionResult, extract
 
@@ -117,10 +117,12 @@ def hashed_fields(features: PageFeatures | None, result: ExtractionResult, sourc
 
 def read_page(html: str, url: str | None, plan: PagePlan) -> PageReading:
     """Every part of ``plan`` for one page (one job of the worker pool); :func:`stamped` names it."""
-    features = None
-    if plan.features is not None and html:
-        features = page_features(html, source=plan.features[0], digits=plan.features[1])
-    result = extract(html, url, plan.extraction) if plan.extraction is not None else None
+    reading = PageFeaturesReading(html, source=plan.features[0], digits=plan.features[1]) \
+        if plan.features is not None and html else None
+    result = None
+    if plan.extraction is not None:  # its cut of the page's region, when the same, is the features' too
+        result = extract(html, url, plan.extraction, segmented=reading.take_region if reading is not None else None)
+    features = reading.features() if reading is not None else None
     hashes = None
     if plan.hashes is not None and result is not None and result.reason != "over_budget":
         fields = hashed_fields(features, result, plan.hashes.source)
