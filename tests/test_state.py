@@ -223,3 +223,18 @@ def test_open_state_with_a_redis_url_connects_to_it(redis_url) -> None:
     state.templates.put_page("s", "http://s/1", "c:1", [])  # replaced by a version without blocks
     assert state.templates.site_counts("s") == (1, {}) and state.templates.get_page("s", "http://s/1") == ("c:1", ())
     state.close()
+
+
+def test_a_local_redis_never_takes_another_servers_port_for_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests run on several workers: when another test's redis-server takes the probed port first, ours fails
+    to bind and exits while that one answers PING; the start must notice and try another port."""
+    from boilerstrip.distributed import localredis
+
+    need_redis_server()
+    with localredis.LocalRedis() as taken:
+        ports = iter([taken.port])
+        real = localredis.free_port
+        monkeypatch.setattr(localredis, "free_port", lambda host="127.0.0.1": next(ports, None) or real(host))
+        with localredis.LocalRedis() as mine:
+            assert mine.port != taken.port
+            assert mine.process is not None and mine.process.poll() is None

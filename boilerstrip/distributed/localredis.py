@@ -17,7 +17,7 @@ import time
 __all__ = ["LocalRedis", "redis_server_path", "free_port"]
 
 #: how long a fresh redis-server may take to answer PING
-_START_TIMEOUT_S = 10.0
+_START_TIMEOUT_S = 30.0  # under a saturated machine a start takes ~1 s
 
 
 def redis_server_path() -> str | None:
@@ -83,9 +83,20 @@ class LocalRedis:
                 return False
             try:
                 with socket.create_connection((self.host, self.port), timeout=0.5) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(16).startswith(b"+PONG"):
+                    # the server that answers must be ours: another redis-server (a parallel test's) may have
+                    # taken the port between the probe and our bind, and ours then exits while that one answers
+                    sock.sendall(b"INFO server\r\n")
+                    reply = b""
+                    while b"process_id:" not in reply or not reply.split(b"process_id:", 1)[1].count(b"\r\n"):
+                        chunk = sock.recv(4096)
+                        if not chunk:
+                            break
+                        reply += chunk
+                    pid = reply.split(b"process_id:", 1)[1].split(b"\r\n", 1)[0] if b"process_id:" in reply else b""
+                    if self.process is not None and pid.strip() == str(self.process.pid).encode():
                         return True
+                    if pid:
+                        return False
             except OSError:
                 pass
             time.sleep(0.05)
