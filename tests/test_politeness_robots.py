@@ -127,9 +127,9 @@ def test_robots_connection_refused_means_disallow(tmp_path) -> None:
     import socket
 
     with socket.socket() as sock:  # a port nobody listens on
-        sock.bind(("127.0.0.1", 0))
+        sock.bind(("127.0.0.1", 0))  # held, never listening, so no parallel test's server can take it
         port = sock.getsockname()[1]
-    proc, records = run_crawl(f"http://127.0.0.1:{port}/", out=tmp_path / "o.jsonl", args=FAST)
+        proc, records = run_crawl(f"http://127.0.0.1:{port}/", out=tmp_path / "o.jsonl", args=FAST)
     assert proc.returncode == 1, proc.stderr[-2000:]  # a mistyped host or port: exit 1, one clear line
     assert f"no start URL could be reached, nothing written: http://127.0.0.1:{port}/ (filtered:robots_unreachable)" in proc.stderr
     assert records == []

@@ -150,8 +150,8 @@ def test_a_crawl_that_writes_nothing_says_so(tmp_path) -> None:
     import socket
 
     with socket.socket() as sock:  # a port nobody listens on: a mistyped start URL
-        sock.bind(("127.0.0.1", 0))
+        sock.bind(("127.0.0.1", 0))  # held, never listening, so no parallel test's server can take it
         port = sock.getsockname()[1]
-    proc, records = run_crawl(f"http://127.0.0.1:{port}/", out=tmp_path / "o.jsonl", args=FAST)
+        proc, records = run_crawl(f"http://127.0.0.1:{port}/", out=tmp_path / "o.jsonl", args=FAST)
     assert records == []
     assert "WARNING: no page was written (robots_unreachable=1)" in proc.stderr, proc.stderr[-2000:]
