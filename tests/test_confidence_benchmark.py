@@ -56,7 +56,9 @@ def test_the_fit_recovers_a_planted_rule() -> None:
     assert np.abs(predicted - y).mean() < 0.05
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("wcxb")  # the quality floor reads the same extraction (tests/_wcxb.py)
+@pytest.mark.timeout(900)  # ~400 pages extracted (none when the quality floor ran first in this process)
 def test_confidence_floor_on_the_wcxb_held_out_half() -> None:
     if not (WCXB / "ground-truth.json").is_file():
         message = f"benchmark dataset missing: {WCXB}/ground-truth.json"

@@ -94,6 +94,7 @@ def test_quality_floor_on_the_article_benchmark() -> None:
 @pytest.mark.benchmark_floor
 @pytest.mark.slow
 @pytest.mark.xdist_group("wcxb")  # the confidence floor reads the same extraction (tests/_wcxb.py)
+@pytest.mark.timeout(900)  # 1,337 pages: about a minute alone, several on a shared machine under load
 def test_quality_floor_on_wcxb_dev() -> None:
     _require_dataset(WCXB)
     floors = bench.load_floor()["sets"]["wcxb"]
