@@ -56,6 +56,7 @@ def test_the_fit_recovers_a_planted_rule() -> None:
     assert np.abs(predicted - y).mean() < 0.05
 
 
+@pytest.mark.benchmark_floor
 @pytest.mark.slow
 @pytest.mark.xdist_group("wcxb")  # the quality floor reads the same extraction (tests/_wcxb.py)
 @pytest.mark.timeout(900)  # ~400 pages extracted (none when the quality floor ran first in this process)

@@ -104,6 +104,9 @@ def garden_routes() -> dict:
     }
 
 
+#: one worker for the module under ``pytest-xdist --dist loadgroup``: its two crawls run once, not per worker
+pytestmark = pytest.mark.xdist_group("test_export_crawl")
+
 SIGNAL_ROUTES = {
     "/robots.txt": Reply(200, b"User-agent: *\nContent-Signal: search=yes, ai-train=no\nAllow: /\n",
                          (("Content-Type", "text/plain"),)),

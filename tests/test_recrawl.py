@@ -23,7 +23,8 @@ sys.path.insert(0, str(ROOT))
 from _crawlsite import crawl_with_state as crawl  # noqa: E402
 from benchmarks.recrawl_benchmark import MAX_UNCHANGED_BYTES_RATIO, EditableSite, read_records  # noqa: E402
 
-pytestmark = [pytest.mark.timeout(900), pytest.mark.slow]
+#: one worker for the module under ``pytest-xdist --dist loadgroup``: its sites are crawled once, not per worker
+pytestmark = [pytest.mark.timeout(900), pytest.mark.slow, pytest.mark.xdist_group("test_recrawl")]
 
 #: enough pages that the bytes of a second crawl are the pages' 304s, not robots.txt and the sitemap
 PAGES = 100
