@@ -246,17 +246,20 @@ def _item_pipelines() -> dict[str, int] | None:
     return {**project.ITEM_PIPELINES, EXTRACTION_PIPELINE: 300}
 
 
+#: the crawl's settings for our own loopback server (no politeness delay, no state kept between runs)
+CRAWL_SETTINGS = {
+    "DOWNLOAD_DELAY": "0",
+    "AUTOTHROTTLE_ENABLED": "false",
+    "CONCURRENT_REQUESTS_PER_DOMAIN": "16",
+    "ROBOTSTXT_OBEY": "false",
+    "BOILERSTRIP_STATE_DIR": "",  # no state shared between the benchmark's runs
+    "LOG_LEVEL": "WARNING",
+}
+
+
 def crawl_records(base_url: str, site: Site, out: Path, extra_settings: dict[str, str], limit: int) -> list[dict]:
     """A real ``boilerstrip crawl`` of the loopback site; returns the records after its finishing pass."""
-    settings = {
-        "DOWNLOAD_DELAY": "0",
-        "AUTOTHROTTLE_ENABLED": "false",
-        "CONCURRENT_REQUESTS_PER_DOMAIN": "16",
-        "ROBOTSTXT_OBEY": "false",
-        "BOILERSTRIP_STATE_DIR": "",  # no state shared between the benchmark's runs
-        "LOG_LEVEL": "WARNING",
-        **extra_settings,
-    }
+    settings = {**CRAWL_SETTINGS, **extra_settings}
     if limit:
         settings["CLOSESPIDER_ITEMCOUNT"] = str(limit)
     pipelines = _item_pipelines()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from _incrawl import run_cli
 from boilerstrip.demo.server import Reply
 
 HTML = (("Content-Type", "text/html; charset=utf-8"),)
@@ -40,3 +43,10 @@ def page_hits(server, exclude=("/robots.txt", "/sitemap.xml", "/.well-known/tdmr
 #: fast crawl arguments for these scripted sites: the test profile, and no browser (these tests measure
 #: crawling and politeness; rendering has its own tests, and skipping the browser saves seconds per run)
 FAST = ["--profile", "test", "-s", "BOILERSTRIP_RENDER_MODE=never"]
+
+
+def crawl_with_state(url: str, out: Path, state: Path, *extra: str, timeout: float = 600) -> tuple[int, str]:
+    """``boilerstrip crawl URL -o OUT --state STATE`` with the FAST arguments and only errors logged (the
+    CLI's code path, in a forked child: ``_incrawl.run_cli``): (exit status, stderr)."""
+    done = run_cli(["crawl", url, "-o", out, "--state", state, *FAST, "--log-level", "ERROR", *extra], timeout=timeout)
+    return done.returncode, done.stderr

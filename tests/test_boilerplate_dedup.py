@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import random
 import subprocess
-import sys
 
-from conftest import ROOT, read_jsonl
+from _incrawl import run_cli
+from conftest import read_jsonl
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -32,8 +32,8 @@ def _records() -> list[dict]:
 
 
 def _dedup(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "boilerstrip", "dedup", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    """``boilerstrip dedup ARGS...`` (the CLI's code path, in a forked child: ``_incrawl.run_cli``)."""
+    return run_cli(["dedup", *args], timeout=120)
 
 
 def test_shuffled_input_gives_byte_identical_output(tmp_path) -> None:

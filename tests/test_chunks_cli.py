@@ -221,7 +221,8 @@ def test_an_empty_crawl_output_chunks_to_nothing(tmp_path: Path, capsys) -> None
 def test_crawl_chunks_reports_only_the_edited_pages_chunks(tmp_path: Path) -> None:
     """``crawl --chunks`` after the finishing pass, twice: a text edit on one page and a new footer date
     on every page (template churn) change the chunks of the edited page only."""
-    from benchmarks.recrawl_benchmark import EditableSite, crawl
+    from _crawlsite import crawl_with_state as crawl
+    from benchmarks.recrawl_benchmark import EditableSite
 
     site = EditableSite(12)
     server = site.serve()

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from _crawlsite import FAST
-from conftest import ROOT, Reply, SiteServer, run_crawl
+from _incrawl import run_cli
+from conftest import Reply, SiteServer, run_crawl
 from test_export_optout import OTHER_CRAWLERS
 
 from boilerstrip.export import run_export
@@ -103,6 +104,9 @@ def garden_routes() -> dict:
     }
 
 
+#: one worker for the module under ``pytest-xdist --dist loadgroup``: its two crawls run once, not per worker
+pytestmark = pytest.mark.xdist_group("test_export_crawl")
+
 SIGNAL_ROUTES = {
     "/robots.txt": Reply(200, b"User-agent: *\nContent-Signal: search=yes, ai-train=no\nAllow: /\n",
                          (("Content-Type", "text/plain"),)),
@@ -176,9 +180,7 @@ def test_every_request_carries_our_own_user_agent(crawls) -> None:
 @pytest.fixture(scope="module")
 def export_ab(crawls, tmp_path_factory):
     out = tmp_path_factory.mktemp("export") / "ab"
-    proc = subprocess.run([sys.executable, "-m", "boilerstrip", "export", str(crawls["a"]), str(crawls["b"]),
-                           "-o", str(out), "--row-group-rows", "4"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    proc = run_cli(["export", crawls["a"], crawls["b"], "-o", out, "--row-group-rows", "4"], timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out, proc
 
@@ -306,8 +308,7 @@ def test_index_adds_only_documents_not_exported_before(crawls, export_ab, tmp_pa
 
 def test_opted_out_pages_only_on_request_with_a_warning(crawls, tmp_path) -> None:
     out = tmp_path / "all"
-    proc = subprocess.run([sys.executable, "-m", "boilerstrip", "export", str(crawls["a"]), "-o", str(out),
-                           "--include-opted-out", "--keep-pii"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = run_cli(["export", crawls["a"], "-o", out, "--include-opted-out", "--keep-pii"], timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "WARNING" in proc.stderr and "opted-out" in proc.stderr
     rows = {path_of(r["url"]): r for r in rows_of(out)}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip as gziplib
 import json
-import os
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from _crawlsite import FAST, HTML
+from _incrawl import run_cli
 from _warcfiles import gz, http_response, warc_record, write_warc
 from conftest import ROOT, Reply, read_jsonl, run_crawl
 
@@ -236,9 +236,8 @@ def test_middleware_records_responses_revisits_and_renders(tmp_path):
 
 
 def _replay(*files, out, args=()) -> tuple[subprocess.CompletedProcess, list[dict]]:
-    cmd = [sys.executable, "-m", "boilerstrip", "warc", *map(str, files), "-o", str(out), "--profile", "test", *args]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=240,
-                          env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    """``boilerstrip warc FILE... -o OUT`` (the CLI's code path, in a forked child: ``_incrawl.run_cli``)."""
+    proc = run_cli(["warc", *files, "-o", out, "--profile", "test", *args], timeout=240)
     return proc, read_jsonl(out)
 
 
@@ -341,12 +340,10 @@ def test_replay_of_a_foreign_warc_accounts_for_every_response(tmp_path):
 
 
 def test_bad_arguments_exit_2_before_anything_is_written(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "boilerstrip", "warc", str(tmp_path / "missing.warc.gz"), "-o",
-                           str(tmp_path / "o.jsonl")], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = run_cli(["warc", tmp_path / "missing.warc.gz", "-o", tmp_path / "o.jsonl"], timeout=60)
     assert proc.returncode == 2 and "is not a file" in proc.stderr and not (tmp_path / "o.jsonl").exists()
     (tmp_path / "afile").write_text("x")
-    proc = subprocess.run([sys.executable, "-m", "boilerstrip", "crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "c.jsonl"),
-                           "--warc", str(tmp_path / "afile")], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = run_cli(["crawl", "http://127.0.0.1:9/", "-o", tmp_path / "c.jsonl", "--warc", tmp_path / "afile"], timeout=60)
     assert proc.returncode == 2 and "--warc" in proc.stderr
 
 
