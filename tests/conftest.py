@@ -17,7 +17,7 @@ from boilerstrip.items import complete_record
 ROOT = Path(__file__).resolve().parents[1]
 
 
-#: the order tests start in when the suite runs on several workers (``./run tests``: pytest-xdist, ``--dist load``,
+#: the order tests start in when the suite runs on several workers (``./run tests``: pytest-xdist, ``--dist loadgroup``,
 #: which hands tests out in collection order): the longest kinds first, so no worker starts a two-minute
 #: test while the others are finishing (the suite's wall time is then about its CPU time over the cores)
 _FIRST_MARKERS = ("benchmark_floor", "slow", "browser")
