@@ -282,6 +282,7 @@ def _token_furniture_words(token: str) -> frozenset[str]:
     return frozenset(found)
 
 
+@lru_cache(maxsize=16384)
 def furniture_words(value: str) -> frozenset[str]:
     """The words that make a space-joined class + id string furniture (see ``classify_attributes``)."""
     found: frozenset[str] = frozenset()
@@ -335,6 +336,9 @@ class Segmentation:
     ranges: dict = field(default_factory=dict)
     #: (element, verdict, weight) for elements with a class/id verdict or weight, in document order
     marked: list = field(default_factory=list)
+    #: element -> its class and id as ``classify_attributes`` read them ("class id"), for the elements marked
+    #: boilerplate (the framework-word test reads their words again)
+    furniture_values: dict = field(default_factory=dict)
     #: semantic container elements in document order
     semantic: list = field(default_factory=list)
     #: <figure> elements (their short text is a caption or credit, with or without an <img> left)
@@ -641,6 +645,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
     kinds, texts, owners, chars, link_chars = seg.kinds, seg.texts, seg.owners, seg.chars, seg.link_chars
     markdowns = seg.markdowns
     ranges, marked, semantic, figures = seg.ranges, seg.marked, seg.semantic, seg.figures
+    furniture_values = seg.furniture_values
     parts: list[str] = []
     links = 0  # link characters in the block being built
     # stack of (element, kind, its first block) for open block-level elements
@@ -757,7 +762,8 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     role = attrs.get("role")
                     role = role.strip().lower() if role else ""
                     if cls or eid:
-                        verdict, weight = classify_attributes(f"{cls or ''} {eid or ''}")
+                        value = f"{cls or ''} {eid or ''}"
+                        verdict, weight = classify_attributes(value)
                         if verdict not in _FURNITURE_VERDICTS:
                             pass
                         elif verdict == BOILERPLATE and (tag == "main" or role in MAIN_LANDMARK_ROLES):
@@ -835,6 +841,8 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 is_block = False
                 if verdict is not None or weight:
                     marked.append((element, verdict, weight))
+                    if verdict == BOILERPLATE:
+                        furniture_values[element] = value
             elif in_cell and is_block:
                 # a block inside a data cell (a paragraph, a list, code): the cell holds several blocks
                 parts.append(_CELL_BREAK)
@@ -850,6 +858,8 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 stack.append((element, kind, len(texts)))
                 if verdict is not None or weight:
                     marked.append((element, verdict, weight))
+                    if verdict == BOILERPLATE:
+                        furniture_values[element] = value
                 if tag in SEMANTIC_TAGS or verdict == CONTENT:
                     semantic.append(element)
                 elif tag == "figure":
