@@ -1,4 +1,5 @@
-"""The contract of ``bodytext_xpath``: the expression it builds from two tag lists."""
+"""The contract of ``bodytext_xpath``: the expression it builds from two tag lists, and the text nodes the rung
+finds without evaluating it (the same ones)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pytest
 from lxml import etree
 
 from boilerstrip.extraction import DEFAULT_EXCLUDE_TAGS, DEFAULT_INCLUDE_TAGS, bodytext_xpath
+from boilerstrip.extraction.bodytext import _tag_sets, selected_text_nodes
 
 ISSUE_INCLUDE = (
     "a abbr address article b bdi bdo blockquote caption cite code data dd del details dfn div dl dt em "
@@ -81,3 +83,55 @@ def test_expression_selects_the_right_text() -> None:
     document = etree.fromstring(html, etree.HTMLParser())
     texts = [t.strip() for t in document.xpath(bodytext_xpath()) if t.strip()]
     assert texts == ["one", "two"]
+
+
+def _nested_bodies() -> etree._Element:
+    """A <body> inside a <p> of a <body> inside a <section>, and a comment among the text (built by hand: no
+    parser makes this tree, but the rung gets whatever tree it is given)."""
+    root = etree.Element("html")
+    body = etree.SubElement(etree.SubElement(root, "section"), "body")
+    body.text = "body text"
+    paragraph = etree.SubElement(body, "p")
+    paragraph.text = "paragraph"
+    inner = etree.SubElement(paragraph, "body")
+    inner.text = "inner body"
+    etree.SubElement(inner, "p").text = "inner paragraph"
+    inner.tail = "after the inner body"
+    comment = etree.Comment("note")
+    paragraph.append(comment)
+    comment.tail = "after a comment"
+    return root
+
+
+def _stripped_wbr() -> etree._Element:
+    """Adjacent text nodes, as ``strip_tags`` leaves them: the XPath gives them one at a time."""
+    html = "<html><body><p>syn::<wbr>token::<wbr>While</p><div><nav>x</nav>y<wbr>z <a href=#>link</a></div></body></html>"
+    document = etree.fromstring(html, etree.HTMLParser())
+    etree.strip_tags(document, "wbr")
+    return document
+
+
+_PAGE = (
+    "<html><head><title>t</title></head><body>top<div>a<span>b</span>c<nav>n<p>in nav</p></nav>d</div>e"
+    "<table><tr><td><p>cell</p></td></tr></table><p>f<a href='#'>g</a>h<footer>foot</footer></p></body></html>"
+)
+
+
+@pytest.mark.parametrize("document", [
+    pytest.param(lambda: etree.fromstring(_PAGE, etree.HTMLParser()), id="page"),
+    pytest.param(_nested_bodies, id="nested-bodies"),
+    pytest.param(_stripped_wbr, id="adjacent-text-nodes"),
+])
+@pytest.mark.parametrize("include, exclude", [
+    (DEFAULT_INCLUDE_TAGS, DEFAULT_EXCLUDE_TAGS),
+    (("p", "body", "div"), ("section",)),
+    (("p", "body", "div", "span", "a"), ("nav", "footer")),
+    (("p", "body", "a"), ()),
+])
+def test_selected_text_nodes_are_the_expressions(document, include, exclude) -> None:
+    """The rung finds the text nodes without the XPath's ancestor tests: the same nodes, in the same order."""
+    tree = document()
+    expected = etree.XPath(bodytext_xpath(include, exclude), smart_strings=True)(tree)
+    found = selected_text_nodes(tree, *_tag_sets(tuple(include), tuple(exclude)))
+    assert [str(node) for node in found] == [str(node) for node in expected]
+    assert [(node.getparent(), node.is_tail) for node in found] == [(node.getparent(), node.is_tail) for node in expected]

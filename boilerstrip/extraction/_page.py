@@ -64,6 +64,7 @@ def _without_framework_words(seg: Segmentation, params: ExtractionParams) -> lis
     if not limit or not n:
         return marks
     ranges = seg.ranges
+    values = seg.furniture_values
     words_of: dict[etree._Element, frozenset[str]] = {}
     spans_by_word: dict[str, list[tuple[int, int]]] = {}
     for element, verdict in marks:
@@ -72,7 +73,8 @@ def _without_framework_words(seg: Segmentation, params: ExtractionParams) -> lis
         span = ranges.get(element)
         if span is None or span[0] >= span[1]:
             continue
-        words = furniture_words(_attribute_value(element))
+        value = values.get(element)
+        words = furniture_words(value if value is not None else _attribute_value(element))
         words_of[element] = words
         for word in words & FRAMEWORK_WORDS:
             spans_by_word.setdefault(word, []).append(span)
@@ -229,6 +231,8 @@ def _teaser_cards(page: PageStats, containers: list[etree._Element], params: Ext
     found: list[tuple[int, int]] = []
     for container in containers:
         for parent in container.iter():
+            if len(parent) < params.min_teaser_cards:  # fewer children of any kind (a test in C: most elements)
+                continue
             children = [child for child in parent if child in ranges and child.get("class")]
             if len(children) < params.min_teaser_cards:
                 continue
@@ -355,8 +359,14 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
     limit = params.max_pruned_share_of_container * container_chars
     container_set = set(containers)
 
-    def inside(start: int, end: int) -> bool:
-        return any(s <= start and end <= e for s, e in spans)
+    if len(spans) == 1:  # most pages: one container, two comparisons instead of a generator
+        (low, high), = spans
+
+        def inside(start: int, end: int) -> bool:
+            return low <= start and end <= high
+    else:
+        def inside(start: int, end: int) -> bool:
+            return any(s <= start and end <= e for s, e in spans)
 
     def drop(start: int, end: int) -> None:
         keep[start:end] = bytes(end - start)

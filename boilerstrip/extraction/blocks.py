@@ -53,6 +53,7 @@ from ._vocab import (
     NEGATIVE_WORDS,
     PAGE_TAGS,
     PARAGRAPH_BREAK_RE,
+    SEMANTIC_TAGS,
     SOCIAL_WORDS,
     STATE_WORDS,
     STREAMED_SEGMENT_ID_RE,
@@ -281,6 +282,7 @@ def _token_furniture_words(token: str) -> frozenset[str]:
     return frozenset(found)
 
 
+@lru_cache(maxsize=16384)
 def furniture_words(value: str) -> frozenset[str]:
     """The words that make a space-joined class + id string furniture (see ``classify_attributes``)."""
     found: frozenset[str] = frozenset()
@@ -334,6 +336,9 @@ class Segmentation:
     ranges: dict = field(default_factory=dict)
     #: (element, verdict, weight) for elements with a class/id verdict or weight, in document order
     marked: list = field(default_factory=list)
+    #: element -> its class and id as ``classify_attributes`` read them ("class id"), for the elements marked
+    #: boilerplate (the framework-word test reads their words again)
+    furniture_values: dict = field(default_factory=dict)
     #: semantic container elements in document order
     semantic: list = field(default_factory=list)
     #: <figure> elements (their short text is a caption or credit, with or without an <img> left)
@@ -628,6 +633,8 @@ _HIDING_ATTRIBUTES = frozenset(("hidden", "popover", "aria-hidden", "style"))
 #: when they close: one set test for the other elements, most of a page, instead of a chain of them
 _START_TAGS = SECTIONING_TAGS | HEADING_TAGS | INLINE_CODE_TAGS | frozenset(("a", "pre", "blockquote", "br"))
 _END_TAGS = SECTIONING_TAGS | HEADING_TAGS | INLINE_CODE_TAGS | frozenset(("a", "pre", "blockquote", "table", "td", "th"))
+#: the kinds of an open block that an inline-ish element inside it does not take (it makes a paragraph)
+_NOT_INHERITED_KINDS = frozenset(("p", "tr"))
 
 
 def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation:
@@ -638,12 +645,13 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
     kinds, texts, owners, chars, link_chars = seg.kinds, seg.texts, seg.owners, seg.chars, seg.link_chars
     markdowns = seg.markdowns
     ranges, marked, semantic, figures = seg.ranges, seg.marked, seg.semantic, seg.figures
+    furniture_values = seg.furniture_values
     parts: list[str] = []
-    links_acc = [0]  # link characters in the block being built
-    # stack of (element, kind) for open block-level elements
-    stack: list[tuple[etree._Element, str]] = []
-    starts: dict = {}
+    links = 0  # link characters in the block being built
+    # stack of (element, kind, its first block) for open block-level elements
+    stack: list[tuple[etree._Element, str, int]] = []
     tables: list[_Table] = []
+    data_table: _Table | None = None  # the innermost table when it is a data table (tables[-1].data)
     link_depth = 0
     pre_depth = 0
     pre_language: str | None = None  # of the outermost <pre> (set when one opens)
@@ -675,15 +683,19 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
         markdowns.append(markdown if markdown != text else None)
 
     def flush() -> None:
+        nonlocal links
         if not parts:
             return
         raw = "".join(parts)
         parts.clear()
-        links = links_acc[0]
-        links_acc[0] = 0
+        block_links = links
+        links = 0
         if raw.isspace():
             return
-        owner, kind = stack[-1] if stack else (root, "p")
+        if stack:
+            owner, kind, _first = stack[-1]
+        else:
+            owner, kind = root, "p"
         if pre_depth:
             kind = "pre"
         elif quote_depth and kind == "p":
@@ -694,13 +706,13 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
         if kind == "tr":
             text = _finish_text(plain, kind)
             if text:
-                table = tables[-1] if tables and tables[-1].data else None
+                table = data_table
                 if table is not None:
                     markdown = _row_markdown(raw, table.columns, first=not table.rows)
                     table.rows += 1
                 else:
                     markdown = None
-                add(kind, owner, text, markdown, links)
+                add(kind, owner, text, markdown, block_links)
             return
         if kind == "pre":
             text = _finish_text(plain, kind)
@@ -709,7 +721,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 if pre_language:
                     fence = code_fence(text)
                     markdown = f"{fence}{pre_language}\n{text}\n{fence}"
-                add(kind, owner, text, markdown, links)
+                add(kind, owner, text, markdown, block_links)
             return
         if _LINE_BREAK in raw:
             # <br><br> separates paragraphs: one block each (link text shared out by length)
@@ -719,11 +731,11 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
             pieces = [(text, markdown) for text, markdown in pieces if text]
             total = sum(len(text) for text, _ in pieces)
             for text, markdown in pieces:
-                add(kind, owner, text, markdown, min(links * len(text) // total, len(text)))
+                add(kind, owner, text, markdown, min(block_links * len(text) // total, len(text)))
             return
-        text = _finish_text(plain, kind)
+        text = " ".join(plain.split())  # _finish_text of a block that is no row, no code, without <br>
         if text:
-            add(kind, owner, text, _finish_markdown(raw, kind) if marked_up else None, links)
+            add(kind, owner, text, _finish_markdown(raw, kind) if marked_up else None, block_links)
 
     skipped = None
     walker = etree.iterwalk(root, events=("start", "end"))
@@ -738,61 +750,69 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
             weight = 0
             # <html>/<body> classes name the page type; inside code, classes are syntax highlighting
             # ("hljs-comment", "token comment"): neither is a verdict
-            attributes = element.items() if tag not in PAGE_TAGS and not code_depth else None
-            if attributes:
-                attrs = dict(attributes)
-                cls = attrs.get("class")
-                eid = attrs.get("id")
-                role = attrs.get("role")
-                role = role.strip().lower() if role else ""
-                if cls or eid:
-                    verdict, weight = classify_attributes(f"{cls or ''} {eid or ''}")
-                    if verdict == BOILERPLATE and (tag == "main" or role in MAIN_LANDMARK_ROLES):
-                        verdict = None  # the main landmark is never furniture ("main#skip-to-content")
-                    elif (verdict in _FURNITURE_VERDICTS and eid and opens_with_permalinked_heading(element)
-                          and classify_attributes(cls or "")[0] not in _FURNITURE_VERDICTS):
-                        # a section of the document, its id (the target of its heading's permalink) made
-                        # from its heading's words ("s-testing-tools" over "Testing tools", "s-comments"
-                        # over "Comments"): the id names its subject, not a piece of furniture, a comment
-                        # thread or a cookie banner; its class words still count
-                        verdict, weight = classify_attributes(cls or "")
-                    elif (verdict in _FURNITURE_VERDICTS and eid and tag in HEADING_TAGS and _id_of_own_words(eid, element)
-                          and classify_attributes(cls or "")[0] not in _FURNITURE_VERDICTS):
-                        # a heading's id made from its own words ("Login_shell" over "Login shell", a wiki's
-                        # anchor) is the heading's address, not a login box; its class words still count
-                        verdict, weight = classify_attributes(cls or "")
-                    elif verdict == BOILERPLATE and heading_depth and tag not in BLOCK_TAGS:
-                        # a heading is read whole: the class of a link or span in it names how the heading
-                        # links (Sphinx's "toc-backref"), not a piece of furniture inside it
-                        verdict = None
-                if verdict is None or verdict == CONTENT:
-                    style = attrs.get("style")
-                    if not _HIDING_ATTRIBUTES.isdisjoint(attrs) and (
-                        ("hidden" in attrs and not STREAMED_SEGMENT_ID_RE.match(attrs.get("id") or ""))
-                        # a popover (the HTML attribute) is not shown until something opens it
-                        or "popover" in attrs
-                        # aria-hidden hides from assistive technology, not from the eye: on an inline
-                        # element it is an icon or a visual duplicate of a label; a block so marked is
-                        # shown (a carousel, a decorative heading) and read like any other
-                        or (attrs.get("aria-hidden") == "true" and tag not in BLOCK_TAGS)
-                        or (style and HIDDEN_STYLE_RE.search(style))
-                    ) and role not in SWITCHED_ROLES:
-                        verdict = HIDDEN
-                    elif verdict is None and role in CHROME_ROLES:
-                        verdict = CHROME
-                if tag in CHROME_TAGS and verdict not in (HIDDEN, CONTENT) and not (tag == "header" and section_depth):
-                    verdict = NAVIGATION if tag in NAVIGATION_TAGS else verdict or CHROME
-            else:
-                attrs = _NO_ATTRIBUTES
+            if code_depth or tag in PAGE_TAGS:
+                attrs = None
                 if tag in CHROME_TAGS and not (tag == "header" and section_depth):
                     verdict = NAVIGATION if tag in NAVIGATION_TAGS else CHROME
-            table = tables[-1] if tables else None
-            in_data_table = table is not None and table.data
-            in_cell = in_data_table and table.cells > 0
+            else:
+                attrs = dict(element.items())
+                if attrs:
+                    cls = attrs.get("class")
+                    eid = attrs.get("id")
+                    role = attrs.get("role")
+                    role = role.strip().lower() if role else ""
+                    if cls or eid:
+                        value = f"{cls or ''} {eid or ''}"
+                        verdict, weight = classify_attributes(value)
+                        if verdict not in _FURNITURE_VERDICTS:
+                            pass
+                        elif verdict == BOILERPLATE and (tag == "main" or role in MAIN_LANDMARK_ROLES):
+                            verdict = None  # the main landmark is never furniture ("main#skip-to-content")
+                        elif (eid and opens_with_permalinked_heading(element)
+                              and classify_attributes(cls or "")[0] not in _FURNITURE_VERDICTS):
+                            # a section of the document, its id (the target of its heading's permalink) made
+                            # from its heading's words ("s-testing-tools" over "Testing tools", "s-comments"
+                            # over "Comments"): the id names its subject, not a piece of furniture, a comment
+                            # thread or a cookie banner; its class words still count
+                            verdict, weight = classify_attributes(cls or "")
+                        elif (eid and tag in HEADING_TAGS and _id_of_own_words(eid, element)
+                              and classify_attributes(cls or "")[0] not in _FURNITURE_VERDICTS):
+                            # a heading's id made from its own words ("Login_shell" over "Login shell", a wiki's
+                            # anchor) is the heading's address, not a login box; its class words still count
+                            verdict, weight = classify_attributes(cls or "")
+                        elif verdict == BOILERPLATE and heading_depth and tag not in BLOCK_TAGS:
+                            # a heading is read whole: the class of a link or span in it names how the heading
+                            # links (Sphinx's "toc-backref"), not a piece of furniture inside it
+                            verdict = None
+                    if verdict is None or verdict == CONTENT:
+                        if _HIDING_ATTRIBUTES.isdisjoint(attrs):
+                            if verdict is None and role in CHROME_ROLES:
+                                verdict = CHROME
+                        elif (
+                            ("hidden" in attrs and not STREAMED_SEGMENT_ID_RE.match(attrs.get("id") or ""))
+                            # a popover (the HTML attribute) is not shown until something opens it
+                            or "popover" in attrs
+                            # aria-hidden hides from assistive technology, not from the eye: on an inline
+                            # element it is an icon or a visual duplicate of a label; a block so marked is
+                            # shown (a carousel, a decorative heading) and read like any other
+                            or (attrs.get("aria-hidden") == "true" and tag not in BLOCK_TAGS)
+                            or ((style := attrs.get("style")) and HIDDEN_STYLE_RE.search(style))
+                        ) and role not in SWITCHED_ROLES:
+                            verdict = HIDDEN
+                        elif verdict is None and role in CHROME_ROLES:
+                            verdict = CHROME
+                    if tag in CHROME_TAGS and verdict not in (HIDDEN, CONTENT) and not (tag == "header" and section_depth):
+                        verdict = NAVIGATION if tag in NAVIGATION_TAGS else verdict or CHROME
+                elif tag in CHROME_TAGS and not (tag == "header" and section_depth):
+                    verdict = NAVIGATION if tag in NAVIGATION_TAGS else CHROME
+            table = data_table
+            in_cell = table is not None and table.cells > 0
+            href = (element.get("href") if attrs is None else attrs.get("href")) if tag == "a" else None
             if (
-                (verdict == HIDDEN and (tag not in BLOCK_TAGS or in_cell))
-                or (verdict == NAVIGATION and skip_navigation)
-                or (tag == "a" and (element.get("href") or "").startswith("#") and is_permalink(element, element.get("href")))
+                (verdict is not None and (
+                    (verdict == HIDDEN and (tag not in BLOCK_TAGS or in_cell))
+                    or (verdict == NAVIGATION and skip_navigation)))
+                or (href and href.startswith("#") and is_permalink(element, href))
             ):
                 # hidden inline text (icons, screen-reader labels), <nav>/<aside>/<footer>, which are
                 # never content, and permalink anchors: not read at all (a hidden inline does not cut
@@ -805,43 +825,46 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
             if tag == "table":
                 data, columns = _table_layout(element, page_chars)
                 tables.append(_Table(data, columns))
+                data_table = tables[-1] if data else None
             # an element named by the vocabulary gets its own blocks (so it can be pruned alone), except
             # inline ones inside a data table row, which would cut the row apart
-            is_block = tag in BLOCK_TAGS or (verdict is not None and not in_data_table)
-            if in_data_table and tag in ("td", "th"):
+            is_block = tag in BLOCK_TAGS or (verdict is not None and table is None)
+            if table is None:
+                pass
+            elif tag == "td" or tag == "th":
                 parts.append(_CELL_MARK)
                 table.cells += 1
                 is_block = False
-            elif in_data_table and tag == "tr":
+            elif tag == "tr":
                 flush()
-                stack.append((element, "tr"))
-                starts[element] = len(texts)
+                stack.append((element, "tr", len(texts)))
                 is_block = False
                 if verdict is not None or weight:
                     marked.append((element, verdict, weight))
+                    if verdict == BOILERPLATE:
+                        furniture_values[element] = value
             elif in_cell and is_block:
                 # a block inside a data cell (a paragraph, a list, code): the cell holds several blocks
                 parts.append(_CELL_BREAK)
                 is_block = False
-            elif pre_depth and is_block:
+            if is_block and pre_depth:
                 is_block = False  # a block inside a code block (rustdoc's attribute <div>): a line of it
             if is_block:
-                flush()
-                if tag in KIND_BY_TAG:
-                    kind = KIND_BY_TAG[tag]
-                elif stack and stack[-1][1] not in ("p", "tr"):
-                    kind = stack[-1][1]  # an inline-ish element (span.byline) inside a heading, li...
-                else:
-                    kind = "p"
-                stack.append((element, kind))
-                starts[element] = len(texts)
+                if parts:
+                    flush()
+                kind = KIND_BY_TAG.get(tag)
+                if kind is None:
+                    kind = stack[-1][1] if stack and stack[-1][1] not in _NOT_INHERITED_KINDS else "p"
+                stack.append((element, kind, len(texts)))
                 if verdict is not None or weight:
                     marked.append((element, verdict, weight))
-                if tag in ("article", "main") or verdict == CONTENT:
+                    if verdict == BOILERPLATE:
+                        furniture_values[element] = value
+                if tag in SEMANTIC_TAGS or verdict == CONTENT:
                     semantic.append(element)
                 elif tag == "figure":
                     figures.append(element)
-                elif "itemprop" in attrs or "role" in attrs:
+                elif attrs and ("itemprop" in attrs or "role" in attrs):
                     semantic.append(element)
                 if tag == "dt" and not inline_code and not pre_depth and _is_code_term(element):
                     inline_code.append(element)
@@ -855,7 +878,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 if not anchored_heading and _holds_permalink(element):
                     anchored_heading.append(element)
             elif tag == "a":
-                if heading_depth and (anchored_heading or (element.get("href") or "").startswith("#")):
+                if heading_depth and (anchored_heading or (href or "").startswith("#")):
                     # a heading's link into its own page (Sphinx's back-link to the contents, mdBook's
                     # self-link) is the heading's text, not a link away: it is not link text; nor is any
                     # link of a heading with its own permalink, which makes it a heading of the document
@@ -888,13 +911,13 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
             if text:
                 parts.append(text)
                 if link_depth:
-                    links_acc[0] += len(text.strip())
+                    links += len(text.strip())
         elif element is skipped:
             skipped = None
             if element.tail:
                 parts.append(element.tail)
                 if link_depth:
-                    links_acc[0] += len(element.tail.strip())
+                    links += len(element.tail.strip())
         else:
             if inline_code and inline_code[-1] is element:
                 inline_code.pop()
@@ -914,7 +937,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     link_depth -= 1
             elif tag == "pre":
                 code_depth -= 1
-                if pre_depth and not (tables and tables[-1].data and tables[-1].cells):
+                if pre_depth and not (data_table is not None and data_table.cells):
                     pre_depth -= 1  # pre_language stays: the block is flushed below
             elif tag in INLINE_CODE_TAGS:
                 code_depth -= 1
@@ -922,19 +945,20 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 quote_depth -= 1
             elif tag == "table":
                 tables.pop()
-            elif tag in ("td", "th") and tables and tables[-1].data and tables[-1].cells:
-                tables[-1].cells -= 1
+                data_table = tables[-1] if tables and tables[-1].data else None
+            elif (tag == "td" or tag == "th") and data_table is not None and data_table.cells:
+                data_table.cells -= 1
             if stack and stack[-1][0] is element:
-                flush()
-                stack.pop()
-                ranges[element] = (starts.pop(element), len(texts))
+                if parts:
+                    flush()
+                ranges[element] = (stack.pop()[2], len(texts))
             if pre_depth and tag in BLOCK_TAGS and parts and not parts[-1].endswith("\n"):
                 parts.append("\n")
             tail = element.tail
             if tail:
                 parts.append(tail)
                 if link_depth:
-                    links_acc[0] += len(tail.strip())
+                    links += len(tail.strip())
     flush()
 
     total = 0

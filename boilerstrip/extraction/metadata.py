@@ -8,8 +8,6 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
-from ._vocab import WHITESPACE_RE
-
 _ARTICLE_TYPES = frozenset(
     "article newsarticle blogposting reportagenewsarticle analysisnewsarticle opinionnewsarticle "
     "reviewnewsarticle backgroundnewsarticle techarticle scholarlyarticle report webpage review "
@@ -38,7 +36,7 @@ class Metadata:
 def _clean(value) -> str | None:
     if not isinstance(value, str):
         return None
-    value = WHITESPACE_RE.sub(" ", value).strip()
+    value = " ".join(value.split())  # WHITESPACE_RE.sub(" ", value).strip(), without a regex: both split on str.isspace
     return value or None
 
 
@@ -85,9 +83,10 @@ def extract_metadata(document: etree._Element, url: str | None = None) -> Metada
         tag = element.tag
         if tag == "meta":
             key = element.get("property") or element.get("name") or element.get("itemprop") or element.get("http-equiv")
-            value = _clean(element.get("content"))
-            if key and value:
-                meta.setdefault(key.strip().lower(), value)
+            if key:
+                value = _clean(element.get("content"))
+                if value:
+                    meta.setdefault(key.strip().lower(), value)
         elif tag == "link":
             if canonical is None and element.get("href") and "canonical" in element.get("rel", "").lower().split():
                 canonical = _clean(element.get("href"))
