@@ -338,20 +338,30 @@ def test_the_byte_scan_finds_a_page_over_the_node_budget_without_parsing_it() ->
 @pytest.mark.parametrize("mode", ["auto", "never"])
 def test_a_huge_page_does_not_hold_other_hosts(serve, tmp_path: Path, mode: str) -> None:
     """A 9 MiB page of 360,000 elements, fetched second while the workers start: the steady host's
-    requests (0.08 s apart when nothing holds the reactor) never wait a second (issue 30: 1.4-4.6 s)."""
+    requests (0.08 s apart when nothing holds the reactor) never wait a second (issue 30: 1.4-4.6 s).
+
+    The page held the reactor 2.16 s (never) and 5.68 s (auto) on a quiet machine, against 0.23 and 0.51 s
+    since (commit 50f4d4a), and the hold is the same in every crawl. A stressed suite (`stress --cpu 2` beside
+    four test workers, 2026-12-06) once saw a single 1.07 s gap in a crawl whose usual gap was 0.1 s: the
+    machine, not the page. So a crawl over the bound is crawled once more, and the smaller of the two largest
+    gaps is judged: a page that holds the reactor is over it both times."""
     from test_hostile_round2 import _largest_gap_s, _two_hosts
 
-    huge, steady = _two_hosts(serve)
-    out = tmp_path / "o.jsonl"
-    proc = run_cli(["crawl", huge.url + "/", steady.url + "/", "-o", str(out), "--profile", "test",
-                    "-s", f"BOILERSTRIP_RENDER_MODE={mode}"], timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    ledger = {e["url"]: e for e in read_jsonl(out.with_name("o.ledger.jsonl"))}
-    assert ledger[huge.url + "/huge"]["reason"] == "extraction_budget"
-    assert len(steady.hits("/p49")) == 1
-    gap = _largest_gap_s(steady)
-    print(f"largest gap between the steady host's requests ({mode}): {gap:.2f} s")
-    assert gap < 1.0, gap
+    gaps = []
+    for attempt in range(2):
+        huge, steady = _two_hosts(serve)
+        out = tmp_path / f"o{attempt}.jsonl"
+        proc = run_cli(["crawl", huge.url + "/", steady.url + "/", "-o", str(out), "--profile", "test",
+                        "-s", f"BOILERSTRIP_RENDER_MODE={mode}"], timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        ledger = {e["url"]: e for e in read_jsonl(out.with_name(f"o{attempt}.ledger.jsonl"))}
+        assert ledger[huge.url + "/huge"]["reason"] == "extraction_budget"
+        assert len(steady.hits("/p49")) == 1
+        gaps.append(_largest_gap_s(steady))
+        print(f"largest gap between the steady host's requests ({mode}): {gaps[-1]:.2f} s")
+        if gaps[-1] < 1.0:
+            break
+    assert min(gaps) < 1.0, gaps
 
 
 # -- item 12: rendering dependability (real Chromium) ---------------------------------------------------------------
