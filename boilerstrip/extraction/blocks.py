@@ -755,11 +755,13 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 if tag in CHROME_TAGS and not (tag == "header" and section_depth):
                     verdict = NAVIGATION if tag in NAVIGATION_TAGS else CHROME
             else:
-                attrs = dict(element.items())
+                # the attribute names, and the values read one by one when present: a dict of every
+                # attribute (names and values) cost twice as much, and most elements need only their class
+                attrs = element.keys()
                 if attrs:
-                    cls = attrs.get("class")
-                    eid = attrs.get("id")
-                    role = attrs.get("role")
+                    cls = element.get("class")
+                    eid = element.get("id") if "id" in attrs else None
+                    role = element.get("role") if "role" in attrs else None
                     role = role.strip().lower() if role else ""
                     if cls or eid:
                         value = f"{cls or ''} {eid or ''}"
@@ -789,14 +791,14 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                             if verdict is None and role in CHROME_ROLES:
                                 verdict = CHROME
                         elif (
-                            ("hidden" in attrs and not STREAMED_SEGMENT_ID_RE.match(attrs.get("id") or ""))
+                            ("hidden" in attrs and not STREAMED_SEGMENT_ID_RE.match(eid or ""))
                             # a popover (the HTML attribute) is not shown until something opens it
                             or "popover" in attrs
                             # aria-hidden hides from assistive technology, not from the eye: on an inline
                             # element it is an icon or a visual duplicate of a label; a block so marked is
                             # shown (a carousel, a decorative heading) and read like any other
-                            or (attrs.get("aria-hidden") == "true" and tag not in BLOCK_TAGS)
-                            or ((style := attrs.get("style")) and HIDDEN_STYLE_RE.search(style))
+                            or (element.get("aria-hidden") == "true" and tag not in BLOCK_TAGS)
+                            or ((style := element.get("style")) and HIDDEN_STYLE_RE.search(style))
                         ) and role not in SWITCHED_ROLES:
                             verdict = HIDDEN
                         elif verdict is None and role in CHROME_ROLES:
@@ -807,7 +809,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     verdict = NAVIGATION if tag in NAVIGATION_TAGS else CHROME
             table = data_table
             in_cell = table is not None and table.cells > 0
-            href = (element.get("href") if attrs is None else attrs.get("href")) if tag == "a" else None
+            href = element.get("href") if tag == "a" else None
             if (
                 (verdict is not None and (
                     (verdict == HIDDEN and (tag not in BLOCK_TAGS or in_cell))
