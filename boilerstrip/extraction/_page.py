@@ -317,8 +317,8 @@ def _data_table_link_sums(page: PageStats, inside: Callable[[int, int], bool],
     seg = page.seg
     kinds, links = seg.kinds, seg.link_chars
     rows: list[tuple[int, int]] = []
-    for element, (start, end) in seg.ranges.items():
-        if element.tag != "table" or not inside(start, end):
+    for (element, (start, end)), tag in zip(seg.ranges.items(), seg.tags):
+        if tag != "table" or not inside(start, end):
             continue
         if seg.sum_link_chars[end] == seg.sum_link_chars[start] or "tr" not in kinds[start:end]:
             continue
@@ -389,8 +389,8 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
     max_inner = params.max_inner_link_density
     # the links of a data table's rows do not make it, or what holds it, a link list
     data_links = _data_table_link_sums(page, inside, params)
-    for element, (start, end) in seg.ranges.items():
-        if end - start < 2 or element.tag not in LINK_LIST_TAGS or element in container_set:
+    for (element, (start, end)), tag in zip(seg.ranges.items(), seg.tags):
+        if end - start < 2 or tag not in LINK_LIST_TAGS or element in container_set:
             continue
         if not inside(start, end):
             continue
@@ -399,7 +399,7 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
             data_links and (seg.sum_link_chars[end] - seg.sum_link_chars[start]
                             - data_links[end] + data_links[start]) <= max_inner * total
         ):
-            if element.tag in LIST_ELEMENT_TAGS:
+            if tag in LIST_ELEMENT_TAGS:
                 list_spans.append((start, end))
             drop(start, end)
 

@@ -334,6 +334,9 @@ class Segmentation:
     markdowns: list[str | None] = field(default_factory=list)
     #: element -> (first block, end block) for every block-level element
     ranges: dict = field(default_factory=dict)
+    #: the tag of each element of ``ranges``, in its order (``zip(ranges.items(), tags)``): the rungs that
+    #: look at every block-level element by tag do not read each one's tag from the tree again
+    tags: list[str] = field(default_factory=list)
     #: (element, verdict, weight) for elements with a class/id verdict or weight, in document order
     marked: list = field(default_factory=list)
     #: element -> its class and id as ``classify_attributes`` read them ("class id"), for the elements marked
@@ -645,6 +648,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
     kinds, texts, owners, chars, link_chars = seg.kinds, seg.texts, seg.owners, seg.chars, seg.link_chars
     markdowns = seg.markdowns
     ranges, marked, semantic, figures = seg.ranges, seg.marked, seg.semantic, seg.figures
+    range_tags = seg.tags
     furniture_values = seg.furniture_values
     parts: list[str] = []
     links = 0  # link characters in the block being built
@@ -954,6 +958,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 if parts:
                     flush()
                 ranges[element] = (stack.pop()[2], len(texts))
+                range_tags.append(tag)
             if pre_depth and tag in BLOCK_TAGS and parts and not parts[-1].endswith("\n"):
                 parts.append("\n")
             tail = element.tail
