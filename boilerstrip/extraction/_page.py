@@ -34,7 +34,8 @@ def _is_card(holder: etree._Element, params: ExtractionParams) -> bool:
         if parent is None:
             return False
         tag, cls = node.tag, node.get("class")
-        if sum(1 for sibling in parent if sibling.tag == tag and sibling.get("class") == cls) >= params.min_card_siblings:
+        # the siblings of its tag found in C, their classes compared here
+        if sum(1 for sibling in parent.iterchildren(tag) if sibling.get("class") == cls) >= params.min_card_siblings:
             return True
         node = parent
     return False

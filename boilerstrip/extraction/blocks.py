@@ -339,7 +339,8 @@ class Segmentation:
     tags: list[str] = field(default_factory=list)
     #: (element, verdict, weight) for elements with a class/id verdict or weight, in document order
     marked: list = field(default_factory=list)
-    #: element -> its class and id as ``classify_attributes`` read them ("class id"), for the elements marked
+    #: element -> its class and id as ``classify_attributes`` read them ("class id", the class alone when there
+    #: is no id), for the elements marked
     #: boilerplate (the framework-word test reads their words again)
     furniture_values: dict = field(default_factory=dict)
     #: semantic container elements in document order
@@ -768,7 +769,8 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     role = element.get("role") if "role" in attrs else None
                     role = role.strip().lower() if role else ""
                     if cls or eid:
-                        value = f"{cls or ''} {eid or ''}"
+                        # (the class alone when there is no id, most elements: the same words, no new string)
+                        value = f"{cls or ''} {eid}" if eid else cls
                         verdict, weight = classify_attributes(value)
                         if verdict not in _FURNITURE_VERDICTS:
                             pass
@@ -857,7 +859,10 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 is_block = False  # a block inside a code block (rustdoc's attribute <div>): a line of it
             if is_block:
                 if parts:
-                    flush()
+                    if len(parts) == 1 and parts[0].isspace():
+                        parts.clear()  # the whitespace between two blocks, which flush drops: no call
+                    else:
+                        flush()
                 kind = KIND_BY_TAG.get(tag)
                 if kind is None:
                     kind = stack[-1][1] if stack and stack[-1][1] not in _NOT_INHERITED_KINDS else "p"
@@ -881,7 +886,8 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 section_depth += 1
             elif tag in HEADING_TAGS:
                 heading_depth += 1
-                if not anchored_heading and _holds_permalink(element):
+                # (a heading without links has none to count either way: the search is not needed)
+                if not anchored_heading and next(element.iter("a"), None) is not None and _holds_permalink(element):
                     anchored_heading.append(element)
             elif tag == "a":
                 if heading_depth and (anchored_heading or (href or "").startswith("#")):
@@ -956,7 +962,10 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 data_table.cells -= 1
             if stack and stack[-1][0] is element:
                 if parts:
-                    flush()
+                    if len(parts) == 1 and parts[0].isspace():
+                        parts.clear()  # as above
+                    else:
+                        flush()
                 ranges[element] = (stack.pop()[2], len(texts))
                 range_tags.append(tag)
             if pre_depth and tag in BLOCK_TAGS and parts and not parts[-1].endswith("\n"):
