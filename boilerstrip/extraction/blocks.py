@@ -783,7 +783,8 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                             # over "Comments"): the id names its subject, not a piece of furniture, a comment
                             # thread or a cookie banner; its class words still count
                             verdict, weight = classify_attributes(cls or "")
-                        elif (eid and tag in HEADING_TAGS and classify_attributes(cls or "")[0] not in _FURNITURE_VERDICTS
+                        elif (eid and tag in HEADING_TAGS
+                              and classify_attributes(cls or "")[0] not in _FURNITURE_VERDICTS
                               and _id_of_own_words(eid, element)):
                             # a heading's id made from its own words ("Login_shell" over "Login shell", a wiki's
                             # anchor) is the heading's address, not a login box; its class words still count
