@@ -814,12 +814,11 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                         verdict = NAVIGATION if tag in NAVIGATION_TAGS else verdict or CHROME
                 elif tag in CHROME_TAGS and not (tag == "header" and section_depth):
                     verdict = NAVIGATION if tag in NAVIGATION_TAGS else CHROME
-            table = data_table
-            in_cell = table is not None and table.cells > 0
+            table = data_table  # (inside one of its cells when table.cells)
             href = element.get("href") if tag == "a" else None
             if (
                 (verdict is not None and (
-                    (verdict == HIDDEN and (tag not in BLOCK_TAGS or in_cell))
+                    (verdict == HIDDEN and (tag not in BLOCK_TAGS or (table is not None and table.cells > 0)))
                     or (verdict == NAVIGATION and skip_navigation)))
                 or (href and href.startswith("#") and is_permalink(element, href))
             ):
@@ -852,7 +851,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     marked.append((element, verdict, weight))
                     if verdict == BOILERPLATE:
                         furniture_values[element] = value
-            elif in_cell and is_block:
+            elif table.cells > 0 and is_block:
                 # a block inside a data cell (a paragraph, a list, code): the cell holds several blocks
                 parts.append(_CELL_BREAK)
                 is_block = False
@@ -901,7 +900,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 else:
                     link_depth += 1
             elif tag == "pre":
-                if in_cell:  # code inside a table cell: a code span of the cell
+                if table is not None and table.cells > 0:  # code inside a table cell: a code span of the cell
                     code_depth += 1
                     if not inline_code:
                         inline_code.append(element)
