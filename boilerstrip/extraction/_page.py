@@ -41,10 +41,6 @@ def _is_card(holder: etree._Element, params: ExtractionParams) -> bool:
     return False
 
 
-def _span_order(span: tuple[int, int] | None) -> tuple[int, int]:
-    return (span[0], -span[1]) if span else (-1, 0)
-
-
 def _attribute_value(element: etree._Element) -> str:
     return f"{element.get('class') or ''} {element.get('id') or ''}"
 
@@ -153,7 +149,13 @@ class PageStats:
                         self.card_captions.add(holder)
                     marks.append((holder, CAPTION))
             # document order, outer before inner (caption marks were appended out of order)
-            marks.sort(key=lambda mark: _span_order(seg.ranges.get(mark[0])))
+            ranges = seg.ranges
+
+            def order(mark: tuple) -> tuple[int, int]:  # by start, outer first; marks without a span first
+                span = ranges.get(mark[0])
+                return (span[0], -span[1]) if span else (-1, 0)
+
+            marks.sort(key=order)
         spans = []
         for element, verdict in marks:
             pruned = verdict in PRUNED_VERDICTS
