@@ -139,6 +139,10 @@ def code_span(code: str) -> str:
     return f"{ticks}{pad}{code}{pad}{ticks}"
 
 
+#: the marks ``MARKDOWN_LINE_START_RE`` escapes at a line start (after spaces), digits aside
+_LINE_START_MARKS = "#>*+-"
+
+
 def _escape_line_start(match) -> str:
     indent, marker, number, delimiter = match.groups()
     return f"{indent}\\{marker}" if marker else f"{indent}{number}\\{delimiter}"
@@ -174,7 +178,12 @@ def render_markdown(blocks: Iterable[Block]) -> str:
             elif not starts_table:
                 line += "\n" + _delimiter_row(_row_cells(line))
         else:
-            text = MARKDOWN_LINE_START_RE.sub(_escape_line_start, own if own is not None else text)
+            text = own if own is not None else text
+            # one line that does not open with a mark or a digit (most blocks) has nothing to escape: the
+            # regex would try every position of it for a line start (its \d is any decimal digit)
+            head = text.lstrip()[:1]
+            if "\n" in text or head in _LINE_START_MARKS or head.isdecimal():
+                text = MARKDOWN_LINE_START_RE.sub(_escape_line_start, text)
             if kind in HEADING_TAGS:
                 line = "#" * int(kind[1]) + " " + text.replace("\n", " ")
             elif kind == "li":
