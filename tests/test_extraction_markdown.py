@@ -443,3 +443,17 @@ def test_markdown_line_start_escapes_match_the_regex(text):
 
     expected = MARKDOWN_LINE_START_RE.sub(_escape_line_start, text).replace("\n", "  \n")
     assert render_markdown([Block("p", text)]) == expected
+
+
+def test_code_block_inside_a_data_cell_is_a_code_span_of_its_row():
+    """A <pre> in a data table's cell is a code span of the row, not a code block of its own (segment's
+    in-cell test for <pre>, which no page of the benchmarks reaches)."""
+    doc = lxml_html.fromstring(
+        "<html><body><table><tr><th>Option</th><th>Example</th></tr>"
+        "<tr><td>verbose</td><td><pre>run -v\nrun --verbose</pre></td></tr>"
+        "<tr><td>quiet</td><td><pre>run -q</pre></td></tr></table></body></html>"
+    )
+    seg = segment(doc.find("body"))
+    assert seg.kinds == ["tr", "tr", "tr"]
+    assert seg.texts[1:] == ["verbose | run -v run --verbose", "quiet | run -q"]
+    assert seg.markdowns[1:] == ["| verbose | `run -v run --verbose` |", "| quiet | `run -q` |"]
