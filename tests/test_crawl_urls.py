@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from boilerstrip.urls import UrlParams, in_scope, normalize_url, origin, site_key
+from boilerstrip.urls import UrlParams, in_scope, link_targets, normalize_url, origin, site_key
 
 
 @pytest.mark.parametrize(
@@ -105,3 +105,60 @@ def test_core_modules_import_no_scrapy() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _targets_one_by_one(hrefs: list[str], base: str, params: UrlParams) -> tuple[tuple, tuple]:
+    """``link_targets`` as it was before its per-folder cache: each href normalised against the page's base."""
+    targets, errors = [], []
+    for href in hrefs:
+        try:
+            targets.append(normalize_url(href.strip().replace("\\", "/"), base=base, params=params))
+        except Exception as exc:  # noqa: BLE001 - as link_targets
+            targets.append(None)
+            errors.append(type(exc).__name__)
+    return tuple(targets), tuple(errors)
+
+
+def test_link_targets_cached_by_folder_are_the_links_own_normal_forms() -> None:
+    """A page's hrefs are normalised once per folder of their base (pages of one folder share their relative
+    hrefs): the same answers as each href against each page's own base, for hrefs whose resolution reads more
+    of the base (``?q``, ``#f``, ``;p``, ``//``, ``http:``, a leading control character) and for bases the
+    cache does not take, whatever page of the folder came first."""
+    import random
+
+    from boilerstrip.urls import _FOLDER_TARGETS
+
+    bases = ["http://h.test/a/b.html", "http://h.test/a/c.html?x=1#f", "http://h.test/a/", "http://h.test",
+             "http://h.test/a/b;p=1", "http://h.test/a;q/b.html", "https://h.test/a/b.html",
+             "http://H.test:80/a/b.html", "http://u:p@h.test/a/d", "http:foo", "mailto:x@y", "http://[::1]/a/b",
+             "http://h.test/a/b/", "ftp://h.test/a/b", "http://h.test/a/?q=2", "http://[oops/a"]
+    parts = ["", "a.html", "../x", "./y", "/abs", "//other.test/p", "?q=1", "#frag", ";p", "http:", "http:?z",
+             "HTTP:x", "x:y", "\x01?q", "\t", " b.html ", "\\\\w\\x", "a?b:c", "a/b:c", "mailto:a", "%zz", "ü.html",
+             "a#b", "..", "../../..", "http://[bad/", "http://h.test:99999/", "//", "///x", "..;x", "\x0e#x",
+             "c?utm_source=1&a=2", "x;jsessionid=1/y", "\u3000?q"]
+    rnd = random.Random(29)
+    hrefs = parts + ["".join(rnd.choice(parts + list("/?#;:.\\a%\x01 ")) for _ in range(rnd.randint(1, 4)))
+                     for _ in range(2000)]
+    _FOLDER_TARGETS.clear()
+    for params in (UrlParams(), UrlParams(strip_session_ids=False)):
+        for order in (bases, bases[::-1]):
+            for base in order:
+                assert link_targets(hrefs, base, params) == _targets_one_by_one(hrefs, base, params), base
+    assert _FOLDER_TARGETS[UrlParams()]  # the cache answered
+
+
+def test_link_targets_work_out_a_folders_relative_href_once() -> None:
+    """Two pages of one folder: the second page's relative hrefs come from the cache (``normalize_url`` is
+    not called for them), its ``?``-only href does not."""
+    from unittest import mock
+
+    import boilerstrip.urls as urls
+
+    urls._FOLDER_TARGETS.clear()
+    hrefs = ["next.html", "../up/index.html", "?page=2"]
+    first = link_targets(hrefs, "http://once.test/docs/a.html")
+    with mock.patch.object(urls, "normalize_url", wraps=urls.normalize_url) as counted:
+        second = link_targets(hrefs, "http://once.test/docs/b.html")
+    assert [call.args[0] for call in counted.call_args_list] == ["?page=2"]
+    assert first[0][:2] == second[0][:2] == ("http://once.test/docs/next.html", "http://once.test/up/index.html")
+    assert second[0][2] == "http://once.test/docs/b.html?page=2"

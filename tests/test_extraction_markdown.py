@@ -429,3 +429,31 @@ def test_records_without_block_markdown_still_render_from_text() -> None:
     assert "Set opt_daisy to change it." in record["markdown"]
     assert "```\nopt_daisy = true\n```" in record["markdown"]
     assert "Copyright" not in record["markdown"]
+
+
+@pytest.mark.parametrize("text", [
+    "1. one", "３. fullwidth", "٣) arabic-indic", "- item", "  # heading", "+ plus", "> quote", "\u2028- after a separator",
+    "a line\n- then a list", "plain prose", "", "2024 was a year", "-dash joined",
+])
+def test_markdown_line_start_escapes_match_the_regex(text):
+    """render_markdown skips the line-start regex on one-line text that cannot open with a mark: what it
+    writes is what the regex writes on every text (any decimal digit, any leading whitespace)."""
+    from boilerstrip.extraction._vocab import MARKDOWN_LINE_START_RE
+    from boilerstrip.extraction.blocks import _escape_line_start
+
+    expected = MARKDOWN_LINE_START_RE.sub(_escape_line_start, text).replace("\n", "  \n")
+    assert render_markdown([Block("p", text)]) == expected
+
+
+def test_code_block_inside_a_data_cell_is_a_code_span_of_its_row():
+    """A <pre> in a data table's cell is a code span of the row, not a code block of its own (segment's
+    in-cell test for <pre>, which no page of the benchmarks reaches)."""
+    doc = lxml_html.fromstring(
+        "<html><body><table><tr><th>Option</th><th>Example</th></tr>"
+        "<tr><td>verbose</td><td><pre>run -v\nrun --verbose</pre></td></tr>"
+        "<tr><td>quiet</td><td><pre>run -q</pre></td></tr></table></body></html>"
+    )
+    seg = segment(doc.find("body"))
+    assert seg.kinds == ["tr", "tr", "tr"]
+    assert seg.texts[1:] == ["verbose | run -v run --verbose", "quiet | run -q"]
+    assert seg.markdowns[1:] == ["| verbose | `run -v run --verbose` |", "| quiet | `run -q` |"]

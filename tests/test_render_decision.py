@@ -177,3 +177,56 @@ def test_a_failing_extractor_leaves_the_own_measure() -> None:
     shell = page(MEGA_MENU + '<div id="root"></div>', APP)
     verdict = needs_rendering(shell, main_text_chars=broken)
     assert verdict.reason == "static_ok" and verdict.signals.content_source == "page"
+
+
+_WALK_PAGES = [
+    # tails after a dropped first, middle and last child, in and out of <article>; chrome by tag and class
+    "<html><body><nav>menu</nav>tail one<p>Text <script>x()</script>after script</p><header>h</header>t2"
+    "<article><nav>in article</nav>kept</article><div class='cookie-banner'>ok?</div>t3</body></html>",
+    # hidden elements (attribute, aria, style, class token) with tails, a spinner inside a hidden popup
+    "<html><body><div hidden>a</div>b<div aria-hidden='true'>c</div>d<p style='display: none'>e</p>f"
+    "<span class='sr-only x'>g</span>h<div style='visibility:hidden'><i class='spinner'></i></div>"
+    "<div class='loader'></div><h1>Title</h1></body></html>",
+    # app roots by id, tag and attribute; hydration markers; comments and a processing instruction
+    "<html><head><title>t</title></head><body><!-- c --><div id=' Root '></div><app-root></app-root>"
+    "<div data-reactroot=''>text</div><astro-island></astro-island><div id='__next'><?pi x?></div>"
+    "<noscript>Please enable JavaScript</noscript><script src='/app.js'></script></body></html>",
+    # no attributes anywhere; chrome tags nested in <main>
+    "<html><body><main><footer>f</footer><aside>a</aside>x</main><nav><nav>n</nav></nav>" + "<p>w</p>" * 40
+    + "</body></html>",
+]
+
+
+@pytest.mark.parametrize("html", _WALK_PAGES)
+def test_decision_reads_the_tree_lxml_html_builds(html: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The decision parses with lxml's plain HTML parser and drops elements itself: the same signals as with
+    lxml.html's parser, ``HtmlElement.text_content`` and ``drop_tree`` (what it used before), on pages whose
+    dropped elements have tails, chrome, hidden parts and app roots."""
+    import lxml.html
+
+    from boilerstrip.rendering import decide
+
+    ours = decide.page_signals(html)
+    monkeypatch.setattr(decide, "_PARSER", lxml.html.HTMLParser())
+    monkeypatch.setattr(decide, "_text_content", lambda el: el.text_content())
+    monkeypatch.setattr(decide, "_drop", lambda el: el.drop_tree() if el.getparent() is not None else None)
+    assert ours == decide.page_signals(html)
+    assert ours is not None and ours.visible_chars > 0
+
+
+def test_tracker_names_are_found_as_the_case_insensitive_pattern_finds_them() -> None:
+    """``names_tracker`` (ASCII text lower-cased, a case-sensitive pattern) answers as ``TRACKER_RE`` does,
+    on ASCII and non-ASCII text: mixed case, word boundaries, the Kelvin sign and long s that IGNORECASE folds
+    onto ``k`` and ``s``, dotted capitals."""
+    import random
+
+    from boilerstrip.rendering import _vocab as V
+
+    texts = ["window.DataLayer = []", "xdatalayer", "GTAG('js')", "var _PAQ=[]", "a_paq", "https://WWW.Google-Analytics.COM/x",
+             "Hotjar", "ho\u212atjar", "\u017fentry", "SENTRY", "Matomo \u00e9t\u00e9", "clar\u0130ty.ms", "fbq(", "xfbq(",
+             "\u00fcber analytics.js", "nr-data", "nr_data", "", "plain code(); no names here"]
+    rnd = random.Random(7)
+    alphabet = list("abcdefghijklmnopqrstuvwxyzGTAQP_.(-/ \u212a\u017f\u0130\u00e9") + ["gtag(", "dataLayer", "hotjar"]
+    texts += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 30))) for _ in range(3000)]
+    for text in texts:
+        assert V.names_tracker(text) == (V.TRACKER_RE.search(text) is not None), text

@@ -34,14 +34,11 @@ def _is_card(holder: etree._Element, params: ExtractionParams) -> bool:
         if parent is None:
             return False
         tag, cls = node.tag, node.get("class")
-        if sum(1 for sibling in parent if sibling.tag == tag and sibling.get("class") == cls) >= params.min_card_siblings:
+        # the siblings of its tag found in C, their classes compared here
+        if sum(1 for sibling in parent.iterchildren(tag) if sibling.get("class") == cls) >= params.min_card_siblings:
             return True
         node = parent
     return False
-
-
-def _span_order(span: tuple[int, int] | None) -> tuple[int, int]:
-    return (span[0], -span[1]) if span else (-1, 0)
 
 
 def _attribute_value(element: etree._Element) -> str:
@@ -152,7 +149,13 @@ class PageStats:
                         self.card_captions.add(holder)
                     marks.append((holder, CAPTION))
             # document order, outer before inner (caption marks were appended out of order)
-            marks.sort(key=lambda mark: _span_order(seg.ranges.get(mark[0])))
+            ranges = seg.ranges
+
+            def order(mark: tuple) -> tuple[int, int]:  # by start, outer first; marks without a span first
+                span = ranges.get(mark[0])
+                return (span[0], -span[1]) if span else (-1, 0)
+
+            marks.sort(key=order)
         spans = []
         for element, verdict in marks:
             pruned = verdict in PRUNED_VERDICTS
@@ -317,8 +320,8 @@ def _data_table_link_sums(page: PageStats, inside: Callable[[int, int], bool],
     seg = page.seg
     kinds, links = seg.kinds, seg.link_chars
     rows: list[tuple[int, int]] = []
-    for element, (start, end) in seg.ranges.items():
-        if element.tag != "table" or not inside(start, end):
+    for (element, (start, end)), tag in zip(seg.ranges.items(), seg.tags):
+        if tag != "table" or not inside(start, end):
             continue
         if seg.sum_link_chars[end] == seg.sum_link_chars[start] or "tr" not in kinds[start:end]:
             continue
@@ -389,8 +392,8 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
     max_inner = params.max_inner_link_density
     # the links of a data table's rows do not make it, or what holds it, a link list
     data_links = _data_table_link_sums(page, inside, params)
-    for element, (start, end) in seg.ranges.items():
-        if end - start < 2 or element.tag not in LINK_LIST_TAGS or element in container_set:
+    for (element, (start, end)), tag in zip(seg.ranges.items(), seg.tags):
+        if end - start < 2 or tag not in LINK_LIST_TAGS or element in container_set:
             continue
         if not inside(start, end):
             continue
@@ -399,7 +402,7 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
             data_links and (seg.sum_link_chars[end] - seg.sum_link_chars[start]
                             - data_links[end] + data_links[start]) <= max_inner * total
         ):
-            if element.tag in LIST_ELEMENT_TAGS:
+            if tag in LIST_ELEMENT_TAGS:
                 list_spans.append((start, end))
             drop(start, end)
 

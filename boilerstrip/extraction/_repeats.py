@@ -36,9 +36,9 @@ def _units_of_shape(page: PageStats, shape: tuple[str, str]) -> list[tuple[int, 
     index = getattr(page, "_tag_index", None)
     if index is None:
         index = {}
-        for element, (start, end) in page.seg.ranges.items():
+        for (element, (start, end)), tag in zip(page.seg.ranges.items(), page.seg.tags):
             if start < end:
-                index.setdefault(element.tag, []).append((start, end, element))
+                index.setdefault(tag, []).append((start, end, element))
         page._tag_index = index
         page._shape_index = {}
     by_shape = page._shape_index.get(shape[0])

@@ -139,6 +139,10 @@ def code_span(code: str) -> str:
     return f"{ticks}{pad}{code}{pad}{ticks}"
 
 
+#: the marks ``MARKDOWN_LINE_START_RE`` escapes at a line start (after spaces), digits aside
+_LINE_START_MARKS = "#>*+-"
+
+
 def _escape_line_start(match) -> str:
     indent, marker, number, delimiter = match.groups()
     return f"{indent}\\{marker}" if marker else f"{indent}{number}\\{delimiter}"
@@ -174,7 +178,12 @@ def render_markdown(blocks: Iterable[Block]) -> str:
             elif not starts_table:
                 line += "\n" + _delimiter_row(_row_cells(line))
         else:
-            text = MARKDOWN_LINE_START_RE.sub(_escape_line_start, own if own is not None else text)
+            text = own if own is not None else text
+            # one line that does not open with a mark or a digit (most blocks) has nothing to escape: the
+            # regex would try every position of it for a line start (its \d is any decimal digit)
+            head = text.lstrip()[:1]
+            if "\n" in text or head in _LINE_START_MARKS or head.isdecimal():
+                text = MARKDOWN_LINE_START_RE.sub(_escape_line_start, text)
             if kind in HEADING_TAGS:
                 line = "#" * int(kind[1]) + " " + text.replace("\n", " ")
             elif kind == "li":
@@ -334,9 +343,13 @@ class Segmentation:
     markdowns: list[str | None] = field(default_factory=list)
     #: element -> (first block, end block) for every block-level element
     ranges: dict = field(default_factory=dict)
+    #: the tag of each element of ``ranges``, in its order (``zip(ranges.items(), tags)``): the rungs that
+    #: look at every block-level element by tag do not read each one's tag from the tree again
+    tags: list[str] = field(default_factory=list)
     #: (element, verdict, weight) for elements with a class/id verdict or weight, in document order
     marked: list = field(default_factory=list)
-    #: element -> its class and id as ``classify_attributes`` read them ("class id"), for the elements marked
+    #: element -> its class and id as ``classify_attributes`` read them ("class id", the class alone when there
+    #: is no id), for the elements marked
     #: boilerplate (the framework-word test reads their words again)
     furniture_values: dict = field(default_factory=dict)
     #: semantic container elements in document order
@@ -645,6 +658,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
     kinds, texts, owners, chars, link_chars = seg.kinds, seg.texts, seg.owners, seg.chars, seg.link_chars
     markdowns = seg.markdowns
     ranges, marked, semantic, figures = seg.ranges, seg.marked, seg.semantic, seg.figures
+    range_tags = seg.tags
     furniture_values = seg.furniture_values
     parts: list[str] = []
     links = 0  # link characters in the block being built
@@ -755,28 +769,32 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 if tag in CHROME_TAGS and not (tag == "header" and section_depth):
                     verdict = NAVIGATION if tag in NAVIGATION_TAGS else CHROME
             else:
-                attrs = dict(element.items())
+                # the attribute names, and the values read one by one when present: a dict of every
+                # attribute (names and values) cost twice as much, and most elements need only their class
+                attrs = element.keys()
                 if attrs:
-                    cls = attrs.get("class")
-                    eid = attrs.get("id")
-                    role = attrs.get("role")
+                    cls = element.get("class")
+                    eid = element.get("id") if "id" in attrs else None
+                    role = element.get("role") if "role" in attrs else None
                     role = role.strip().lower() if role else ""
                     if cls or eid:
-                        value = f"{cls or ''} {eid or ''}"
+                        # (the class alone when there is no id, most elements: the same words, no new string)
+                        value = f"{cls or ''} {eid}" if eid else cls
                         verdict, weight = classify_attributes(value)
                         if verdict not in _FURNITURE_VERDICTS:
                             pass
                         elif verdict == BOILERPLATE and (tag == "main" or role in MAIN_LANDMARK_ROLES):
                             verdict = None  # the main landmark is never furniture ("main#skip-to-content")
-                        elif (eid and opens_with_permalinked_heading(element)
-                              and classify_attributes(cls or "")[0] not in _FURNITURE_VERDICTS):
+                        elif (eid and classify_attributes(cls or "")[0] not in _FURNITURE_VERDICTS
+                              and opens_with_permalinked_heading(element)):
                             # a section of the document, its id (the target of its heading's permalink) made
                             # from its heading's words ("s-testing-tools" over "Testing tools", "s-comments"
                             # over "Comments"): the id names its subject, not a piece of furniture, a comment
                             # thread or a cookie banner; its class words still count
                             verdict, weight = classify_attributes(cls or "")
-                        elif (eid and tag in HEADING_TAGS and _id_of_own_words(eid, element)
-                              and classify_attributes(cls or "")[0] not in _FURNITURE_VERDICTS):
+                        elif (eid and tag in HEADING_TAGS
+                              and classify_attributes(cls or "")[0] not in _FURNITURE_VERDICTS
+                              and _id_of_own_words(eid, element)):
                             # a heading's id made from its own words ("Login_shell" over "Login shell", a wiki's
                             # anchor) is the heading's address, not a login box; its class words still count
                             verdict, weight = classify_attributes(cls or "")
@@ -789,14 +807,14 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                             if verdict is None and role in CHROME_ROLES:
                                 verdict = CHROME
                         elif (
-                            ("hidden" in attrs and not STREAMED_SEGMENT_ID_RE.match(attrs.get("id") or ""))
+                            ("hidden" in attrs and not STREAMED_SEGMENT_ID_RE.match(eid or ""))
                             # a popover (the HTML attribute) is not shown until something opens it
                             or "popover" in attrs
                             # aria-hidden hides from assistive technology, not from the eye: on an inline
                             # element it is an icon or a visual duplicate of a label; a block so marked is
                             # shown (a carousel, a decorative heading) and read like any other
-                            or (attrs.get("aria-hidden") == "true" and tag not in BLOCK_TAGS)
-                            or ((style := attrs.get("style")) and HIDDEN_STYLE_RE.search(style))
+                            or (element.get("aria-hidden") == "true" and tag not in BLOCK_TAGS)
+                            or ((style := element.get("style")) and HIDDEN_STYLE_RE.search(style))
                         ) and role not in SWITCHED_ROLES:
                             verdict = HIDDEN
                         elif verdict is None and role in CHROME_ROLES:
@@ -805,12 +823,11 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                         verdict = NAVIGATION if tag in NAVIGATION_TAGS else verdict or CHROME
                 elif tag in CHROME_TAGS and not (tag == "header" and section_depth):
                     verdict = NAVIGATION if tag in NAVIGATION_TAGS else CHROME
-            table = data_table
-            in_cell = table is not None and table.cells > 0
-            href = (element.get("href") if attrs is None else attrs.get("href")) if tag == "a" else None
+            table = data_table  # (inside one of its cells when table.cells)
+            href = element.get("href") if tag == "a" else None
             if (
                 (verdict is not None and (
-                    (verdict == HIDDEN and (tag not in BLOCK_TAGS or in_cell))
+                    (verdict == HIDDEN and (tag not in BLOCK_TAGS or (table is not None and table.cells > 0)))
                     or (verdict == NAVIGATION and skip_navigation)))
                 or (href and href.startswith("#") and is_permalink(element, href))
             ):
@@ -843,7 +860,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                     marked.append((element, verdict, weight))
                     if verdict == BOILERPLATE:
                         furniture_values[element] = value
-            elif in_cell and is_block:
+            elif table.cells > 0 and is_block:
                 # a block inside a data cell (a paragraph, a list, code): the cell holds several blocks
                 parts.append(_CELL_BREAK)
                 is_block = False
@@ -851,7 +868,10 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 is_block = False  # a block inside a code block (rustdoc's attribute <div>): a line of it
             if is_block:
                 if parts:
-                    flush()
+                    if len(parts) == 1 and parts[0].isspace():
+                        parts.clear()  # the whitespace between two blocks, which flush drops: no call
+                    else:
+                        flush()
                 kind = KIND_BY_TAG.get(tag)
                 if kind is None:
                     kind = stack[-1][1] if stack and stack[-1][1] not in _NOT_INHERITED_KINDS else "p"
@@ -875,7 +895,8 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 section_depth += 1
             elif tag in HEADING_TAGS:
                 heading_depth += 1
-                if not anchored_heading and _holds_permalink(element):
+                # (a heading without links has none to count either way: the search is not needed)
+                if not anchored_heading and next(element.iter("a"), None) is not None and _holds_permalink(element):
                     anchored_heading.append(element)
             elif tag == "a":
                 if heading_depth and (anchored_heading or (href or "").startswith("#")):
@@ -888,7 +909,7 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 else:
                     link_depth += 1
             elif tag == "pre":
-                if in_cell:  # code inside a table cell: a code span of the cell
+                if table is not None and table.cells > 0:  # code inside a table cell: a code span of the cell
                     code_depth += 1
                     if not inline_code:
                         inline_code.append(element)
@@ -950,8 +971,12 @@ def segment(root: etree._Element, skip_navigation: bool = False) -> Segmentation
                 data_table.cells -= 1
             if stack and stack[-1][0] is element:
                 if parts:
-                    flush()
+                    if len(parts) == 1 and parts[0].isspace():
+                        parts.clear()  # as above
+                    else:
+                        flush()
                 ranges[element] = (stack.pop()[2], len(texts))
+                range_tags.append(tag)
             if pre_depth and tag in BLOCK_TAGS and parts and not parts[-1].endswith("\n"):
                 parts.append("\n")
             tail = element.tail

@@ -17,6 +17,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from lxml import etree
 from parsel import Selector
 from w3lib.html import get_base_url
 
@@ -38,6 +39,10 @@ _BASE_SCAN_CHARS = 4096
 _START_TAG = re.compile(rb"<[A-Za-z!]")
 #: the fewest bytes an element takes in HTML (``<p>``): a body shorter than 3 bytes a node is within any budget
 _MIN_BYTES_PER_NODE = 3
+#: the nodes ``root.iter()`` yields (elements, comments, processing instructions: what the extraction's
+#: budget counts), counted by libxml2: ``iter()`` makes a Python object for each, and lxml.html's tree picks
+#: each one's class by a Python call (~0.3 ms of a 400-element page)
+_count_nodes = etree.XPath("count(descendant-or-self::* | descendant::comment() | descendant::processing-instruction())")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +93,7 @@ def read_links(text: str, url: str, encoding: str | None = None, url_params: Url
     except ValueError:
         base, bad_base = url, True
         root = Selector(text=text, type="html", base_url=url).root
-    elements = sum(1 for _node in root.iter())
+    elements = int(_count_nodes(root))
     try:
         # lxml's own queries: the same strings as parsel's .getall() without a Selector built for each
         # (a large page has hundreds of links: sqlite3-doc, 155,000 Selector objects for the crawl)

@@ -82,6 +82,19 @@ TRACKER_RE = re.compile(
     re.IGNORECASE,
 )
 
+#: TRACKER_RE lower-cased, for an ASCII text lower-cased: the same answer (on ASCII text IGNORECASE folds only
+#: the ASCII letters, and lower-casing moves no word boundary), three times faster (a case-insensitive
+#: alternation is tried letter by letter at every position: 0.7 ms of a sqlite3-doc page's decision)
+_TRACKER_ASCII_RE = re.compile(TRACKER_RE.pattern.lower())
+
+
+def names_tracker(text: str) -> bool:
+    """Whether TRACKER_RE finds one of its names in ``text``."""
+    if text.isascii():
+        return _TRACKER_ASCII_RE.search(text.lower()) is not None
+    return TRACKER_RE.search(text) is not None
+
+
 #: An inline script is a tracker snippet when one of TRACKER_RE's names shows up in its first this-many
 #: characters (gtag / dataLayer / _paq snippets are a few hundred characters; an app bundle that merely
 #: mentions "analytics" deep inside is not a tracker).

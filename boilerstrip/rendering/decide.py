@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-import lxml.html
 from lxml import etree
 
 from boilerstrip.rendering import _vocab as V
@@ -44,6 +43,13 @@ RENDER_REASONS = (
 STATIC_REASONS = ("static_ok", "no_scripts", "meta_refresh", "empty_document")
 
 _DEFAULT = RenderParams()
+#: lxml.html's parser without its element classes: the same tree, and no Python call to pick a class for each
+#: element the walk meets (``lxml.html.HtmlElementClassLookup``: a tenth of the decision on a page of 400
+#: elements); ``_text_content`` and ``_drop`` are the two ``HtmlElement`` methods the decision used
+_PARSER = etree.HTMLParser()
+#: ``HtmlElement.text_content``: the element's text, its descendants' included (XPath ``string()``)
+_text_content = etree.XPath("string()", smart_strings=False)
+_NO_WORDS: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -125,7 +131,7 @@ def page_signals(html: str, *, text_chars: int | None = None, params: RenderPara
         return None
     html = V.XML_DECLARATION_RE.sub("", html[: params.max_input_chars], count=1)
     try:
-        root = lxml.html.document_fromstring(html)
+        root = etree.fromstring(html, _PARSER)
     except (etree.ParserError, ValueError, TypeError):
         return None
     if root is None:
@@ -157,7 +163,7 @@ def page_signals(html: str, *, text_chars: int | None = None, params: RenderPara
                 script_texts.append(code)
             elif V.CODE_SCRIPT_TYPE_RE.match(stype):
                 src = attrib.get("src") or ""
-                if V.TRACKER_RE.search(src) or (not src and V.TRACKER_RE.search(code[: V.TRACKER_SNIFF_CHARS])):
+                if V.names_tracker(src) or (not src and V.names_tracker(code[: V.TRACKER_SNIFF_CHARS])):
                     tracker_scripts += 1
                 elif src or len(code.strip()) >= params.min_app_inline_script_chars:
                     app_scripts += 1
@@ -172,40 +178,45 @@ def page_signals(html: str, *, text_chars: int | None = None, params: RenderPara
             refresh = True
             continue
         if tag == "noscript":
-            if V.NOSCRIPT_NOTICE_RE.search(el.text_content().lower()):
+            if V.NOSCRIPT_NOTICE_RE.search(_text_content(el).lower()):
                 noscript_notice = True
             drop_invisible.append(el)
             continue
         if tag in V.INVISIBLE_TAGS:
             drop_invisible.append(el)
             continue
-        el_id = (attrib.get("id") or "").strip()
-        for name in attrib.keys():
-            if name in V.HYDRATION_ATTRS:
-                markers.add(f"@{name}")
         if tag in V.HYDRATION_TAGS:
             markers.add(tag)
-        if (
-            el_id.lower() in V.APP_ROOT_IDS
-            or tag in V.APP_ROOT_TAGS
-            or any(name in V.APP_ROOT_ATTRS for name in attrib.keys())
-        ):
+        if not attrib:  # most elements: what follows with no id, class or other attribute
+            if tag in V.APP_ROOT_TAGS:
+                roots.append(el)
+            if tag in V.CHROME_TAGS and not _in_content(el):
+                drop_chrome.append(el)
+            continue
+        names = attrib.keys()
+        el_id = (attrib.get("id") or "").strip()
+        hydration = V.HYDRATION_ATTRS.intersection(names)
+        if hydration:
+            markers.update(f"@{name}" for name in hydration)
+        if el_id.lower() in V.APP_ROOT_IDS or tag in V.APP_ROOT_TAGS or not V.APP_ROOT_ATTRS.isdisjoint(names):
             roots.append(el)
             if el_id.lower() in V.FRAMEWORK_ROOT_IDS:
                 markers.add(f"#{el_id.lower()}")
+        style = attrib.get("style")
+        classes = attrib.get("class")
         if tag not in ("html", "body") and (  # a whole page hidden until its script runs is still judged
             "hidden" in attrib
             or attrib.get("aria-hidden") == "true"
-            or V.HIDDEN_STYLE_RE.search(attrib.get("style") or "")
-            or V.HIDDEN_CLASS_TOKENS.intersection((attrib.get("class") or "").lower().split())
+            or (style and V.HIDDEN_STYLE_RE.search(style))
+            or (classes and V.HIDDEN_CLASS_TOKENS.intersection(classes.lower().split()))
         ):
             drop_invisible.append(el)
             continue
-        words = _words(attrib.get("class")) | _words(el_id)
+        words = _words(classes) | _words(el_id) if classes or el_id else _NO_WORDS
         if words & V.LOADING_CLASS_WORDS:
             spinners.append(el)
         if tag in V.CHROME_TAGS or (words & V.CHROME_CLASS_WORDS and tag not in ("html", "body")):
-            if not any(isinstance(a.tag, str) and a.tag.lower() in V.CONTENT_ANCESTOR_TAGS for a in el.iterancestors()):
+            if not _in_content(el):
                 drop_chrome.append(el)
 
     for el in drop_invisible:
@@ -213,14 +224,15 @@ def page_signals(html: str, *, text_chars: int | None = None, params: RenderPara
     body = root.find("body")
     if body is None:
         body = root
-    visible_text = body.text_content()
-    root_texts = [_norm_len(r.text_content()) for r in roots if _alive(r, root)]
+    visible_text = _collapsed(_text_content(body))
+    root_texts = [_norm_len(_text_content(r)) for r in roots if _alive(r, root)]
     loading_class = any(_alive(el, root) for el in spinners)
-    for el in drop_chrome:
-        _drop(el)
-    content_text = body.text_content()
-    headline_chars = sum(_norm_len(h.text_content()) for h in body.iter("h1"))
-    short_text = _collapsed(content_text)  # what _norm_len measures: collapsed once
+    short_text = visible_text  # the content text, collapsed: the visible text when there is no chrome to drop
+    if drop_chrome:
+        for el in drop_chrome:
+            _drop(el)
+        short_text = _collapsed(_text_content(body))
+    headline_chars = sum(_norm_len(_text_content(h)) for h in body.iter("h1"))
     content_chars = len(short_text) if text_chars is None else int(text_chars)
     source = "page" if text_chars is None else "caller"
     loading = loading_class or bool(short_text and len(short_text) <= 80 and V.LOADING_TEXT_RE.match(short_text))
@@ -229,7 +241,7 @@ def page_signals(html: str, *, text_chars: int | None = None, params: RenderPara
 
     return PageSignals(
         content_chars=content_chars,
-        visible_chars=_norm_len(visible_text),
+        visible_chars=len(visible_text),
         app_scripts=app_scripts,
         tracker_scripts=tracker_scripts,
         app_roots=len(root_texts),
@@ -244,12 +256,24 @@ def page_signals(html: str, *, text_chars: int | None = None, params: RenderPara
     )
 
 
+def _in_content(el) -> bool:
+    """``el`` is inside an ``<article>`` or ``<main>`` (chrome there is the content's own)."""
+    return any(isinstance(a.tag, str) and a.tag.lower() in V.CONTENT_ANCESTOR_TAGS for a in el.iterancestors())
+
+
 def _drop(el) -> None:
-    """Remove ``el`` and its text but keep its tail (the text after it belongs to the parent)."""
+    """Remove ``el`` and its text but keep its tail (the text after it belongs to the parent): lxml.html's
+    ``drop_tree``."""
     parent = el.getparent()
     if parent is None:
         return
-    el.drop_tree()
+    if el.tail:
+        previous = el.getprevious()
+        if previous is None:
+            parent.text = (parent.text or "") + el.tail
+        else:
+            previous.tail = (previous.tail or "") + el.tail
+    parent.remove(el)
 
 
 def _alive(el, root) -> bool:
