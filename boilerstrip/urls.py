@@ -98,19 +98,11 @@ def link_targets(hrefs: Iterable[str], base: str, params: UrlParams = _DEFAULT_P
     targets: list[str | None] = []
     errors: list[str] = []
     folder = _base_folder(base)
-    known = _FOLDER_TARGETS.setdefault(params, {}) if folder is not None else None
     for href in hrefs:
         try:
             link = href.strip().replace("\\", "/")
-            key = (link, folder) if known is not None and _resolves_in_folder(link) else None
-            if key is not None:
-                target = known.get(key, _UNKNOWN)
-                if target is _UNKNOWN:
-                    target = normalize_url(link, base=base, params=params)
-                    if len(known) >= _NORMAL_CACHE_ENTRIES:
-                        del known[next(iter(known))]  # the oldest: a bounded cache, like the URLs' below
-                    known[key] = target
-                targets.append(target)  # type: ignore[arg-type]
+            if folder is not None and _resolves_in_folder(link):
+                targets.append(_normalize_in_folder(link, folder, params))
                 continue
             targets.append(normalize_url(link, base=base, params=params))
         except Exception as exc:  # noqa: BLE001 - a hostile href
@@ -119,12 +111,6 @@ def link_targets(hrefs: Iterable[str], base: str, params: UrlParams = _DEFAULT_P
     return tuple(targets), tuple(errors)
 
 
-#: each process's normal forms of the hrefs of pages in one folder, by the URL parameters: a site's pages
-#: repeat the same relative hrefs (``ch02s03.html``, ``../index.html``) on every page, and every page has its
-#: own base URL, so the URL cache below (keyed by the resolved URL) answers only after ``urljoin`` each time
-#: (on ``sqlite3-doc``, ~70 % of a page's link normalisation)
-_FOLDER_TARGETS: dict[UrlParams, dict[tuple[str, tuple[str, str, str]], str | None]] = {}
-_UNKNOWN = object()
 
 
 def _base_folder(base: str) -> tuple[str, str, str] | None:
@@ -153,6 +139,17 @@ def _resolves_in_folder(link: str) -> bool:
 #: absolute URLs whose normal form each process keeps: a site's navigation links are on every page, so a
 #: crawl normalises the same few hundred URLs over and over (sqlite3-doc: 51,800 links, 2,900 distinct)
 _NORMAL_CACHE_ENTRIES = 16_384
+
+
+@lru_cache(maxsize=_NORMAL_CACHE_ENTRIES)
+def _normalize_in_folder(link: str, folder: tuple[str, str, str], params: UrlParams) -> str | None:
+    """The normal form of an href that :func:`_resolves_in_folder`, against any page of ``folder`` (what
+    :func:`_base_folder` keeps of its base): a site's pages repeat the same relative hrefs (``ch02s03.html``,
+    ``../index.html``) on every page, and every page has its own base URL, so the URL cache below (keyed by
+    the resolved URL) answers only after ``urljoin`` each time (on ``sqlite3-doc``, ~70 % of a page's link
+    normalisation)."""
+    scheme, netloc, path = folder
+    return normalize_url(link, base=f"{scheme}://{netloc}{path}", params=params)
 
 
 @lru_cache(maxsize=_NORMAL_CACHE_ENTRIES)

@@ -126,7 +126,7 @@ def test_link_targets_cached_by_folder_are_the_links_own_normal_forms() -> None:
     cache does not take, whatever page of the folder came first."""
     import random
 
-    from boilerstrip.urls import _FOLDER_TARGETS
+    from boilerstrip.urls import _normalize_in_folder
 
     bases = ["http://h.test/a/b.html", "http://h.test/a/c.html?x=1#f", "http://h.test/a/", "http://h.test",
              "http://h.test/a/b;p=1", "http://h.test/a;q/b.html", "https://h.test/a/b.html",
@@ -139,12 +139,12 @@ def test_link_targets_cached_by_folder_are_the_links_own_normal_forms() -> None:
     rnd = random.Random(29)
     hrefs = parts + ["".join(rnd.choice(parts + list("/?#;:.\\a%\x01 ")) for _ in range(rnd.randint(1, 4)))
                      for _ in range(2000)]
-    _FOLDER_TARGETS.clear()
+    _normalize_in_folder.cache_clear()
     for params in (UrlParams(), UrlParams(strip_session_ids=False)):
         for order in (bases, bases[::-1]):
             for base in order:
                 assert link_targets(hrefs, base, params) == _targets_one_by_one(hrefs, base, params), base
-    assert _FOLDER_TARGETS[UrlParams()]  # the cache answered
+    assert _normalize_in_folder.cache_info().hits  # the cache answered
 
 
 def test_link_targets_work_out_a_folders_relative_href_once() -> None:
@@ -154,7 +154,7 @@ def test_link_targets_work_out_a_folders_relative_href_once() -> None:
 
     import boilerstrip.urls as urls
 
-    urls._FOLDER_TARGETS.clear()
+    urls._normalize_in_folder.cache_clear()
     hrefs = ["next.html", "../up/index.html", "?page=2"]
     first = link_targets(hrefs, "http://once.test/docs/a.html")
     with mock.patch.object(urls, "normalize_url", wraps=urls.normalize_url) as counted:
