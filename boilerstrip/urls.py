@@ -111,8 +111,6 @@ def link_targets(hrefs: Iterable[str], base: str, params: UrlParams = _DEFAULT_P
     return tuple(targets), tuple(errors)
 
 
-
-
 def _base_folder(base: str) -> tuple[str, str, str] | None:
     """What ``urljoin(base, href)`` reads of an http(s) ``base`` for an href :func:`_resolves_in_folder`: its
     scheme, host and path up to its last ``/`` (``urljoin`` drops the last segment, its ``;params`` with
