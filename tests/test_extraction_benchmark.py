@@ -129,6 +129,30 @@ def test_the_speed_floor_holds_on_the_article_set() -> None:
                               f"({speeds[bench.OURS]['article']:.1f} vs {speeds['trafilatura']['article']:.1f})")
 
 
+def test_each_timed_pass_starts_without_what_an_earlier_pass_memoised() -> None:
+    """A pass over pages an earlier pass read must not answer from caches of those very pages: the memo
+    caches are emptied before each timed pass, the one-entry ones (a model loaded once) kept."""
+    from functools import lru_cache
+
+    calls: list[str] = []
+
+    @lru_cache(maxsize=64)
+    def memo(text: str) -> str:
+        calls.append(text)
+        return text.upper()
+
+    @lru_cache(maxsize=1)
+    def loaded_once() -> list[str]:
+        calls.append("load")
+        return ["model"]
+
+    page = bench.Page("p1", "https://example.com/", "<p>x</p>", "x")
+    bench.predict(lambda p: memo(p.html) + loaded_once()[0], [page, page])
+    # the warm-up reads the page and loads the model; the timed pass reads the page again, uncached
+    assert calls == ["<p>x</p>", "load", "<p>x</p>"]
+    assert memo.cache_info().currsize == 1 and loaded_once.cache_info().currsize == 1
+
+
 def test_the_speed_figures_come_from_a_fresh_process(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fresh-process measurement runs this script with the same interpreter and reads its JSON line;
     a failed run is an error that says why, not a ratio."""
