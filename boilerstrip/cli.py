@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 from boilerstrip import __version__
@@ -27,6 +28,24 @@ COMMANDS = {
     "chunk": "chunk",
     "warc": "warc",
 }
+
+
+#: the options that name a file or folder on this machine, by argparse ``dest`` (``--state`` is not one of them:
+#: it may be a ``redis://`` URL)
+LOCAL_PATHS = ("output", "html", "json", "report", "chunks", "warc", "index")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def url_given_as_path(args: argparse.Namespace) -> str | None:
+    """The message for a URL passed where a local path belongs (``boilerstrip crawl URL -o URL``, a second
+    start URL typed after ``-o``), or None. Without this check the URL became a folder ``http:/host/``."""
+    for dest in LOCAL_PATHS:
+        value = getattr(args, dest, None)
+        if isinstance(value, str) and _URL.match(value):
+            option = "-o" if dest == "output" else f"--{dest}"
+            return (f"{option} {value!r} is a URL; it takes a path on this machine "
+                    "(start URLs go before -o: boilerstrip crawl URL [URL ...] -o OUT.jsonl)")
+    return None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,6 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:  # the commands are imported here: a Ctrl-C during those first moments ends as quietly as a later one
         args = build_parser().parse_args(argv)
+        wrong = url_given_as_path(args)
+        if wrong is not None:
+            print(f"boilerstrip {args.command}: {wrong}", file=sys.stderr)
+            return 2
         return int(args._run(args) or 0)
     except KeyboardInterrupt:
         print("boilerstrip: interrupted", file=sys.stderr)

@@ -41,6 +41,21 @@ def test_output_dash_is_refused_before_anything_is_written(tmp_path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("args", [
+    ("crawl", "http://127.0.0.1:9/", "-o", "http://127.0.0.1:9/index.html"),  # a second URL where the output goes
+    ("crawl", "http://127.0.0.1:9/", "-o", "out.jsonl", "--chunks", "https://example.org/c.jsonl"),
+    ("warc", "in.warc.gz", "-o", "s3://bucket/out.jsonl"),
+    ("dedup", "in.jsonl", "-o", "file:///tmp/out.jsonl"),
+    ("check", "in.jsonl", "--html", "http://127.0.0.1:9/report.html"),
+    ("export", "in.jsonl", "-o", "http://127.0.0.1:9/dataset"),
+])
+def test_a_url_where_a_path_belongs_is_refused_before_anything_is_written(tmp_path, args) -> None:
+    proc = cli(*args, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "is a URL; it takes a path on this machine" in one_line(proc, args[0])
+    assert list(tmp_path.iterdir()) == []  # no http:/127.0.0.1:9/ folder, no state, no ledger
+
+
 def test_state_on_a_file_is_refused_before_anything_is_written(tmp_path) -> None:
     (tmp_path / "state").write_text("not a folder")
     proc = cli("crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "out" / "o.jsonl"), "--state",
