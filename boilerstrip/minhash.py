@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import methodcaller
@@ -39,6 +40,7 @@ _VALUE_BYTES = 4
 #: same minima (a minimum of minima); 0.3 against 0.9-1.1 ms a page on the large-page site's 400 first pages
 #: (2026-12-06, one process, quiet machine; 256: 0.33, 128: 0.46)
 _UPDATE_ROWS = 512
+_SHINGLE_HASHES = ("sha1", "crc32")
 
 
 @dataclass(frozen=True)
@@ -54,19 +56,28 @@ class NearDuplicateRecipe:
     # a text with fewer words than this (or than one shingle) has no signature: compared exactly only
     min_words: int = 5
     seed: int = 1
+    #: the 32-bit value of each shingle before the permutations: "sha1", datasketch's default
+    #: (``sha1_hash32``: what a signature kept beyond one run is made with, the export's index), or "crc32"
+    #: (zlib's), for signatures that live within one run only (the crawl's finishing pass): 0.31 against
+    #: 0.82 ms a page of 1,400 words (the large-page site of crawl_benchmark.py, 2026-12-06). The permutations
+    #: are datasketch's either way; a shingle hash need only tell distinct shingles apart
+    shingle_hash: str = "sha1"
 
     def __post_init__(self) -> None:
         if self.shingle_words < 1 or self.num_perm < 1 or not 0.0 <= self.min_jaccard <= 1.0:
             raise ValueError("shingle_words and num_perm must be >= 1, min_jaccard in [0, 1]")
+        if self.shingle_hash not in _SHINGLE_HASHES:
+            raise ValueError(f"shingle_hash must be one of {_SHINGLE_HASHES}, got {self.shingle_hash!r}")
         if self.bands is not None and not 1 <= self.bands <= self.num_perm:
             raise ValueError(f"bands must be in [1, num_perm], got {self.bands}")
 
 
 def site_recipe(min_jaccard: float = 0.9, num_perm: int = 128, shingle_words: int = 5,
                 min_words: int = 50) -> NearDuplicateRecipe:
-    """The crawl's recipe (``DuplicateParams`` fields): words as written, bands for ``min_jaccard``."""
+    """The crawl's recipe (``DuplicateParams`` fields): words as written, bands for ``min_jaccard``; its
+    signatures are compared within one finishing pass only, so its shingles are hashed with CRC-32."""
     return NearDuplicateRecipe(fold_digits_and_accents=False, min_jaccard=min_jaccard, num_perm=num_perm,
-                               shingle_words=shingle_words, min_words=min_words)
+                               shingle_words=shingle_words, min_words=min_words, shingle_hash="crc32")
 
 
 #: export's recipe, FineWeb's (datatrove MinhashConfig): 14 bands of 8 rows, any shared band (a pair at
@@ -99,14 +110,17 @@ def _template(num_perm: int, seed: int):  # noqa: ANN202 (datasketch's MinHash, 
     return MinHash(num_perm=num_perm, seed=seed, hashfunc=int)
 
 
-def _shingle_hashes(words: list[str], k: int) -> list[int]:
-    """datasketch's default hash (``sha1_hash32``: SHA-1's first 4 bytes, little-endian) of each word
-    ``k``-gram joined by spaces, in UTF-8, one per position (repeats included: a MinHash is a minimum, the
-    same over a list as over its set). Computed by C-level ``map`` calls and one numpy view of the joined
-    digests, not a Python call a shingle."""
+def _shingle_hashes(words: list[str], k: int, name: str = "sha1") -> list[int]:
+    """The 32-bit hash ``name`` (``NearDuplicateRecipe.shingle_hash``) of each word ``k``-gram joined by
+    spaces, in UTF-8, one per position (repeats included: a MinHash is a minimum, the same over a list as
+    over its set). "sha1" is datasketch's default hash (``sha1_hash32``: SHA-1's first 4 bytes,
+    little-endian), "crc32" zlib's CRC-32. Computed by C-level ``map`` calls (and for SHA-1 one numpy view
+    of the joined digests), not a Python call a shingle."""
     import numpy as np
 
     shingles = map(" ".join, zip(*(words[i:] for i in range(k)))) if k > 1 else iter(words)
+    if name == "crc32":
+        return list(map(zlib.crc32, map(str.encode, shingles)))
     digests = b"".join(map(_DIGEST, map(hashlib.sha1, map(str.encode, shingles))))
     # each SHA-1 digest is 20 bytes: its first 4 as a little-endian uint32 are sha1_hash32's value
     return np.frombuffer(digests, dtype="<u4").reshape(-1, 5)[:, 0].tolist()
@@ -118,7 +132,7 @@ _DIGEST = methodcaller("digest")
 def signature(text: str, recipe: NearDuplicateRecipe, words: list[str] | None = None) -> bytes | None:
     """The MinHash of the text's shingles as uint32 bytes (``num_perm`` values), or None for a text with
     fewer than ``max(shingle_words, min_words)`` words. ``words``: :func:`recipe_words`, when already known.
-    datasketch's MinHash (scheme affine32, its default ``sha1_hash32`` values, worked out in bulk)."""
+    datasketch's MinHash (scheme affine32) over the recipe's ``shingle_hash`` values, worked out in bulk."""
     import numpy as np
 
     if words is None:
@@ -127,7 +141,7 @@ def signature(text: str, recipe: NearDuplicateRecipe, words: list[str] | None = 
     if len(words) < max(k, recipe.min_words):
         return None
     mh = _template(recipe.num_perm, recipe.seed).copy()
-    hashes = _shingle_hashes(words, k)
+    hashes = _shingle_hashes(words, k, recipe.shingle_hash)
     for start in range(0, len(hashes), _UPDATE_ROWS):
         mh.update_batch(hashes[start:start + _UPDATE_ROWS])
     return mh.hashvalues.astype(np.uint32).tobytes()
