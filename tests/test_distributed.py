@@ -136,6 +136,44 @@ def test_a_worker_killed_with_sigkill_loses_nothing(redis_url, tmp_path) -> None
     assert {r["url"] for r in read_jsonl(out)} == expected  # the killed worker's pages were crawled again
 
 
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_a_sigterm_stops_the_coordinator_like_a_ctrl_c(redis_url, tmp_path) -> None:
+    """``kill`` (SIGTERM) of a distributed crawl's command: its local workers stop, the manifest says
+    ``shutdown`` (not finished), the exit status is 1, no worker is left running, and the same command with
+    ``--resume`` finishes the crawl with every page. Before, SIGTERM killed the coordinator where it stood,
+    with no manifest."""
+    out = tmp_path / "stopped.jsonl"
+    pages = 40
+    with SiteServer(routes=_site(pages=pages, delay_s=0.15)) as site:
+        cmd = [sys.executable, "-m", "boilerstrip", "crawl", site.url + "/", "-o", str(out), *FAST,
+               "--redis", redis_url, "--workers", "2", "-s", "CONCURRENT_REQUESTS=2"]
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while len(site.log) < 8 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)  # mid-crawl: a few pages done, most to go
+        workers = _children(proc.pid)
+        assert len(site.log) >= 8 and workers, "the crawl did not get going"
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=180)
+        assert proc.returncode == 1, stderr[-3000:]
+        manifest = _manifest(out)
+        assert manifest["finish_reason"] == "shutdown" and manifest["finished"] is False, manifest
+        assert "--resume" in stderr
+        assert not [pid for pid in workers if _alive(pid)]
+        resumed = _crawl(site.url + "/", out, "--redis", redis_url, "--workers", "2", "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    expected = {site.url + "/"} | {f"{site.url}/doc/{i}" for i in range(1, pages + 1)}
+    assert {r["url"] for r in read_jsonl(out)} == expected
+    assert _manifest(out)["finished"] is True
+
+
 @pytest.mark.parametrize("lease", [True, False], ids=["lease", "no_lease_control"])
 def test_workers_sharing_a_host_keep_its_delay(redis_url, tmp_path, lease) -> None:
     """With the shared lease the server never sees two requests closer than the delay; without it (the

@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
             return run_status(out)
     if getattr(args, "redis", None):
         signal.signal(signal.SIGINT, signal.default_int_handler)  # the coordinator's own handling, as before
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, _terminated_as_interrupted)
 
         code = crawl_distributed(args, settings, out, 1 if workers is None else workers)
     else:
@@ -174,6 +174,14 @@ def run(args: argparse.Namespace) -> int:
     if code in (0, RENDER_MISSED_EXIT) and chunks is not None:  # the records are complete: chunk them
         return chunk_crawl(out, chunks, settings) or code
     return code
+
+
+def _terminated_as_interrupted(signum: int, frame: Any = None) -> None:
+    """The coordinator of a distributed crawl stops on a SIGTERM (``kill``, ``systemctl stop``) as on a
+    Ctrl-C: its workers told to stop, the manifest written (``shutdown``), exit 1, the crawl left in Redis
+    for ``--resume``. Before, SIGTERM killed it where it stood, with no manifest. A second one kills it."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise KeyboardInterrupt
 
 
 def check_chunks_output(path: str | None, out: Path) -> Path | None:
