@@ -46,6 +46,14 @@ CASES = [
         '{"props":{"pageProps":{"body":"' + PROSE * 3 + '"}}}</script>', APP), False, "static_ok"),
     ("loading_shell", page(CHROME + '<div id="content"><p>Loading...</p></div>' + FOOTER, APP), True, "loading_shell"),
     ("spinner_shell", page('<main><div class="lds-spinner"></div></main>', APP), True, "loading_shell"),
+    ("loader_by_id_shell", page('<main><div id="page-loader"></div><p>A short note.</p></main>', APP), True,
+     "loading_shell"),
+    # python-celery-doc: a short API page whose entry is anchored by its dotted name (...AppLoader); the
+    # extractor's main text is under the shell bound, and the id's "loader" made it a spinner (rendered twice)
+    ("api_entry_anchored_by_a_loaders_name", page(
+        '<main><h1>pkg.loaders.app</h1><p>The default loader used with custom app instances.</p><dl>'
+        '<dt id="pkg.loaders.app.AppLoader">class pkg.loaders.app.AppLoader(app, **kwargs)</dt>'
+        "<dd>Default loader used when an app is specified.</dd></dl></main>", APP), False, "static_ok"),
     ("article_mentioning_loading", page("<main><p>Loading the ferry took the crew all night. " + PROSE * 3 + "</p></main>", APP),
      False, "static_ok"),
     ("noscript_notice_shell", page(CHROME + "<noscript>Please enable JavaScript to read this story.</noscript><main></main>", APP),

@@ -94,6 +94,17 @@ def _words(value: str | None) -> set[str]:
     return {w.lower() for w in V.WORD_RE.findall(value)}
 
 
+def _id_names_its_text(el_id: str | None, el: etree._Element) -> bool:
+    """Is ``el_id`` the element's name, made of words its own text holds, with one word at least that is no
+    loading word? An API entry or a code block anchored by what it documents (Sphinx's
+    ``id="celery.loaders.app.AppLoader"`` over "class celery.loaders.app.AppLoader(app)") is no loader,
+    while ``id="loader"`` or ``id="page-loader"`` over "Loading..." is one."""
+    id_words = _words(el_id)
+    if not id_words - V.LOADING_CLASS_WORDS:
+        return False
+    return id_words <= _words(" ".join(el.itertext()))
+
+
 def _is_prose(text: str, params: RenderParams) -> int:
     """Length of ``text`` when it reads as prose (after stripping markup), else 0."""
     text = V.MARKUP_IN_STRING_RE.sub(" ", text)
@@ -213,7 +224,9 @@ def page_signals(html: str, *, text_chars: int | None = None, params: RenderPara
             drop_invisible.append(el)
             continue
         words = _words(classes) | _words(el_id) if classes or el_id else _NO_WORDS
-        if words & V.LOADING_CLASS_WORDS:
+        if words & V.LOADING_CLASS_WORDS and (
+            _words(classes) & V.LOADING_CLASS_WORDS or not _id_names_its_text(el_id, el)
+        ):
             spinners.append(el)
         if tag in V.CHROME_TAGS or (words & V.CHROME_CLASS_WORDS and tag not in ("html", "body")):
             if not _in_content(el):
