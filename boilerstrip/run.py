@@ -376,8 +376,11 @@ def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, sp
 
 def report_finishing(summary: dict[str, Any], out: Path) -> None:
     """The lines that sum up a finishing pass (``boilerstrip/finishing/summary``)."""
+    seconds = summary.get("seconds")
+    took = (f" ({sum(seconds.values()):.1f} s: " + ", ".join(f"{phase} {s:.1f}" for phase, s in seconds.items()) + ")"
+            if isinstance(seconds, dict) and seconds else "")
     say(f"finishing pass: {summary['pages']} pages, {summary['dropped']} duplicates dropped, "
-        f"template report in {summary['report']}")
+        f"template report in {summary['report']}{took}")
     say(f"{written_line(summary)} to {out}")
     changes = summary.get("changes")
     if isinstance(changes, dict):

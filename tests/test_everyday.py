@@ -590,6 +590,38 @@ def test_the_finishing_pass_counts_its_phases(tmp_path) -> None:
     assert progress.line().startswith("finishing pass: writing records 12/12 (")
 
 
+def test_the_finishing_pass_times_its_phases_in_order() -> None:
+    from boilerstrip.finishing.steps import PassProgress
+
+    progress = PassProgress(total=3)
+    for phase in ("reading pages", "building the template model", "cleaning pages", "reading pages"):
+        progress.enter(phase)
+    phases = progress.finish()
+    assert list(phases) == ["reading", "reading pages", "building the template model", "cleaning pages"]
+    assert all(seconds >= 0 for seconds in phases.values())
+    assert progress.finish()["reading pages"] >= phases["reading pages"]  # a phase entered again adds up
+
+
+def test_a_crawl_says_how_long_each_phase_of_its_pass_took(serve, tmp_path) -> None:
+    """The finishing pass is no silent phase: its time, phase by phase, is on its summary line and in the
+    manifest (``finishing``), the phases in the order the pass went through them."""
+    from _crawlsite import FAST, small_site
+    from conftest import run_crawl
+
+    server = serve(routes=small_site(3))
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=[*FAST])
+    assert proc.returncode == 0 and len(records) == 4, proc.stderr[-2000:]
+    finishing = json.loads((tmp_path / "o.manifest.json").read_text())["finishing"]
+    assert finishing["status"] == "done", finishing
+    assert set(finishing["phases_s"]) == {"reading", "reading pages", "building the template model",
+                                          "cleaning pages", "sorting", "writing records"}
+    assert abs(finishing["seconds"] - sum(finishing["phases_s"].values())) < 0.01
+    line = next(line for line in proc.stderr.splitlines() if "finishing pass: 4 pages" in line)
+    said = line.partition(" s: ")[2]
+    assert [part.rsplit(" ", 1)[0] for part in said.rstrip(")").split(", ")] == [
+        "reading", "reading pages", "building the template model", "cleaning pages", "sorting", "writing records"], line
+
+
 def test_the_ticker_prints_while_the_pass_runs(capsys) -> None:
     import time
 

@@ -190,7 +190,10 @@ class FinishingExtension:
             self.failure = {"step": failed, "error": f"{type(exc).__name__}: {exc}"}
             mark_finishing_failed(layout.manifest, self.failure)
             return "failed"
+        phases = progress.finish()
+        record_finishing_phases(layout.manifest, phases)
         if self.stats is not None:
+            self.stats.set_value(f"{STATS}/seconds", phases)
             for key, count in sorted(context.counts.items()):
                 self.stats.set_value(f"{STATS}/{key}", count)
             self.stats.set_value(f"{STATS}/summary", {"pages": summary["pages"], "records": summary["records_out"],
@@ -198,10 +201,11 @@ class FinishingExtension:
                                                      "unchanged_left_out": context.counts.get("change/dropped/unchanged", 0),
                                                      "dropped": summary["dropped_duplicates"],
                                                      "report": summary.get("report"),
-                                                     "changes": summary.get("changes")})
-        logger.info("finishing pass: %d pages, %d duplicates dropped, %d near duplicates marked, template report in %s",
-                    summary["pages"], summary["dropped_duplicates"], summary.get("marked_near_duplicates", 0),
-                    summary.get("report"))
+                                                     "changes": summary.get("changes"), "seconds": phases})
+        logger.info("finishing pass: %d pages, %d duplicates dropped, %d near duplicates marked, template report in %s; "
+                    "%.1f s (%s)", summary["pages"], summary["dropped_duplicates"], summary.get("marked_near_duplicates", 0),
+                    summary.get("report"), sum(phases.values()),
+                    ", ".join(f"{phase} {seconds:.2f}" for phase, seconds in phases.items()))
         if summary.get("changes"):
             logger.info("changes: %s", ", ".join(f"{n} {k}" for k, n in summary["changes"].items()))
         if summary.get("reconciled") is False:
@@ -219,6 +223,20 @@ class FinishingExtension:
             cut = next((r for r in CUT_REASONS if self.stats.get_value(f"boilerstrip/filtered/{r}")), None)
         facts = self.recrawl.facts_for if self.recrawl is not None else None
         return ChangeStep(params, digest_of_settings(self.settings), facts=facts, settled=settled, cut_reason=cut)
+
+
+def record_finishing_phases(manifest: Path, phases: dict[str, float]) -> None:
+    """Say in the run's manifest how long its finishing pass took, phase by phase (``finishing``:
+    ``{"status": "done", "seconds": total, "phases_s": {...}}``); logged, not raised, when it cannot be
+    written. No manifest (a pass without a ledger): nothing to do."""
+    if not manifest.is_file():
+        return
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+        data["finishing"] = {"status": "done", "seconds": round(sum(phases.values()), 3), "phases_s": phases}
+        atomic_write_json(manifest, data)
+    except (OSError, ValueError) as exc:
+        logger.error("cannot record the finishing pass's times in %s: %s", manifest, exc)
 
 
 def mark_finishing_failed(manifest: Path, failure: dict[str, str]) -> None:

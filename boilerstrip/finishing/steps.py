@@ -445,6 +445,21 @@ class PassProgress:
     label: str = "finishing pass"
     #: phases with no count to show (work between two counters)
     uncounted: tuple[str, ...] = ("building the template model", "deduplicating", "sorting")
+    #: seconds spent in each phase so far (the current one is added by :meth:`enter` and :meth:`finish`)
+    seconds: dict[str, float] = dataclasses.field(default_factory=dict)
+    entered: float = dataclasses.field(default_factory=time.monotonic)
+
+    def enter(self, phase: str, done: int = 0) -> None:
+        """The pass goes on to ``phase``: the time since the last phase began is that phase's."""
+        now = time.monotonic()
+        self.seconds[self.phase] = self.seconds.get(self.phase, 0.0) + now - self.entered
+        self.phase, self.done, self.entered = phase, done, now
+
+    def finish(self) -> dict[str, float]:
+        """Close the current phase; the seconds of each phase, rounded, in the order the pass went through
+        them (what the log line, the stats and the manifest give)."""
+        self.enter(self.phase, self.done)
+        return {phase: round(seconds, 3) for phase, seconds in self.seconds.items()}
 
     def line(self) -> str:
         counted = self.phase not in self.uncounted
@@ -489,10 +504,12 @@ class CountProgress(Step):
         count = 0
         for record in records:
             count += 1
-            progress.phase, progress.done = self.phase, count
+            if progress.phase != self.phase:
+                progress.enter(self.phase)
+            progress.done = count
             yield record
         if self.then:
-            progress.phase, progress.done = self.then, 0
+            progress.enter(self.then)
 
 
 def crawl_steps(
