@@ -31,15 +31,16 @@ COMMANDS = {
 
 
 #: the options that name a file or folder on this machine, by argparse ``dest`` (``--state`` is not one of them:
-#: it may be a ``redis://`` URL)
-LOCAL_PATHS = ("output", "html", "json", "report", "chunks", "warc", "index")
+#: it may be a ``redis://`` URL; nor export's ``--index``, which another ``--index-backend`` may take as one:
+#: the export command checks it for its default backend)
+LOCAL_PATHS = ("output", "html", "json", "report", "chunks", "warc")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
-def url_given_as_path(args: argparse.Namespace) -> str | None:
+def url_given_as_path(args: argparse.Namespace, dests: tuple[str, ...] = LOCAL_PATHS) -> str | None:
     """The message for a URL passed where a local path belongs (``boilerstrip crawl URL -o URL``, a second
     start URL typed after ``-o``), or None. Without this check the URL became a folder ``http:/host/``."""
-    for dest in LOCAL_PATHS:
+    for dest in dests:
         value = getattr(args, dest, None)
         if isinstance(value, str) and _URL.match(value):
             option = "-o" if dest == "output" else f"--{dest}"

@@ -48,6 +48,7 @@ def test_output_dash_is_refused_before_anything_is_written(tmp_path) -> None:
     ("dedup", "in.jsonl", "-o", "file:///tmp/out.jsonl"),
     ("check", "in.jsonl", "--html", "http://127.0.0.1:9/report.html"),
     ("export", "in.jsonl", "-o", "http://127.0.0.1:9/dataset"),
+    ("export", "in.jsonl", "-o", "dataset", "--index", "redis://127.0.0.1:9/0"),  # the default index is a folder
 ])
 def test_a_url_where_a_path_belongs_is_refused_before_anything_is_written(tmp_path, args) -> None:
     proc = cli(*args, cwd=tmp_path)

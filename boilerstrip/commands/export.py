@@ -48,7 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from boilerstrip.export import ExportParams, FilterParams, NearDedupParams, run_export
+    from boilerstrip.cli import url_given_as_path
+    from boilerstrip.export import DEFAULT_INDEX_BACKEND, ExportParams, FilterParams, NearDedupParams, run_export
+
+    wrong = url_given_as_path(args, ("index",)) if args.index_backend == DEFAULT_INDEX_BACKEND else None
+    if wrong is not None:  # the default index is a folder; another backend may take a URL
+        print(f"boilerstrip export: {wrong}", file=sys.stderr)
+        return 2
 
     try:
         params = ExportParams(
