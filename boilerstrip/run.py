@@ -48,9 +48,9 @@ LEDGER_MISMATCH = "ledger mismatch: some URLs are unaccounted for (see the manif
 LEDGER_MISMATCH_AFTER_PASS = "ledger mismatch after the finishing pass (see the manifest)"
 
 
-def say(message: str) -> None:
-    """One line to the user, on stderr."""
-    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+def say(message: str, prog: str = PROG) -> None:
+    """One line to the user, on stderr, after the command's name (``boilerstrip warc`` runs a crawl too)."""
+    print(f"{prog}: {message}", file=sys.stderr, flush=True)
 
 
 def stopped_early(reason: str) -> str:
@@ -297,9 +297,10 @@ class ShutdownOnSignal:
             reactor.stop()
 
 
-def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = None) -> tuple[int, dict[str, Any]]:
+def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = None,
+               prog: str = PROG) -> tuple[int, dict[str, Any]]:
     """Run the ``site`` spider (or ``spider_cls``: the WARC replay's) to completion: (0 when it finished,
-    1 otherwise; its stats)."""
+    1 otherwise; its stats). ``prog``: the command the user ran, before each line it prints."""
     from scrapy.crawler import CrawlerProcess
 
     from boilerstrip.spiders.site import SiteSpider
@@ -324,68 +325,70 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = N
     process.start(install_signal_handlers=False)
     error = outcome.get("error")
     if isinstance(error, (KeyboardInterrupt, SystemExit)):
-        print("boilerstrip crawl: interrupted before the crawl started; nothing written", file=sys.stderr)
+        say("interrupted before the crawl started; nothing written", prog)
         return 1, {}
     if error is not None:
         kind = "bad setting" if isinstance(error, ConfigError) else type(error).__name__
-        print(f"boilerstrip crawl: {kind}: {error}", file=sys.stderr)
+        say(f"{kind}: {error}", prog)
         return (2 if isinstance(error, (ConfigError, ValueError)) else 1), {}
     stats = crawler.stats.get_stats() if crawler.stats is not None else {}
     if outcome.get("reason") != "finished":
-        say(stopped_early(outcome.get("reason", "unknown")))
+        say(stopped_early(outcome.get("reason", "unknown")), prog)
         return 1, stats
     if stats.get("boilerstrip/ledger/mismatch"):
         # the ledger did not reconcile (a URL never settled, or settled twice): an error, not a log line
-        say(LEDGER_MISMATCH)
+        say(LEDGER_MISMATCH, prog)
         return 3, stats
     return 0, stats
 
-def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, spider_cls: Any = None) -> int:
+def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, spider_cls: Any = None,
+                     prog: str = PROG) -> int:
     """Run the crawl; the finishing pass and the ledger's reconciliation run inside it (FinishingExtension).
-    Exit status as the module says; a crawl that wrote nothing because no start URL could be reached is 1."""
-    code, stats = run_spider(settings, spider_kwargs, spider_cls)
+    Exit status as the module says; a crawl that wrote nothing because no start URL could be reached is 1.
+    ``prog``: the command the user ran, before each line it prints."""
+    code, stats = run_spider(settings, spider_kwargs, spider_cls, prog)
     if code != 0:
         return code
     status = stats.get(FINISHING_STATUS) if stats else None
     summary = stats.get(f"{FINISHING_STATUS.rpartition('/')[0]}/summary") if stats else None
     if status in ("done", "mismatch") and isinstance(summary, dict):
-        report_finishing(summary, out)
+        report_finishing(summary, out, prog)
         if stats.get("boilerstrip/warc/dir"):
             from boilerstrip.warc.options import warc_written_line  # as in build_settings
 
-            say(warc_written_line(stats))
+            say(warc_written_line(stats), prog)
     if status == "failed":
-        say(FINISHING_FAILED)
+        say(FINISHING_FAILED, prog)
         return 1
     if status == "mismatch":
-        say(LEDGER_MISMATCH_AFTER_PASS)
+        say(LEDGER_MISMATCH_AFTER_PASS, prog)
         return 3
     unreachable = unreachable_start_urls(out, spider_kwargs.get("start_urls") or [])
     if unreachable:
         listed = ", ".join(f"{url} ({reason})" for url, reason in unreachable[:5])
-        print(f"boilerstrip crawl: no start URL could be reached, nothing written: {listed}", file=sys.stderr)
+        say(f"no start URL could be reached, nothing written: {listed}", prog)
         return 1
     missed = browser_misses(stats or {})
     if missed:
-        print(f"boilerstrip crawl: {sum(missed.values())} page(s) that needed a browser did not get a whole render: "
-              + ", ".join(f"{n} {why}" for why, n in sorted(missed.items()))
-              + " (their records say so in flags render_failed:* / render_placeholder:*)", file=sys.stderr)
+        say(f"{sum(missed.values())} page(s) that needed a browser did not get a whole render: "
+            + ", ".join(f"{n} {why}" for why, n in sorted(missed.items()))
+            + " (their records say so in flags render_failed:* / render_placeholder:*)", prog)
         return RENDER_MISSED_EXIT
     return 0
 
 
-def report_finishing(summary: dict[str, Any], out: Path) -> None:
+def report_finishing(summary: dict[str, Any], out: Path, prog: str = PROG) -> None:
     """The lines that sum up a finishing pass (``boilerstrip/finishing/summary``)."""
     seconds = summary.get("seconds")
     took = (f" ({sum(seconds.values()):.1f} s: " + ", ".join(f"{phase} {s:.1f}" for phase, s in seconds.items()) + ")"
             if isinstance(seconds, dict) and seconds else "")
     say(f"finishing pass: {summary['pages']} pages, {summary['dropped']} duplicates dropped, "
-        f"template report in {summary['report']}{took}")
-    say(f"{written_line(summary)} to {out}")
+        f"template report in {summary['report']}{took}", prog)
+    say(f"{written_line(summary)} to {out}", prog)
     changes = summary.get("changes")
     if isinstance(changes, dict):
         say("changes: " + ", ".join(f"{changes.get(k, 0)} {k}" for k in CHANGE_KINDS)
-            + (f" (crawl cut by {changes['cut_reason']}: nothing marked removed)" if changes.get("cut_reason") else ""))
+            + (f" (crawl cut by {changes['cut_reason']}: nothing marked removed)" if changes.get("cut_reason") else ""), prog)
 
 
 #: exit status of a crawl that finished, but some pages that needed a browser kept their static HTML or a

@@ -333,6 +333,10 @@ def test_replay_of_a_foreign_warc_accounts_for_every_response(tmp_path):
     manifest = json.loads(out.with_suffix(".manifest.json").read_text())
     assert manifest["reconciled"] is True
     assert "1 metadata" in proc.stderr and "1 warcinfo" in proc.stderr
+    # the command's own lines are named after it: no "boilerstrip crawl:" from a command that crawled nothing
+    said = [line.split(":", 1)[0] for line in proc.stderr.splitlines() if line.startswith("boilerstrip ")]
+    assert said and set(said) == {"boilerstrip warc"}, proc.stderr
+    assert any(line.startswith("boilerstrip warc: finishing pass: ") for line in proc.stderr.splitlines())
     # --robots: the robots.txt captured in the WARC is obeyed
     proc, pages = _replay(plain, gzipped, out=tmp_path / "robots.jsonl", args=["--robots"])
     assert proc.returncode == 0, proc.stderr

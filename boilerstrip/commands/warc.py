@@ -131,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
         index.close()
         print(f"{prog}: {sum(summary.values())} records: " + ", ".join(f"{n} {k}" for k, n in sorted(summary.items()))
               + "; replaying the responses site by site", file=sys.stderr)
-        code = crawl.crawl_and_finish(settings, {"index": str(index_path)}, out, spider_cls=WarcReplaySpider)
+        code = crawl.crawl_and_finish(settings, {"index": str(index_path)}, out, spider_cls=WarcReplaySpider,
+                                      prog=prog)
     return 1 if code == 0 and files_failed else code
 
 

@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"boilerstrip worker: {exc}", file=sys.stderr)
         return 2
-    code, stats = run_spider(settings, spider_kwargs)
+    code, stats = run_spider(settings, spider_kwargs, prog="boilerstrip worker")
     if stats.get("boilerstrip/distributed/coordinator_lost"):
         print(f"boilerstrip worker: the coordinator of crawl {crawl_id} is gone (its liveness key in {args.redis} "
               "expired: it died or lost Redis): stopped; restart the crawl with `boilerstrip crawl ... --resume --redis`",
