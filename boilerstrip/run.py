@@ -382,7 +382,8 @@ def report_finishing(summary: dict[str, Any], out: Path, prog: str = PROG) -> No
     seconds = summary.get("seconds")
     took = (f" ({sum(seconds.values()):.1f} s: " + ", ".join(f"{phase} {s:.1f}" for phase, s in seconds.items()) + ")"
             if isinstance(seconds, dict) and seconds else "")
-    say(f"finishing pass: {summary['pages']} pages, {summary['dropped']} duplicates dropped, "
+    marked = f"{summary['marked']} near duplicates kept and marked, " if summary.get("marked") else ""
+    say(f"finishing pass: {summary['pages']} pages, {summary['dropped']} duplicates dropped, {marked}"
         f"template report in {summary['report']}{took}", prog)
     say(f"{written_line(summary)} to {out}", prog)
     changes = summary.get("changes")

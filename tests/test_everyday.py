@@ -345,6 +345,22 @@ def test_retention_keeps_the_newest_runs_and_never_latest(tmp_path) -> None:
 
 
 # -- a recurring crawl of a site that is down -----------------------------------------------------------------
+def test_the_finishing_line_counts_the_near_duplicates_it_marked(capsys, tmp_path) -> None:
+    """As ``boilerstrip dedup`` says it: the pages kept and marked as near duplicates are counted on the
+    crawl's finishing line too (when there are any), and the line is the command's own."""
+    from boilerstrip.run import report_finishing
+
+    summary = {"pages": 9, "records": 9, "tombstones": 0, "dropped": 1, "marked": 3, "report": "r.json",
+               "seconds": {"reading": 0.1, "cleaning pages": 0.2}}
+    report_finishing(summary, tmp_path / "o.jsonl", prog="boilerstrip warc")
+    report_finishing({**summary, "marked": 0}, tmp_path / "o.jsonl")
+    lines = [line for line in capsys.readouterr().err.splitlines() if "finishing pass" in line]
+    assert lines == ["boilerstrip warc: finishing pass: 9 pages, 1 duplicates dropped, 3 near duplicates kept and "
+                     "marked, template report in r.json (0.3 s: reading 0.1, cleaning pages 0.2)",
+                     "boilerstrip crawl: finishing pass: 9 pages, 1 duplicates dropped, template report in r.json "
+                     "(0.3 s: reading 0.1, cleaning pages 0.2)"]
+
+
 @pytest.mark.timeout(300)
 def test_a_failed_run_exits_non_zero_and_never_replaces_latest(tmp_path) -> None:
     from _crawlsite import FAST, small_site

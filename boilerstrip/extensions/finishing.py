@@ -200,6 +200,7 @@ class FinishingExtension:
                                                      "tombstones": summary["tombstones_out"],
                                                      "unchanged_left_out": context.counts.get("change/dropped/unchanged", 0),
                                                      "dropped": summary["dropped_duplicates"],
+                                                     "marked": summary.get("marked_near_duplicates", 0),
                                                      "report": summary.get("report"),
                                                      "changes": summary.get("changes"), "seconds": phases})
         logger.info("finishing pass: %d pages, %d duplicates dropped, %d near duplicates marked, template report in %s; "
