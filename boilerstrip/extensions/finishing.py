@@ -36,7 +36,6 @@ from boilerstrip.finishing.base import count_lines
 from boilerstrip.finishing.steps import PassProgress, ProgressTicker, field_list
 from boilerstrip.items import EXPORT_FIELDS
 from boilerstrip.ledger import ledger_outcomes
-from boilerstrip.minhash import load_datasketch
 from boilerstrip.recrawl import CUT_REASONS, RecrawlParams, digest_of_settings
 from boilerstrip.state import StateParams, crawl_layout, feed_output, open_state
 from boilerstrip.workers.pool import WorkerPool
@@ -87,10 +86,9 @@ class FinishingExtension:
         return ext
 
     def ask_ahead(self) -> None:
-        """Ask the worker processes for what the pass needs of datasketch now, once the crawl is over: the
-        LSH bands, and datasketch imported in each worker (0.8 s of CPU, scipy with it), while this process
-        reads and spills the feed and builds the model. Not at start-up (the forkserver would load it before
-        the first page could be read) nor during the crawl (where the workers are what the crawl waits for)."""
+        """Ask a worker process for the duplicates' LSH bands now, once the crawl is over, while this process
+        reads and spills the feed and builds the model. (Each worker imported datasketch on a thread of its
+        own when it started: ``boilerstrip.workers._start.start_worker``.)"""
         if self._asked:
             return
         self._asked = True
@@ -102,8 +100,6 @@ class FinishingExtension:
         except ConfigError:
             return  # the pass names the setting
         self.bands = params, executor.submit(lsh_bands, params.near_min_jaccard, params.num_perm)
-        for _ in range(max(0, self.workers.params.workers - 1)):  # the others: a worker takes one when idle
-            executor.submit(load_datasketch)
 
     def _executor(self) -> Any:
         """The crawl's worker processes' executor (None: no process pool)."""
