@@ -74,6 +74,22 @@ def test_a_clean_crawl_passes() -> None:
     assert sum(site["removed_share_histogram"]) == 40
 
 
+def test_a_numbered_section_label_is_a_label() -> None:
+    """libpam-doc's module pages each have "6.N.1. DESCRIPTION", "6.N.7. EXAMPLES" (digits read as 0): section
+    labels under their numbers, listed but not judged, as "Description" is; a line that only starts with
+    a number and says more is judged."""
+    records = _clean_site()
+    for i, record in enumerate(records):
+        record["text"] += f"\n\n6.{i}.1. DESCRIPTION\n\n6.{i}.7. EXAMPLES"
+    for record in records[:24]:
+        record["text"] += "\n\n20% off all plans this week with code SPRING"
+    (site,) = check_records(records)["sites"]
+    labels = {e["text"]: e["label"] for e in site["repeated_lines"]}
+    assert labels["6.0.1. DESCRIPTION"] is True and labels["6.0.7. EXAMPLES"] is True
+    assert labels["20% off all plans this week with code SPRING"] is False
+    assert [r["rule"] for r in site["reasons"]] == ["repeated_lines"] and site["verdict"] == "fail"
+
+
 def test_a_line_injected_into_60_percent_of_records_fails() -> None:
     records = _clean_site()
     banner = "Get 20% off all plans this week with code SPRING"

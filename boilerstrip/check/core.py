@@ -132,6 +132,15 @@ def _first_paragraph_matches(page: _Page, params: CheckParams) -> bool:
             and len(first) <= 2 * len(title) + params.first_paragraph_extra_words)
 
 
+def _without_numbering(words: list[str]) -> list[str]:
+    """A normalised line's words without the section number it opens with ("6.1.1. DESCRIPTION" is
+    "0 0 0 description": a label of one word, as "Description" is, on every page of a manual)."""
+    i = 0
+    while i < len(words) - 1 and words[i].isdigit():
+        i += 1
+    return words[i:]
+
+
 def _share(n: int, total: int) -> float:
     return round(n / total, 4) if total else 0.0
 
@@ -159,7 +168,7 @@ def _site_report(site: str, pages: list[_Page], params: CheckParams) -> dict[str
     repeated = []
     for key, n in line_pages.items():
         if n >= floor:
-            words = key.split()
+            words = _without_numbering(key.split())
             repeated.append({"text": line_example[key], "pages": n, "share": _share(n, total),
                              "navigation": navigation_line(line_example[key], params),
                              "label": len(words) <= params.label_max_words and not navigation_line(key, params),
