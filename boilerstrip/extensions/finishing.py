@@ -224,28 +224,31 @@ class FinishingExtension:
 
 def record_finishing_phases(manifest: Path, phases: dict[str, float]) -> None:
     """Say in the run's manifest how long its finishing pass took, phase by phase (``finishing``:
-    ``{"status": "done", "seconds": total, "phases_s": {...}}``); logged, not raised, when it cannot be
-    written. No manifest (a pass without a ledger): nothing to do."""
-    if not manifest.is_file():
-        return
-    try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-        data["finishing"] = {"status": "done", "seconds": round(sum(phases.values()), 3), "phases_s": phases}
-        atomic_write_json(manifest, data)
-    except (OSError, ValueError) as exc:
-        logger.error("cannot record the finishing pass's times in %s: %s", manifest, exc)
+    ``{"status": "done", "seconds": total, "phases_s": {...}}``). No manifest (a pass without a ledger):
+    nothing to do."""
+    if manifest.is_file():
+        _update_manifest(manifest, {"finishing": {"status": "done", "seconds": round(sum(phases.values()), 3),
+                                                  "phases_s": phases}}, "the finishing pass's times")
 
 
 def mark_finishing_failed(manifest: Path, failure: dict[str, str]) -> None:
     """Say in the run's manifest that its finishing pass failed: ``finished: false`` and ``finishing`` with
-    the step and the error (logged, not raised, when the manifest cannot be written either: the exit
-    status says it anyway)."""
+    the step and the error (the exit status says it anyway when the manifest cannot be written either)."""
+    _update_manifest(manifest, {"finished": False, "finishing": {"status": "failed", **failure}},
+                     "the failed finishing pass")
+
+
+def _update_manifest(manifest: Path, fields: dict[str, Any], what: str) -> None:
+    """Set ``fields`` in the run's manifest (made when missing); logged, not raised, when it cannot be
+    read or written."""
     try:
         data = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
-        data.update(finished=False, finishing={"status": "failed", **failure})
+        data.update(fields)
         atomic_write_json(manifest, data)
     except (OSError, ValueError) as exc:
-        logger.error("cannot record the failed finishing pass in %s: %s", manifest, exc)
+        logger.error("cannot record %s in %s: %s", what, manifest, exc)
+
+
 def selected_fields(settings: Any) -> list[str] | None:
     """``FEED_EXPORT_FIELDS`` when it selects fewer fields than a record has (``crawl --fields``), else None.
     The crawl's feed writes whole records (the pass needs their blocks and hashes); the pass writes these."""

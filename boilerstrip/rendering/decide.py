@@ -223,9 +223,10 @@ def page_signals(html: str, *, text_chars: int | None = None, params: RenderPara
         ):
             drop_invisible.append(el)
             continue
-        words = _words(classes) | _words(el_id) if classes or el_id else _NO_WORDS
+        class_words = _words(classes)
+        words = class_words | _words(el_id) if classes or el_id else _NO_WORDS
         if words & V.LOADING_CLASS_WORDS and (
-            _words(classes) & V.LOADING_CLASS_WORDS or not _id_names_its_text(el_id, el)
+            class_words & V.LOADING_CLASS_WORDS or not _id_names_its_text(el_id, el)
         ):
             spinners.append(el)
         if tag in V.CHROME_TAGS or (words & V.CHROME_CLASS_WORDS and tag not in ("html", "body")):
