@@ -17,6 +17,7 @@ any order give the same report.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -92,6 +93,8 @@ class _Page:
     url: str
     lines: list[str]  # non-empty lines, stripped
     title: str | None
+    #: the normalised text of the record's Markdown headings (``#`` lines): which lines head a section
+    headings: frozenset[str]
     chars: int
     method: str
     fetch: str
@@ -116,8 +119,22 @@ def _page(record: Mapping[str, Any]) -> _Page | None:
     if isinstance(removed, (int, float)) and not isinstance(removed, bool) and removed >= 0:
         total = removed + len(text.strip())
         removed_share = removed / total if total else 0.0
-    return _Page(url, lines, title if isinstance(title, str) and title.strip() else None, len(text.strip()),
-                 str(record.get("method") or "unknown"), str(record.get("fetch") or "unknown"), removed_share)
+    return _Page(url, lines, title if isinstance(title, str) and title.strip() else None, _headings(record),
+                 len(text.strip()), str(record.get("method") or "unknown"), str(record.get("fetch") or "unknown"), removed_share)
+
+
+def _headings(record: Mapping[str, Any]) -> frozenset[str]:
+    """The normalised text of the record's Markdown headings (ATX ``#`` to ``######`` lines); none without
+    Markdown."""
+    markdown = record.get("markdown")
+    if not isinstance(markdown, str):
+        return frozenset()
+    out = set()
+    for line in markdown.splitlines():
+        match = _HEADING_RE.match(line)
+        if match:
+            out.add(normalise_block(match.group(1)))
+    return frozenset(out)
 
 
 def _first_paragraph_matches(page: _Page, params: CheckParams) -> bool:
@@ -130,6 +147,10 @@ def _first_paragraph_matches(page: _Page, params: CheckParams) -> bool:
         return True
     return (shared >= params.first_paragraph_min_overlap * len(title)
             and len(first) <= 2 * len(title) + params.first_paragraph_extra_words)
+
+
+#: a Markdown ATX heading line and its text
+_HEADING_RE = re.compile(r"#{1,6} +(.+?)(?: +#+)? *$")
 
 
 def _without_numbering(words: list[str]) -> list[str]:
@@ -151,6 +172,7 @@ def _site_report(site: str, pages: list[_Page], params: CheckParams) -> dict[str
     # -- lines repeated across pages (each page counts a line once), with an example from the smallest URL
     line_pages: Counter[str] = Counter()
     line_headline: Counter[str] = Counter()  # pages where the line is the page's headline (repeats its title)
+    line_heading: Counter[str] = Counter()  # pages where the line heads a section (a Markdown heading)
     line_example: dict[str, str] = {}
     word_pages: Counter[str] = Counter()
     for page in pages:
@@ -162,16 +184,24 @@ def _site_report(site: str, pages: list[_Page], params: CheckParams) -> dict[str
                 line_example.setdefault(key, line)
                 if i == 0 and _first_paragraph_matches(page, params):
                     line_headline[key] += 1
+                if key in page.headings:
+                    line_heading[key] += 1
         line_pages.update(keys)
         word_pages.update({w for key in keys for w in key.split()})
     floor = max(params.repeated_min_pages, math.ceil(params.repeated_min_share * total))
     repeated = []
     for key, n in line_pages.items():
         if n >= floor:
-            words = _without_numbering(key.split())
+            words = key.split()
+            unnumbered = _without_numbering(words)
+            # a section label: a line of a word or two ("Description"), or a numbered section heading of a
+            # manual ("6.1.4. MODULE TYPES PROVIDED", a heading on most of its pages): a template's line
+            # (a banner, a "related posts" box) carries no section number
+            label = (len(unnumbered) <= params.label_max_words
+                     or (len(unnumbered) < len(words) and 2 * line_heading[key] >= n))
             repeated.append({"text": line_example[key], "pages": n, "share": _share(n, total),
                              "navigation": navigation_line(line_example[key], params),
-                             "label": len(words) <= params.label_max_words and not navigation_line(key, params),
+                             "label": label and not navigation_line(key, params),
                              "headline_share": _share(line_headline[key], n)})
     repeated.sort(key=lambda e: (-e["pages"], e["text"]))
     # -- near repeats: lines that differ only in names and numbers
