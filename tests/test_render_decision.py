@@ -207,9 +207,9 @@ _WALK_PAGES = [
 
 @pytest.mark.parametrize("html", _WALK_PAGES)
 def test_decision_reads_the_tree_lxml_html_builds(html: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The decision parses with lxml's plain HTML parser and drops elements itself: the same signals as with
-    lxml.html's parser, ``HtmlElement.text_content`` and ``drop_tree`` (what it used before), on pages whose
-    dropped elements have tails, chrome, hidden parts and app roots."""
+    """The decision parses with lxml's plain HTML parser (``drop_tree`` run on its plain elements): the same
+    signals as with lxml.html's parser, ``HtmlElement.text_content`` and ``drop_tree`` (what it used before),
+    on pages whose dropped elements have tails, chrome, hidden parts and app roots."""
     import lxml.html
 
     from boilerstrip.rendering import decide

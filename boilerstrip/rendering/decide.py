@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from lxml import etree
+from lxml.html import HtmlMixin
 
 from boilerstrip.rendering import _vocab as V
 from boilerstrip.rendering.params import RenderParams
@@ -45,7 +46,7 @@ STATIC_REASONS = ("static_ok", "no_scripts", "meta_refresh", "empty_document")
 _DEFAULT = RenderParams()
 #: lxml.html's parser without its element classes: the same tree, and no Python call to pick a class for each
 #: element the walk meets (``lxml.html.HtmlElementClassLookup``: a tenth of the decision on a page of 400
-#: elements); ``_text_content`` and ``_drop`` are the two ``HtmlElement`` methods the decision used
+#: elements); ``_text_content`` stands for the ``HtmlElement`` method the decision used, ``_drop`` calls the other
 _PARSER = etree.HTMLParser()
 #: ``HtmlElement.text_content``: the element's text, its descendants' included (XPath ``string()``)
 _text_content = etree.XPath("string()", smart_strings=False)
@@ -277,17 +278,10 @@ def _in_content(el) -> bool:
 
 def _drop(el) -> None:
     """Remove ``el`` and its text but keep its tail (the text after it belongs to the parent): lxml.html's
-    ``drop_tree``."""
-    parent = el.getparent()
-    if parent is None:
-        return
-    if el.tail:
-        previous = el.getprevious()
-        if previous is None:
-            parent.text = (parent.text or "") + el.tail
-        else:
-            previous.tail = (previous.tail or "") + el.tail
-    parent.remove(el)
+    ``drop_tree`` itself, which reads and writes only what every element has (parent, previous sibling,
+    text and tail), run on the plain element the decision's parser makes; a root is left alone."""
+    if el.getparent() is not None:
+        HtmlMixin.drop_tree(el)
 
 
 def _alive(el, root) -> bool:
