@@ -15,7 +15,8 @@ sites they name the page (``section.level1.properties`` and ``section.level2.pro
 3.19.1 and 3.19.2), and requires Jaccard >= 0.9; :data:`TRAINING_RECIPE` (export: would this document
 repeat one in a training set?) is FineWeb's, any shared band of 14 x 8.
 
-Pure: no Scrapy; datasketch and numpy imported when a signature is first computed.
+Pure: no Scrapy; numpy imported when a signature is first computed. datasketch's MinHash and MinHashLSH's
+bands, computed without importing datasketch (see :func:`signature`); tests compare them with datasketch's.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from functools import lru_cache
 from operator import methodcaller
 
 __all__ = ["NearDuplicateRecipe", "site_recipe", "TRAINING_RECIPE", "recipe_words", "signature", "band_ranges",
-           "band_keys", "similarity", "is_near_duplicate", "load_datasketch"]
+           "band_keys", "similarity", "is_near_duplicate", "optimal_bands"]
 
 _WORD_RE = re.compile(r"\w+")
 _DIGIT_RE = re.compile(r"\d")
@@ -94,23 +95,40 @@ def recipe_words(text: str, recipe: NearDuplicateRecipe) -> list[str]:
     return _WORD_RE.findall(folded)
 
 
-def load_datasketch() -> None:
-    """Import datasketch (and scipy, which it imports: 0.43 s) in this process now, ahead of its first
-    signature (each worker process of a crawl, on a thread of its own as it starts)."""
-    import datasketch  # noqa: F401
+# datasketch 2.0's MinHash (scheme affine32, its default) and MinHashLSH's choice of bands, worked out with
+# numpy alone: importing datasketch imports scipy (for that choice), 0.57-0.69 s of CPU in each process that
+# computes a signature, two worker processes a crawl (6 % of the CPU of the large-page site's whole crawl,
+# 2026-12-06). The same numbers: tests/test_minhash.py compares every value with datasketch's own.
+
+#: MurmurHash3's 32-bit finaliser (datasketch's ``_fmix``): shifts and multipliers
+_FMIX32 = (16, 0x85EBCA6B, 13, 0xC2B2AE35, 16)
 
 
 @lru_cache(maxsize=8)
-def _template(num_perm: int, seed: int):  # noqa: ANN202 (datasketch's MinHash, imported lazily)
-    """An empty MinHash of the recipe whose hash function takes the 32-bit values :func:`_shingle_hashes`
-    worked out (``int``: the values as given): its permutations are generated once, and each signature's
-    copy shares them."""
-    from datasketch import MinHash
+def _permutations(num_perm: int, seed: int):  # noqa: ANN202 (numpy arrays, numpy imported lazily)
+    """(a, b) of datasketch's affine32 permutations ``h -> a * h + b mod 2**32`` for ``seed``: a odd, drawn
+    from numpy's ``RandomState(seed)`` in datasketch's order."""
+    import numpy as np
 
-    return MinHash(num_perm=num_perm, seed=seed, hashfunc=int)
+    gen = np.random.RandomState(seed)
+    a = gen.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
+    b = gen.randint(0, 1 << 32, num_perm, dtype=np.uint32)
+    return a, b
 
 
-def _shingle_hashes(words: list[str], k: int, name: str = "sha1") -> list[int]:
+def _mixed(values):  # noqa: ANN001, ANN202 (a numpy uint32 array)
+    """``values`` through MurmurHash3's finaliser (a bijection on 32 bits; products wrap modulo 2**32)."""
+    import numpy as np
+
+    s1, m1, s2, m2, s3 = _FMIX32
+    values = values ^ (values >> np.uint32(s1))
+    values = values * np.uint32(m1)
+    values = values ^ (values >> np.uint32(s2))
+    values = values * np.uint32(m2)
+    return values ^ (values >> np.uint32(s3))
+
+
+def _shingle_hashes(words: list[str], k: int, name: str = "sha1"):  # noqa: ANN202 (a numpy uint32 array)
     """The 32-bit hash ``name`` (``NearDuplicateRecipe.shingle_hash``) of each word ``k``-gram joined by
     spaces, in UTF-8, one per position (repeats included: a MinHash is a minimum, the same over a list as
     over its set). "sha1" is datasketch's default hash (``sha1_hash32``: SHA-1's first 4 bytes,
@@ -120,10 +138,10 @@ def _shingle_hashes(words: list[str], k: int, name: str = "sha1") -> list[int]:
 
     shingles = map(" ".join, zip(*(words[i:] for i in range(k)))) if k > 1 else iter(words)
     if name == "crc32":
-        return list(map(zlib.crc32, map(str.encode, shingles)))
+        return np.fromiter(map(zlib.crc32, map(str.encode, shingles)), dtype=np.uint32)
     digests = b"".join(map(_DIGEST, map(hashlib.sha1, map(str.encode, shingles))))
     # each SHA-1 digest is 20 bytes: its first 4 as a little-endian uint32 are sha1_hash32's value
-    return np.frombuffer(digests, dtype="<u4").reshape(-1, 5)[:, 0].tolist()
+    return np.frombuffer(digests, dtype="<u4").reshape(-1, 5)[:, 0].astype(np.uint32)
 
 
 _DIGEST = methodcaller("digest")
@@ -132,7 +150,8 @@ _DIGEST = methodcaller("digest")
 def signature(text: str, recipe: NearDuplicateRecipe, words: list[str] | None = None) -> bytes | None:
     """The MinHash of the text's shingles as uint32 bytes (``num_perm`` values), or None for a text with
     fewer than ``max(shingle_words, min_words)`` words. ``words``: :func:`recipe_words`, when already known.
-    datasketch's MinHash (scheme affine32) over the recipe's ``shingle_hash`` values, worked out in bulk."""
+    datasketch's MinHash (scheme affine32) over the recipe's ``shingle_hash`` values: each value mixed,
+    permuted ``num_perm`` ways, the minimum of each kept, ``_UPDATE_ROWS`` values at a time."""
     import numpy as np
 
     if words is None:
@@ -140,31 +159,60 @@ def signature(text: str, recipe: NearDuplicateRecipe, words: list[str] | None = 
     k = recipe.shingle_words
     if len(words) < max(k, recipe.min_words):
         return None
-    mh = _template(recipe.num_perm, recipe.seed).copy()
-    hashes = _shingle_hashes(words, k, recipe.shingle_hash)
-    for start in range(0, len(hashes), _UPDATE_ROWS):
-        mh.update_batch(hashes[start:start + _UPDATE_ROWS])
-    return mh.hashvalues.astype(np.uint32).tobytes()
+    a, b = _permutations(recipe.num_perm, recipe.seed)
+    values = _mixed(_shingle_hashes(words, k, recipe.shingle_hash))
+    minima = np.full(recipe.num_perm, 0xFFFFFFFF, dtype=np.uint32)
+    for start in range(0, len(values), _UPDATE_ROWS):
+        rows = values[start:start + _UPDATE_ROWS, np.newaxis]
+        np.minimum(minima, (rows * a + b).min(axis=0), out=minima)
+    return minima.tobytes()
+
+
+#: datasketch MinHashLSH's default weights of a false positive and a false negative
+_LSH_WEIGHTS = (0.5, 0.5)
+
+
+@lru_cache(maxsize=32)
+def optimal_bands(threshold: float, num_perm: int) -> tuple[int, int]:
+    """(bands, rows) MinHashLSH picks for ``threshold`` over ``num_perm`` values: of every b x r <= num_perm,
+    the first (b, then r, ascending) whose weighted probabilities of a false positive (a pair below the
+    threshold sharing a band: the integral of 1 - (1 - s^r)^b over [0, threshold]) and of a false negative
+    (above it, sharing none: (1 - s^r)^b over [threshold, 1]) sum least. Both integrands are polynomials of
+    degree b * r <= num_perm, so a Gauss-Legendre rule of num_perm / 2 + 1 nodes integrates them exactly
+    (datasketch uses scipy's adaptive ``quad``)."""
+    import numpy as np
+
+    pairs = np.array([(b, r) for b in range(1, num_perm + 1) for r in range(1, num_perm // b + 1)], dtype=float)
+    bands, rows = pairs[:, :1], pairs[:, 1:]
+    nodes, weights = np.polynomial.legendre.leggauss(num_perm // 2 + 1)
+
+    def integral(low: float, high: float, positive: bool):  # noqa: ANN202
+        s = (high - low) / 2 * nodes + (high + low) / 2
+        none_shared = (1 - s ** rows) ** bands
+        values = 1 - none_shared if positive else none_shared
+        return (values * weights).sum(axis=1) * (high - low) / 2
+
+    error = (_LSH_WEIGHTS[0] * integral(0.0, threshold, True)
+             + _LSH_WEIGHTS[1] * integral(threshold, 1.0, False))
+    b, r = pairs[int(np.argmin(error))]  # argmin: the first of equal minima, as datasketch keeps it
+    return int(b), int(r)
 
 
 @lru_cache(maxsize=32)
 def band_ranges(recipe: NearDuplicateRecipe) -> tuple[tuple[int, int], ...]:
-    """(first, end) hash value of each LSH band."""
+    """(first, end) hash value of each LSH band: ``recipe.bands`` of equal rows, or :func:`optimal_bands`."""
     if recipe.bands is None:
-        from datasketch import MinHashLSH
-
-        return tuple((int(a), int(b)) for a, b in MinHashLSH(threshold=recipe.min_jaccard or 1e-9,
-                                                           num_perm=recipe.num_perm).hashranges)
-    rows = recipe.num_perm // recipe.bands
-    return tuple((band * rows, (band + 1) * rows) for band in range(recipe.bands))
+        bands, rows = optimal_bands(recipe.min_jaccard or 1e-9, recipe.num_perm)
+    else:
+        bands, rows = recipe.bands, recipe.num_perm // recipe.bands
+    return tuple((band * rows, (band + 1) * rows) for band in range(bands))
 
 
 def band_keys(sig: bytes, recipe: NearDuplicateRecipe,
               ranges: tuple[tuple[int, int], ...] | list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
     """(band, key) per band: a 63-bit blake2b of the band number and its values (one SQLite INTEGER column
     holds every band's buckets; two bands never share a key). Equal bands, equal keys. ``ranges``: the
-    recipe's :func:`band_ranges`, when worked out elsewhere (the crawl asks a worker process that has
-    datasketch loaded)."""
+    recipe's :func:`band_ranges`, when the caller holds them."""
     return [(band, int.from_bytes(hashlib.blake2b(band.to_bytes(2, "big") + sig[a * _VALUE_BYTES:b * _VALUE_BYTES],
                                                   digest_size=8).digest(), "big") >> 1)
             for band, (a, b) in enumerate(ranges if ranges is not None else band_ranges(recipe))]

@@ -5,7 +5,7 @@
 reads them and waits, with a deadline, and returns a ``subprocess.CompletedProcess`` with the exit status
 and both texts, what ``subprocess.run([python, "-m", "boilerstrip", ...], capture_output=True)`` gives. What
 the child skips is what is not under test: a new interpreter importing Scrapy, Twisted, lxml, numpy and the
-project, and a new forkserver for the worker pool importing scipy and datasketch again (one forkserver,
+project, and a new forkserver for the worker pool importing the workers' modules again (one forkserver,
 started by the test process, serves every child's pool). About 3 s of CPU of a small crawl's 4. The crawl
 itself (its reactor, worker pool, feed and finishing pass) is the one the CLI runs, once per child:
 Twisted's reactor cannot be restarted, and each forked child installs its own.
@@ -170,7 +170,7 @@ def _running(pid: int) -> bool:
 def _start_forkserver() -> None:
     """The worker pool's forkserver, started once for the session with the workers' modules loaded (as the
     crawl starts its own: ``WorkerPool``); each child's pool forks its workers from it, instead of starting
-    a server that imports scipy and datasketch again (a second of every crawl)."""
+    a server that imports the workers' modules again."""
     import multiprocessing
     from multiprocessing import forkserver
 
@@ -178,8 +178,7 @@ def _start_forkserver() -> None:
 
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return
-    # and datasketch, which a crawl's workers import when its finishing pass starts: once for the session
-    multiprocessing.get_context("forkserver").set_forkserver_preload([*WORKER_MODULES, "datasketch"])
+    multiprocessing.get_context("forkserver").set_forkserver_preload(list(WORKER_MODULES))
     forkserver.ensure_running()
 
 

@@ -14,7 +14,7 @@ from boilerstrip.export.index import MemoryDedupIndex
 from boilerstrip.export.params import NearDedupParams
 from boilerstrip.export.steps import NearDedup
 from boilerstrip.finishing.base import FinishContext
-from boilerstrip.minhash import TRAINING_RECIPE, recipe_words, signature, similarity
+from boilerstrip.minhash import TRAINING_RECIPE, band_ranges, optimal_bands, recipe_words, signature, similarity
 
 _WORDS = ("page cache journal write lock reader writer column value schema trigger view vacuum checkpoint "
           "commit rollback savepoint cursor statement index table row query planner").split()
@@ -141,6 +141,42 @@ def test_signatures_are_datasketchs_minhash_of_the_shingle_set(recipe) -> None: 
     default one for the export, whose index keeps signatures from one run to the next."""
     for text in _VARIED_TEXTS:
         assert signature(text, recipe) == _datasketch_signature(text, recipe), text[:40]
+
+
+@pytest.mark.parametrize("num_perm", [16, 64, 100, 128, 256])
+def test_the_bands_are_the_ones_datasketchs_minhashlsh_picks(num_perm: int) -> None:
+    """The LSH bands are chosen as datasketch's ``MinHashLSH`` chooses them (``_optimal_param``: its weighted
+    false positive and false negative probabilities, integrated by scipy there, exactly by Gauss-Legendre
+    here), so the crawl needs neither datasketch nor scipy: the same (bands, rows) for thresholds across the
+    range, the crawl's default included. Where that is a single band (0.99 over 128 values), MinHashLSH
+    refuses the threshold; the crawl keeps the band (candidates must then agree on all their rows)."""
+    from datasketch import MinHashLSH
+    from datasketch.lsh import _optimal_param
+
+    for threshold in (0.05, 0.1, 0.25, 0.5, 0.6, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.99):
+        chosen = optimal_bands(threshold, num_perm)
+        assert chosen == tuple(_optimal_param(threshold, num_perm, 0.5, 0.5)), threshold
+        recipe = dataclasses.replace(near_recipe(DuplicateParams()), min_jaccard=threshold, num_perm=num_perm)
+        if chosen[0] < 2:
+            assert list(band_ranges(recipe)) == [(0, chosen[1])]
+            continue
+        lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+        assert list(band_ranges(recipe)) == [tuple(map(int, pair)) for pair in lsh.hashranges]
+
+
+def test_a_crawls_signatures_and_bands_load_neither_datasketch_nor_scipy() -> None:
+    """Importing datasketch imports scipy (0.6 s of CPU in each worker process of a crawl): a signature and
+    the bands are worked out with numpy alone (in a fresh interpreter: this one has loaded both)."""
+    import subprocess
+    import sys
+
+    script = ("import sys; from boilerstrip.boilerplate.duplicates import DuplicateIndex, text_signature; "
+              "from boilerstrip.boilerplate import DuplicateParams; "
+              "text_signature('word after word ' * 40, DuplicateParams()); DuplicateIndex(DuplicateParams()); "
+              "print(sorted({m.split('.')[0] for m in sys.modules} & {'datasketch', 'scipy', 'numpy'}))")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "['numpy']"
 
 
 def test_the_export_keeps_datasketchs_default_hash_and_the_crawl_uses_crc32() -> None:

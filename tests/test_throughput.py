@@ -430,38 +430,6 @@ def test_a_record_flagged_for_replacement_chars_is_written_in_one_encode_as_repa
     assert fast._clean_line({"url": "http://s.test/", "text": "a \udc80 b", "flags": [REPLACEMENT_FLAG]}) is None
 
 
-def test_the_duplicates_step_takes_the_lsh_bands_asked_for_ahead() -> None:
-    """The finishing extension asks a worker for the LSH bands once the crawl runs and hands the future to
-    the duplicates step: the same drops as working them out itself, and worked out itself when that
-    worker died."""
-    from concurrent.futures import Future
-
-    from boilerstrip.boilerplate import DuplicateParams
-    from boilerstrip.boilerplate.duplicates import lsh_bands
-    from boilerstrip.finishing import MarkDuplicates, run_steps
-
-    params = DuplicateParams()
-    text = "The same long text on two pages of the site, word after word after word. " * 8
-    records = [{"url": "http://s.test/a", "text": text}, {"url": "http://s.test/b", "text": text}]
-    taken = []
-
-    class Asked(Future):
-        def result(self, timeout=None):
-            taken.append(True)
-            return super().result(timeout)
-
-    good, dead = Asked(), Future()
-    good.set_result(lsh_bands(params.near_min_jaccard, params.num_perm))
-    dead.set_exception(RuntimeError("the worker died"))
-    drops = []
-    for future in (good, dead, None):
-        context = FinishContext()
-        out = list(run_steps([dict(r) for r in records], [MarkDuplicates(params, bands=future)], context))
-        drops.append((len(out), context.dropped_by_url()))
-    assert taken == [True]
-    assert drops[0] == drops[1] == drops[2] == (1, {"http://s.test/b": "exact_duplicate"})
-
-
 def test_a_signature_worked_out_with_the_clean_travels_on_the_record_and_is_not_written(tmp_path: Path) -> None:
     """With worker processes, the template step works out each cleaned text's MinHash signature in the job
     that cleans it; the record carries it to the duplicates step, which takes it off: nothing of it is
@@ -677,18 +645,20 @@ def test_the_first_pages_are_judged_in_the_crawl_process_while_the_workers_start
     assert crawler.stats.get_value("boilerstrip/render/checked") == 2
 
 
-def test_the_forkserver_leaves_datasketch_to_each_workers_own_thread() -> None:
-    """datasketch (and scipy, which it imports: 0.43 s) is for the finishing pass's signatures: reading a page
-    does not load it, and the forkserver does not preload it (the first page would wait); each worker imports
-    it on a thread of its own once it is up, so the pass does not begin with that import.
+def test_a_crawls_workers_load_neither_datasketch_nor_scipy() -> None:
+    """datasketch imports scipy (0.6 s of CPU a process): a worker that reads a page and works out the
+    finishing pass's signatures loads neither (``boilerstrip.minhash`` computes datasketch's MinHash with
+    numpy), and the forkserver does not preload them.
 
-    In a fresh interpreter: the test process's forkserver may already have been started by another test
-    (the session's, which preloads datasketch on purpose), and the point is the crawl's own forkserver."""
+    In a fresh interpreter: the test process's forkserver may already have been started by another test,
+    and the point is the crawl's own forkserver."""
     import subprocess
     import sys
 
     script = """
-import asyncio, sys, time
+import asyncio, sys
+from boilerstrip.boilerplate import DuplicateParams
+from boilerstrip.finishing.steps import text_signatures
 from boilerstrip.reading.render_job import judge_and_read
 from boilerstrip.reading.page import PagePlan
 from boilerstrip.rendering import RenderParams
@@ -697,29 +667,23 @@ from boilerstrip.workers.pool import WorkerPool, WorkerPoolParams
 
 PAGE = sys.argv[1]
 ours = lambda names: sorted(m for m in names if m.split('.')[0] in ('datasketch', 'scipy'))
-loaded = "sorted(m for m in __import__('sys').modules if m.split('.')[0] in ('datasketch', 'scipy'))"
-judge_and_read(PAGE, "http://s.test/p1", RenderParams(), PagePlan(), "utf-8")
-print("reading", ours(sys.modules), ours(WORKER_MODULES))
+loaded = "sorted({m.split('.')[0] for m in __import__('sys').modules} & {'datasketch', 'scipy', 'numpy'})"
+print("preloaded", ours(WORKER_MODULES))
 
 async def main():
     pool = WorkerPool(WorkerPoolParams(workers=1, pool="process"))
     try:
         await pool.run(judge_and_read, PAGE, "http://s.test/p1", RenderParams(), PagePlan(), "utf-8")
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            found = await pool.run(eval, loaded)
-            if "datasketch" in found:
-                return "worker", "datasketch" in found
-            await asyncio.sleep(0.1)
-        return "worker", False
+        (signed,) = await pool.run(text_signatures, ["word after word " * 40], DuplicateParams())
+        return signed.hashvalues is not None, await pool.run(eval, loaded)
     finally:
         pool.close()
 
-print(*asyncio.run(main()))
+print("worker", *asyncio.run(main()))
 """
     html = _PAGE.format(n=1, text="Text. " * 50)
     proc = subprocess.run([sys.executable, "-c", script, html], capture_output=True, text=True, timeout=240,
                           cwd=Path(__file__).resolve().parents[1])
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.strip().splitlines()
-    assert lines[-2:] == ["reading [] []", "worker True"], proc.stdout[-2000:]
+    assert lines[-2:] == ["preloaded []", "worker True ['numpy']"], proc.stdout[-2000:]

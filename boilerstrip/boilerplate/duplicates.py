@@ -18,7 +18,7 @@ from boilerstrip.minhash import NearDuplicateRecipe, band_keys, band_ranges, is_
 from .params import DuplicateParams
 
 __all__ = ["DuplicateIndex", "Duplicate", "find_duplicates", "keep_order", "text_digest", "text_signature",
-           "Signature", "lsh_bands", "near_recipe", "EXACT_DUPLICATE", "NEAR_DUPLICATE"]
+           "Signature", "near_recipe", "EXACT_DUPLICATE", "NEAR_DUPLICATE"]
 
 EXACT_DUPLICATE = "exact_duplicate"
 NEAR_DUPLICATE = "near_duplicate"
@@ -58,12 +58,6 @@ def near_recipe(params: DuplicateParams) -> NearDuplicateRecipe:
     return site_recipe(params.near_min_jaccard, params.num_perm, params.shingle_words, params.near_min_words)
 
 
-def lsh_bands(threshold: float, num_perm: int) -> list[tuple[int, int]]:
-    """The (start, end) rows of each LSH band of the crawl's recipe for ``threshold`` (the ones datasketch's
-    ``MinHashLSH`` chooses)."""
-    return list(band_ranges(site_recipe(threshold, num_perm)))
-
-
 def text_signature(text: str, params: DuplicateParams) -> Signature:
     """The exact key and the MinHash of ``text`` (the crawl's recipe: words as written, word
     ``shingle_words``-grams, ``num_perm`` permutations, seed 1). A pure function: the finishing pass computes
@@ -81,14 +75,11 @@ class DuplicateIndex:
     page, where ``MinHashLSH`` and a ``LeanMinHash`` per page take ~4 KB): the same candidates, the same
     estimated Jaccard, so the same answers."""
 
-    def __init__(self, params: DuplicateParams, bands: list[tuple[int, int]] | None = None) -> None:
+    def __init__(self, params: DuplicateParams) -> None:
         self.params = params
         self._exact: dict[str, str] = {}
-        #: the bands (``lsh_bands``), when worked out elsewhere (a worker process that has datasketch loaded:
-        #: the crawl's own process then never imports it, nor scipy, which it imports)
         self._recipe = near_recipe(params)
-        self._ranges: list[tuple[int, int]] = list(bands) if bands is not None else lsh_bands(
-            params.near_min_jaccard, params.num_perm)
+        self._ranges = band_ranges(self._recipe)
         self._bands: list[dict[int, int | list[int]]] = [{} for _ in self._ranges]
         self._urls: list[str] = []  # kept page number -> URL
         self._values: list[bytes] = []  # kept page number -> its signature

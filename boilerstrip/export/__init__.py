@@ -3,7 +3,7 @@
 ``ReadInputs -> TooLong -> NewestVersion -> Normalise -> OptOutPolicy -> Language -> Quality -> Filters -> Pii -> ExactDedup ->
 NearDedup -> ShardWriter``; every document left out is dropped by one step with a reason and lands in
 ``excluded.jsonl``. Then ``stats.json`` and the dataset card (``README.md``). Pure Python (no Scrapy):
-py3langid, datasketch and pyarrow do the heavy lifting. See docs/export.md.
+py3langid, pyarrow and numpy (datasketch's MinHash, ``boilerstrip.minhash``) do the heavy lifting. See docs/export.md.
 """
 
 from __future__ import annotations

@@ -26,7 +26,6 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from boilerstrip.boilerplate import BoilerplateParams, DuplicateParams
-from boilerstrip.boilerplate.duplicates import lsh_bands
 from boilerstrip.atomicfile import atomic_write_json
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings
 from boilerstrip.feeds import FeedParams
@@ -58,9 +57,6 @@ class FinishingExtension:
         #: the final model from that state instead of hashing every record again)
         self.learned = False
         self.workers: Any = None  # the crawl's WorkerPool: the pass computes MinHash signatures there
-        #: the duplicates' parameters and a future of their LSH bands, asked of a worker before the pass
-        self.bands: tuple[DuplicateParams, Any] | None = None
-        self._asked = False
         #: the failed step and its error, once the pass failed (``{"step": ..., "error": ...}``)
         self.failure: dict[str, str] | None = None
 
@@ -85,22 +81,6 @@ class FinishingExtension:
         crawler.signals.connect(ext.engine_stopped, signal=signals.engine_stopped)
         return ext
 
-    def ask_ahead(self) -> None:
-        """Ask a worker process for the duplicates' LSH bands now, once the crawl is over, while this process
-        reads and spills the feed and builds the model. (Each worker imported datasketch on a thread of its
-        own when it started: ``boilerstrip.workers._start.start_worker``.)"""
-        if self._asked:
-            return
-        self._asked = True
-        executor = self._executor()
-        if executor is None or not component_enabled(self.settings, "duplicates"):
-            return
-        try:
-            params = params_from_settings(self.settings, "duplicates", DuplicateParams)
-        except ConfigError:
-            return  # the pass names the setting
-        self.bands = params, executor.submit(lsh_bands, params.near_min_jaccard, params.num_perm)
-
     def _executor(self) -> Any:
         """The crawl's worker processes' executor (None: no process pool)."""
         if self.workers is not None and self.workers.params.pool == "process":
@@ -109,8 +89,6 @@ class FinishingExtension:
 
     def spider_closed(self, reason: str = "") -> None:
         self.reason = reason
-        if reason == "finished":
-            self.ask_ahead()
 
     def engine_stopped(self) -> None:
         try:
@@ -157,7 +135,6 @@ class FinishingExtension:
             return "failed"
         layout = crawl_layout(self.output)
         context = FinishContext(executor=self._executor())
-        bands = self.bands[1] if self.bands is not None and self.bands[0] == dup_params else None
         step = "state"
         try:
             total = count_lines(self.output)
@@ -173,7 +150,7 @@ class FinishingExtension:
                                        duplicates_enabled=component_enabled(self.settings, "duplicates"),
                                        context=context, change=change, learned=self.learned, trail=trail,
                                        fields=selected_fields(self.settings), progress=progress,
-                                       reconcile=layout.manifest.exists(), bands=bands)
+                                       reconcile=layout.manifest.exists())
                 step = "state"
             finally:
                 if ticker is not None:

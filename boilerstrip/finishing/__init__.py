@@ -56,14 +56,14 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
                  state: Any = None, duplicates_enabled: bool = True,
                  context: FinishContext | None = None, change: Step | None = None,
                  learned: bool = False, trail: bool = False, fields: Any = None,
-                 progress: Any = None, reconcile: bool = False, bands: Any = None) -> dict[str, Any]:
+                 progress: Any = None, reconcile: bool = False) -> dict[str, Any]:
     """The crawl's finishing pass file to file (``out_path`` may be ``in_path``), streaming: memory holds
     the model, offsets and duplicate signatures, not the records. ``trail``: the output keeps the records'
     block-by-block trail (default: lean records); ``fields``: write only these fields
     (``FEED_EXPORT_FIELDS``; every step still sees whole records); ``progress``: a
     :class:`~boilerstrip.finishing.steps.PassProgress` the steps count into; ``reconcile``: the last step brings
-    the crawl's ledger and manifest in line with what was written (``summary["reconciled"]``); ``bands``: the
-    duplicates' LSH bands, or a future of them asked of a worker before the pass. Returns a summary."""
+    the crawl's ledger and manifest in line with what was written (``summary["reconciled"]``). Returns a
+    summary."""
     context = context if context is not None else FinishContext(state=state)
     records_in = 0
 
@@ -75,7 +75,7 @@ def finish_crawl(in_path: str | Path, out_path: str | Path, params: BoilerplateP
 
     written = tombstones = 0
     for record in run_steps(counted(), crawl_steps(out_path, params, dup_params, report_dir, duplicates_enabled,
-                                                   change, learned, trail, fields, progress, reconcile, bands),
+                                                   change, learned, trail, fields, progress, reconcile),
                               context):
         written += 1
         tombstones += record.get("change") in TOMBSTONES

@@ -24,7 +24,7 @@ from typing import Any
 
 from boilerstrip.atomicfile import atomic_open
 from boilerstrip.boilerplate.blocks import blocks_of_record, cluster_of_url, site_of_url
-from boilerstrip.boilerplate.duplicates import (EXACT_DUPLICATE, DuplicateIndex, keep_order, lsh_bands,
+from boilerstrip.boilerplate.duplicates import (EXACT_DUPLICATE, DuplicateIndex, keep_order,
                                                 text_signature)
 from boilerstrip.boilerplate.finish import (REPORT_JSON, REPORT_TXT, ReportBuilder, clean_record, has_trail,
                                             mark_duplicate, model_hashes, report_text)
@@ -210,26 +210,16 @@ class MarkDuplicates(Step):
 
     name = "duplicates"
 
-    def __init__(self, params: DuplicateParams | None = None, bands: Any = None) -> None:
-        """``bands``: the LSH bands of ``params`` (``lsh_bands``), or a future of them asked of a worker
-        before the pass (taken at the first record; worked out here when that worker failed)."""
+    def __init__(self, params: DuplicateParams | None = None) -> None:
         self.params = params or DuplicateParams()
-        self.bands = bands
 
     def run(self, records: Iterable[Record], context: FinishContext) -> Iterator[Record]:
-        bands = self.bands
-        if bands is None and context.executor is not None:  # datasketch (and scipy) stay in the workers
-            # asked for now, taken at the first record: a worker imports datasketch and works the bands
-            # out while the steps before this one spill and build the model (a second, waited for alone)
-            bands = context.executor.submit(lsh_bands, self.params.near_min_jaccard, self.params.num_perm)
-        index: DuplicateIndex | None = None
+        index = DuplicateIndex(self.params)
         last: tuple[int, str] | None = None
         dropped: list[dict[str, Any]] = []
         marked: list[dict[str, Any]] = []
         context.report["duplicates"] = {"dropped": dropped, "marked": marked, "params": self.params}
         for record, signature in self._signed(records, context):
-            if index is None:
-                index = DuplicateIndex(self.params, _bands_of(bands))
             if not is_page(record):
                 yield record
                 continue
@@ -279,16 +269,6 @@ class MarkDuplicates(Step):
         if entry is None or entry[0] != self.params or entry[1] != record.get("text"):
             return None
         return entry[2]
-
-
-def _bands_of(future: Any) -> Any:
-    """The bands a worker worked out; None (worked out here) without a future, or when its worker died."""
-    if future is None:
-        return None
-    try:
-        return future.result()
-    except Exception:  # noqa: BLE001 - a pool started again during the crawl: the bands are worked out here
-        return None
 
 
 def _batches_ahead(items: Iterable[Any], executor: Any, submit: Any) -> Iterator[tuple[list[Any], Any]]:
@@ -524,21 +504,19 @@ def crawl_steps(
     fields: Sequence[str] | None = None,
     progress: PassProgress | None = None,
     reconcile: bool = False,
-    bands: Any = None,
 ) -> list[Step]:
     """The finishing pass of a crawl, as ordered steps; ``out`` None: nothing written (records yielded).
     ``change`` (a :class:`boilerstrip.finishing.change.ChangeStep`) goes after the final clean and
     duplicates, so a page's change status is decided on its final text. ``learned``: see
     :class:`TemplateStep`. ``trail``: the output keeps the block-by-block trail (see :class:`WriteJsonl`).
-    ``reconcile``: the crawl's ledger and manifest follow what was written (:class:`ReconcileLedger`, last).
-    ``bands``: the LSH bands of ``dup_params``, or a future of them (see :class:`MarkDuplicates`)."""
+    ``reconcile``: the crawl's ledger and manifest follow what was written (:class:`ReconcileLedger`, last)."""
     dup_params = dup_params or DuplicateParams()
     steps: list[Step] = [TemplateStep(params, learned=learned, sign=dup_params if duplicates_enabled else None)]
     if progress is not None:
         steps = [CountProgress(progress, "reading pages", then="building the template model"), *steps,
                  CountProgress(progress, "cleaning pages", then="sorting")]
     if duplicates_enabled:
-        steps.append(MarkDuplicates(dup_params, bands=bands))
+        steps.append(MarkDuplicates(dup_params))
     if change is not None:
         steps.append(change)
     steps += [SortByUrl(), TemplateReport(report_dir)]

@@ -10,16 +10,14 @@ import importlib
 import multiprocessing
 import os
 import signal
-import threading
 
 from boilerstrip.lifetime import die_with_parent
 
 __all__ = ["WORKER_MODULES", "start_worker", "warm_up", "ignore_interrupts"]
 
 #: the modules of the jobs the crawl sends its workers: the render decision, the page's reading, and the
-#: finishing pass's clean and MinHash. Not datasketch (it imports scipy: 0.43 s here, more than the rest,
-#: before the first page could be read): each worker imports it on a thread of its own once it is up
-#: (:func:`start_worker`), while it reads the crawl's first pages
+#: finishing pass's clean and MinHash (numpy is imported by the first signature; no job imports datasketch
+#: or scipy: ``boilerstrip.minhash``)
 WORKER_MODULES = (
     "boilerstrip.boilerplate.page",
     "boilerstrip.reading.render_job",
@@ -39,8 +37,7 @@ def warm_up() -> None:
 
 def start_worker() -> None:
     """Each worker process's first act (the pool's ``initializer``): ignore a terminal's Ctrl-C
-    (:func:`ignore_interrupts`), import datasketch on a thread of its own (for the finishing pass) and die
-    with the crawl.
+    (:func:`ignore_interrupts`) and die with the crawl.
 
     A worker is forked from the forkserver, which exits when the crawl's end of its "alive" pipe closes,
     that is when the crawl exits, however it dies. Two things stood in the way after a ``kill -9``: every
@@ -52,10 +49,6 @@ def start_worker() -> None:
     from multiprocessing import forkserver
 
     ignore_interrupts()
-    # datasketch for the finishing pass's MinHash, imported aside: the first pages are read meanwhile, and the
-    # pass does not begin with each worker's import (0.43 s: most of a 100-page site's pass, libpam-doc 0.8-1.1 s
-    # -> 0.3-0.4 s, the whole command 4.1-4.7 -> 3.3-4.1 s; the 1,147-page site within noise, 2026-12-06)
-    threading.Thread(target=_import_datasketch, name="boilerstrip-import-datasketch", daemon=True).start()
     server_pid = os.getppid()
     server = getattr(forkserver, "_forkserver", None)
     alive_fd = getattr(server, "_forkserver_alive_fd", None)
@@ -70,15 +63,6 @@ def start_worker() -> None:
     crawl = multiprocessing.parent_process()
     if crawl is not None and not _alive(crawl.pid):
         os._exit(1)  # the crawl died before this worker was up
-
-
-def _import_datasketch() -> None:
-    from boilerstrip.minhash import load_datasketch
-
-    try:
-        load_datasketch()
-    except Exception:  # noqa: BLE001 - the first signature imports it again and says what is wrong
-        pass
 
 
 def _alive(pid: int | None) -> bool:
