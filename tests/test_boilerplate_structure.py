@@ -150,3 +150,21 @@ def test_near_duplicates_are_kept_and_marked_exact_copies_dropped() -> None:
     # asked to drop them (--drop-duplicates): the near duplicate goes too
     dropped = finish_records(records, dup_params=DuplicateParams(drop_near=True))
     assert {d["url"] for d in dropped.dropped} == {"http://d.test/copy-of-part.html", "http://d.test/part/commands.html"}
+
+
+def test_a_blocks_pieces_are_its_separated_parts_whether_or_not_it_holds_a_separator() -> None:
+    """A block without any separator character skips the separators' regex: the pieces are the same as the
+    regex's split gives, on texts with and without separators (bars, breadcrumbs, "and/or", arrows, empty
+    parts, digits on and off)."""
+    from boilerstrip.boilerplate.blocks import _PIECE_SEP_RE, normalise_block, split_pieces
+
+    rng = random.Random(7)
+    parts = ["Prev", "Next", "Home", "Docs", "and/or", "3.19.1", "a|b", "→", "  ", "Straße", "x > y", "", "·"]
+    joiners = [" | ", " > ", " / ", " » ", " · ", " → ", " ", "|", "/", " - "]
+    for _ in range(2000):
+        text = "".join(rng.choice(parts) + rng.choice(joiners) for _ in range(rng.randint(1, 5)))
+        for digits in (True, False):
+            expected = [p for p in (normalise_block(part, digits=digits) for part in _PIECE_SEP_RE.split(text)) if p]
+            assert split_pieces(text, digits=digits) == expected, text
+    assert split_pieces("Prev | Admonitions | Next") == ["prev", "admonitions", "next"]
+    assert split_pieces("Plain prose without a bar") == ["plain prose without a bar"]

@@ -113,7 +113,8 @@ def block_hash(normalised: str, kind: str | None = None) -> str | None:
 #: What separates the pieces of one block: the extractor's table-cell joiner " | " and the separators of
 #: breadcrumbs and link bars ("Home > Docs > Install", "Prev · Up · Next") when set off by spaces. Dashes
 #: are left out on purpose: they join prose ("page.height -- The height of the page").
-_PIECE_SEP_RE = re.compile(r"\s+[|>/\u00bb\u203a\u00b7\u2022\u2190\u2192]\s+")
+_PIECE_SEPARATORS = "|>/\u00bb\u203a\u00b7\u2022\u2190\u2192"
+_PIECE_SEP_RE = re.compile(rf"\s+[{re.escape(_PIECE_SEPARATORS)}]\s+")
 #: namespaces of the structure hashes: never equal to a block hash (those hash the bare text)
 _PIECE_NS = "piece\x1f"
 _SLOT_NS = "slot\x1f"
@@ -127,6 +128,11 @@ def split_pieces(text: str, *, digits: bool = True) -> list[str]:
 
 @lru_cache(maxsize=_FEATURE_CACHE_ENTRIES)
 def _pieces(text: str, digits: bool) -> tuple[str, ...]:
+    if not any(separator in text for separator in _PIECE_SEPARATORS):
+        # no separator character at all (nine of ten blocks): one piece, without the regex's scan (0.7
+        # against 5.2 us a block of 400 characters, the large-page site's blocks, 2026-12-06)
+        piece = normalise_block(text, digits=digits)
+        return (piece,) if piece else ()
     pieces = (normalise_block(part, digits=digits) for part in _PIECE_SEP_RE.split(text))
     return tuple(piece for piece in pieces if piece)
 
