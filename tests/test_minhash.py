@@ -165,18 +165,20 @@ def test_the_bands_are_the_ones_datasketchs_minhashlsh_picks(num_perm: int) -> N
 
 
 def test_a_crawls_signatures_and_bands_load_neither_datasketch_nor_scipy() -> None:
-    """Importing datasketch imports scipy (0.6 s of CPU in each worker process of a crawl): a signature and
-    the bands are worked out with numpy alone (in a fresh interpreter: this one has loaded both)."""
+    """Importing datasketch imports scipy (0.6 s of CPU in each worker process of a crawl): a signature is
+    worked out with numpy alone, and the bands and the similarity of two signatures (what the crawl's own
+    process computes) with no numpy at all (in a fresh interpreter: this one has loaded all three)."""
     import subprocess
     import sys
 
     script = ("import sys; from boilerstrip.boilerplate.duplicates import DuplicateIndex, text_signature; "
-              "from boilerstrip.boilerplate import DuplicateParams; "
-              "text_signature('word after word ' * 40, DuplicateParams()); DuplicateIndex(DuplicateParams()); "
-              "print(sorted({m.split('.')[0] for m in sys.modules} & {'datasketch', 'scipy', 'numpy'}))")
+              "from boilerstrip.boilerplate import DuplicateParams; from boilerstrip.minhash import similarity; "
+              "ours = lambda: sorted({m.split('.')[0] for m in sys.modules} & {'datasketch', 'scipy', 'numpy'}); "
+              "DuplicateIndex(DuplicateParams()); print(similarity(b'abcdefgh', b'abcdefgi'), ours()); "
+              "text_signature('word after word ' * 40, DuplicateParams()); print(ours())")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip() == "['numpy']"
+    assert proc.stdout.splitlines() == ["0.5 []", "['numpy']"]
 
 
 def test_the_export_keeps_datasketchs_default_hash_and_the_crawl_uses_crc32() -> None:
