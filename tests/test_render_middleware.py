@@ -311,3 +311,57 @@ def test_addon_bounds_contexts_and_the_js_heap_and_starts_the_browser_lazily() -
     assert s.get("PLAYWRIGHT_BROWSER_PROVIDER") == "boilerstrip.downloadhandlers.browser.LazyBrowserProvider"
     with pytest.raises(Exception, match="BOILERSTRIP_RENDER_PARAMS field max_contexts"):
         crawler_for({"BOILERSTRIP_RENDER_PARAMS": {"max_contexts": 1}})
+
+
+def test_a_render_asked_for_while_a_stalled_browser_is_killed_waits_for_its_disconnect() -> None:
+    """The render whose timeout found the browser stalled fails at once, and its page is sent again at once
+    (rendered once more after the restart): it must not start on the killed browser, whose disconnect comes
+    a moment later (its new tab would hang until then, and fail it a second time: the page went static,
+    a flaky end of test_hostile_round3's stalled-browser crawl). It waits for that disconnect, bounded."""
+    import asyncio
+
+    import boilerstrip.downloadhandlers.browser as browser_module
+    from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+
+    crawler = crawler_for()
+    handler = browser_module.BrowserDownloadHandler.from_crawler(crawler)
+    started: list[float] = []
+
+    class Stalled:  # a browser that answers no CDP question (its processes are stopped)
+        class browser_type:
+            name = "chromium"
+
+        async def new_browser_cdp_session(self):  # noqa: ANN201
+            await asyncio.sleep(3600)
+
+    async def render(self, request):  # noqa: ANN001, ANN202 - scrapy-playwright's download, recorded
+        started.append(asyncio.get_running_loop().time())
+        return "rendered"
+
+    async def scenario() -> tuple[float, float]:
+        stalled = Stalled()
+        handler._browsers[id(stalled)] = stalled
+        original = (browser_module._kill_browser_processes, browser_module._STALL,
+                    ScrapyPlaywrightDownloadHandler.download_request)
+        browser_module._kill_browser_processes = lambda: 1
+        browser_module._STALL = browser_module.StallParams(probe_timeout_s=0.2)
+        ScrapyPlaywrightDownloadHandler.download_request = render
+        try:
+            assert await handler._restart_if_stalled() is True  # killed: its disconnect is still to come
+            loop = asyncio.get_running_loop()
+            killed = loop.time()
+            loop.call_later(0.3, handler._disconnected, stalled)  # the disconnect arrives a moment later
+            request = Request("http://s.test/p", meta={"playwright": True})
+            assert await handler.download_request(request) == "rendered"
+            # with no kill under way, a render starts at once
+            again = loop.time()
+            assert await handler.download_request(Request("http://s.test/q", meta={"playwright": True})) == "rendered"
+            return started[0] - killed, started[1] - again
+        finally:
+            (browser_module._kill_browser_processes, browser_module._STALL,
+             ScrapyPlaywrightDownloadHandler.download_request) = original
+
+    waited, at_once = asyncio.run(scenario())
+    assert 0.3 <= waited < 0.4 + 20 * browser_module._POLL_S, waited  # after the disconnect, not before
+    assert at_once < 10 * browser_module._POLL_S, at_once
+    assert crawler.stats.get_value("boilerstrip/render/browser_closed/browser_stalled") == 1

@@ -204,6 +204,9 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
         self._watchdog: asyncio.Task | None = None
         self._last_reason = "browser_crashed"
         self._stall_lock = asyncio.Lock()
+        #: the crash epoch when a stalled browser was killed, until its disconnect is seen (None: no kill
+        #: under way): a render asked for meanwhile waits (``_after_kill``)
+        self._killed_at: int | None = None
         setattr(self.config, _WATCH_ATTR, self._watch)
 
     # -- the browser's way out ---------------------------------------------------------------------------
@@ -316,6 +319,7 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
                          "killing it (a fresh one is started, the %d render(s) under way are retried there)",
                          _STALL.probe_timeout_s, self._in_flight)
             self._close_reason = "browser_stalled"
+            self._killed_at = self._crash_epoch
             killed = _kill_browser_processes()
             if not killed:  # not a child of ours (a remote browser): ask it to close
                 for browser in stalled:
@@ -328,6 +332,7 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
         if not request.meta.get("playwright"):
             return await super().download_request(request)
         await self._ensure_proxy()
+        await self._after_kill()
         if self._watchdog is None and self.browser_params.max_browser_memory_mib:
             self._watchdog = asyncio.ensure_future(self._watch_memory())
         self._in_flight += 1
@@ -336,6 +341,21 @@ class BrowserDownloadHandler(ScrapyPlaywrightDownloadHandler):
         finally:
             self._in_flight -= 1
             request.meta.pop(PAGE_META, None)
+
+    async def _after_kill(self) -> None:
+        """A render asked for while a stalled browser is being killed (its renders have failed, a page of
+        theirs may be sent again at once) waits until that browser's disconnect is seen, so that it starts
+        on the fresh browser, not on the killed one, whose new tab would hang until the disconnect fails it
+        too. At most two stall probes' time: a disconnect that never comes does not hold renders."""
+        killed_at = self._killed_at
+        if killed_at is None:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 2 * _STALL.probe_timeout_s
+        while self._crash_epoch == killed_at and loop.time() < deadline:
+            await asyncio.sleep(_POLL_S)
+        if self._killed_at == killed_at:
+            self._killed_at = None
 
     async def _bounded(self, request: Any) -> Any:
         limit_s = self.browser_params.max_render_ms / 1000
