@@ -358,3 +358,20 @@ def test_scrapy_jobdir_pause_and_resume_keeps_the_first_runs_records(serve, tmp_
     assert sorted(urls) == sorted({site.url + "/"} | {f"{site.url}/p{i}" for i in range(pages)}), proc2.stderr[-3000:]
     assert first <= set(urls)
     assert len(site.hits("/p0")) == 1  # Scrapy's JOBDIR: pages of the first run are not fetched again
+
+
+def test_the_tombstones_of_a_file_are_its_removed_and_unseen_lines_however_spaced(tmp_path: Path) -> None:
+    """The ledger leaves out a recurring crawl's tombstones (``change`` removed/unseen), found without
+    parsing every record: compact and spaced JSON, and a page whose text quotes a tombstone's field is a
+    page."""
+    from boilerstrip.ledger.reader import tombstone_urls
+
+    lines = [json.dumps({"url": "http://a.test/1", "change": "new", "text": "x"}, separators=(",", ":")),
+             json.dumps({"url": "http://a.test/2", "change": "removed"}, separators=(",", ":")),
+             json.dumps({"url": "http://a.test/3", "change": "unseen"}),
+             json.dumps({"url": "http://a.test/4", "text": 'it says "change": "removed"', "change": "changed"}),
+             '{"url": "http://a.test/5", "change" :  "removed"}',
+             '{"url": "http://a.test/6", "change": "removed"']  # torn: not a line
+    path = tmp_path / "o.jsonl"
+    path.write_text("\n".join(lines[:-1]) + "\n" + lines[-1])
+    assert tombstone_urls(path) == {"http://a.test/2", "http://a.test/3", "http://a.test/5"}

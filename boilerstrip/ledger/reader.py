@@ -7,6 +7,7 @@ pending. Pure Python: no Scrapy import.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -77,12 +78,17 @@ def finished_run(out: str | Path) -> dict[str, Any] | None:
     return data
 
 
+#: what a tombstone line holds, however its JSON is spaced (every record of a recurring crawl has a
+#: ``change``; only a tombstone's is "removed" or "unseen")
+_TOMBSTONE_RE = re.compile(rb'"change"\s*:\s*"(?:removed|unseen)"')
+
+
 def tombstone_urls(path: Path) -> set[str]:
     """URLs of a recurring crawl's tombstones (``change`` removed/unseen): pages of an earlier crawl,
     not records of this one, so the ledger does not account for them."""
     urls: set[str] = set()
     for line in iter_whole_lines(path):
-        if b'"change": "removed"' not in line and b'"change": "unseen"' not in line and b'"change":"' not in line:
+        if _TOMBSTONE_RE.search(line) is None:  # most lines: a page, not parsed (tens of kilobytes each)
             continue
         try:
             record = json.loads(line)
