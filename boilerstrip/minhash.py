@@ -15,9 +15,9 @@ sites they name the page (``section.level1.properties`` and ``section.level2.pro
 3.19.1 and 3.19.2), and requires Jaccard >= 0.9; :data:`TRAINING_RECIPE` (export: would this document
 repeat one in a training set?) is FineWeb's, any shared band of 14 x 8.
 
-Pure: no Scrapy; numpy imported when a signature is first computed (the bands and the similarity of two
-signatures need none). datasketch's MinHash and MinHashLSH's
-bands, computed without importing datasketch (see :func:`signature`); tests compare them with datasketch's.
+Pure: no Scrapy, no datasketch (whose package imports scipy): datasketch's MinHash is computed here with
+numpy, imported when a signature is first computed, and MinHashLSH's choice of bands and the similarity of
+two signatures in plain Python; tests compare them with datasketch's own.
 """
 
 from __future__ import annotations
@@ -97,10 +97,10 @@ def recipe_words(text: str, recipe: NearDuplicateRecipe) -> list[str]:
     return _WORD_RE.findall(folded)
 
 
-# datasketch 2.0's MinHash (scheme affine32, its default) and MinHashLSH's choice of bands, worked out with
-# numpy alone: importing datasketch imports scipy (for that choice), 0.57-0.69 s of CPU in each process that
-# computes a signature, two worker processes a crawl (6 % of the CPU of the large-page site's whole crawl,
-# 2026-12-06). The same numbers: tests/test_minhash.py compares every value with datasketch's own.
+# datasketch 2.0's MinHash (scheme affine32, its default) and MinHashLSH's choice of bands, worked out
+# without importing datasketch: its package imports scipy (for that choice), 0.57-0.69 s of CPU in each
+# process that computes a signature, two worker processes a crawl (6 % of the CPU of the large-page site's
+# whole crawl, 2026-12-06). The same numbers: tests/test_minhash.py compares them with datasketch's own.
 
 #: MurmurHash3's 32-bit finaliser (datasketch's ``_fmix``): shifts and multipliers
 _FMIX32 = (16, 0x85EBCA6B, 13, 0xC2B2AE35, 16)
