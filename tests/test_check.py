@@ -93,22 +93,24 @@ def test_a_numbered_section_label_is_a_label() -> None:
 def test_a_numbered_section_heading_of_more_words_is_a_label_only_as_a_heading() -> None:
     """libpam-doc's "6.N.4. MODULE TYPES PROVIDED" heads a section of every module page (three words, over
     the two-word limit): a label when the record's Markdown makes it a heading on most of its pages. The
-    same line written as a paragraph, and an unnumbered heading of as many words, are judged."""
-    def site(numbered: bool, heading: bool) -> dict:
+    same line written as a paragraph, a "### " line inside a code block (code, not a heading), and an
+    unnumbered heading of as many words, are judged."""
+    def site(numbered: bool, heading: bool, fenced: bool = False) -> dict:
         records = _clean_site()
         for i, record in enumerate(records):
             line = f"6.{i}.4. MODULE TYPES PROVIDED" if numbered else "MODULE TYPES PROVIDED HERE"
             record["text"] += f"\n\n{line}\n\n{_sentence(3000 + i)}"
-            record["markdown"] = record["text"].replace(line, f"### {line}" if heading else line)
+            marked = f"### {line}" if heading else line
+            record["markdown"] = record["text"].replace(line, f"```\n{marked}\n```" if fenced else marked)
         (report,) = check_records(records)["sites"]
         return report
 
     labelled = site(numbered=True, heading=True)
     assert labelled["verdict"] == "ok", labelled["reasons"]
     assert {e["text"]: e["label"] for e in labelled["repeated_lines"]}["6.0.4. MODULE TYPES PROVIDED"] is True
-    for numbered, heading in ((True, False), (False, True)):
-        judged = site(numbered, heading)
-        assert judged["verdict"] == "fail", (numbered, heading)
+    for numbered, heading, fenced in ((True, False, False), (False, True, False), (True, True, True)):
+        judged = site(numbered, heading, fenced)
+        assert judged["verdict"] == "fail", (numbered, heading, fenced)
         assert [r["rule"] for r in judged["reasons"]] == ["repeated_lines"]
 
 def test_a_line_injected_into_60_percent_of_records_fails() -> None:

@@ -17,13 +17,13 @@ any order give the same report.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from boilerstrip.boilerplate.blocks import normalise_block, site_of_url, split_pieces
+from boilerstrip.chunks.parse import HEADING, parse_blocks
 
 from ._vocab import NAVIGATION_PHRASES, NAVIGATION_WORDS, WEAK_NAVIGATION_WORDS
 from .params import CheckParams
@@ -124,17 +124,12 @@ def _page(record: Mapping[str, Any]) -> _Page | None:
 
 
 def _headings(record: Mapping[str, Any]) -> frozenset[str]:
-    """The normalised text of the record's Markdown headings (ATX ``#`` to ``######`` lines); none without
-    Markdown."""
+    """The normalised text of the record's Markdown headings (read as the chunker reads them: a ``#`` line
+    inside a code block is code); none without Markdown."""
     markdown = record.get("markdown")
     if not isinstance(markdown, str):
         return frozenset()
-    out = set()
-    for line in markdown.splitlines():
-        match = _HEADING_RE.match(line)
-        if match:
-            out.add(normalise_block(match.group(1)))
-    return frozenset(out)
+    return frozenset(normalise_block(block.title) for block in parse_blocks(markdown) if block.kind == HEADING)
 
 
 def _first_paragraph_matches(page: _Page, params: CheckParams) -> bool:
@@ -147,10 +142,6 @@ def _first_paragraph_matches(page: _Page, params: CheckParams) -> bool:
         return True
     return (shared >= params.first_paragraph_min_overlap * len(title)
             and len(first) <= 2 * len(title) + params.first_paragraph_extra_words)
-
-
-#: a Markdown ATX heading line and its text
-_HEADING_RE = re.compile(r"#{1,6} +(.+?)(?: +#+)? *$")
 
 
 def _without_numbering(words: list[str]) -> list[str]:
