@@ -21,6 +21,7 @@ from lxml import etree
 from ._vocab import (
     BLOCK_TAGS,
     BOILERPLATE_PAIRS,
+    BOILERPLATE_STEMS,
     COMPOUND_RE,
     BOILERPLATE_WORDS,
     CHROME_ROLES,
@@ -218,42 +219,8 @@ SECTIONING_TAGS = frozenset(("section",))
 _HIDDEN_FLAG, _CONTENT_FLAG, _BOILER_FLAG, _POSITIVE_FLAG, _NEGATIVE_FLAG, _COMMENT_FLAG, _CONSENT_FLAG = 1, 2, 4, 8, 16, 32, 64
 
 
-def _bem_block(token: str) -> str:
-    """A BEM class without its modifier: in ``node--promoted`` or ``card__title--sponsored-look`` the part
-    after ``--`` says what state or variant the block is in (Drupal marks every node promoted to the front
-    page ``node--promoted``), not what the block is."""
-    cut = token.find("--")
-    return token[:cut] if cut > 0 else token
-
-
-@lru_cache(maxsize=65536)
-def _classify_token(token: str) -> int:
-    """Flags of one class/id token (cached per token: tokens repeat across elements and pages)."""
-    flags = 0
-    lower = token.lower()
-    if lower in HIDDEN_TOKENS:
-        flags |= _HIDDEN_FLAG
-    if CONTENT_TOKEN_RE.match(lower):
-        flags |= _CONTENT_FLAG
-    words = [w.lower() for w in WORD_RE.findall(_bem_block(token))]
-    if STATE_WORDS.intersection(words):
-        return flags  # "has-sidebar", "comments-open": layout state, not furniture
-    if EMBED_WORDS.intersection(words):
-        words = [w for w in words if w not in SOCIAL_WORDS]
-    previous = None
-    for word in words:
-        word_flags = _word_flags(word)
-        if not word_flags & (_COMMENT_FLAG | _CONSENT_FLAG) and (previous, word) in BOILERPLATE_PAIRS:
-            word_flags |= _BOILER_FLAG
-        flags |= word_flags
-        previous = word
-    return flags
-
-
-@lru_cache(maxsize=65536)
-def _word_flags(word: str) -> int:
-    """Flags of one lower-case word of a token, pairs aside (words repeat across tokens far more than
-    tokens do: "nav", "item", "container")."""
+def _vocabulary_word_flags(word: str) -> int:
+    """Flags of one lower-case word of a token, pairs aside."""
     flags = 0
     if word in COMMENT_WORDS:
         flags |= _COMMENT_FLAG | _NEGATIVE_FLAG
@@ -268,6 +235,55 @@ def _word_flags(word: str) -> int:
     return flags
 
 
+#: The flags of every word the vocabulary names, worked out once: a word outside it has a flag only when it
+#: is a run-together compound (COMPOUND_RE, tried only on a word that starts with one of its stems). A
+#: table, not a memo: a page's class words are looked up, not worked out, the first time too.
+_WORD_FLAGS = {
+    word: _vocabulary_word_flags(word)
+    for word in COMMENT_WORDS | CONSENT_WORDS | BOILERPLATE_WORDS | NEGATIVE_WORDS | POSITIVE_WORDS
+}
+_COMPOUND_STEMS = tuple(BOILERPLATE_STEMS)
+_SMALL_WORD_RE = re.compile("[a-z]+")
+#: the first words of BOILERPLATE_PAIRS: a word that is none of them starts no pair (no tuple to build)
+_PAIR_FIRSTS = frozenset(first for first, _second in BOILERPLATE_PAIRS)
+
+
+def _token_words(token: str, lower: str) -> list[str]:
+    """The lower-case words of a class/id token (``lower`` is ``token.lower()``) without its BEM modifier:
+    in ``node--promoted`` or ``card__title--sponsored-look`` the part after ``--`` says what state or variant
+    the block is in (Drupal marks every node promoted to the front page ``node--promoted``), not what the
+    block is. A token without capitals (most) is split as it is: its words need no lowering."""
+    cut = token.find("--")
+    if lower == token:  # no capital: WORD_RE's words are the runs of small letters
+        return _SMALL_WORD_RE.findall(token[:cut] if cut > 0 else token)
+    return [word.lower() for word in WORD_RE.findall(token[:cut] if cut > 0 else token)]
+
+
+@lru_cache(maxsize=65536)
+def _classify_token(token: str) -> int:
+    """Flags of one class/id token (cached per token: tokens repeat across elements and pages)."""
+    lower = token.lower()
+    flags = _HIDDEN_FLAG if lower in HIDDEN_TOKENS else 0
+    if CONTENT_TOKEN_RE.match(lower):
+        flags |= _CONTENT_FLAG
+    words = _token_words(token, lower)
+    if not STATE_WORDS.isdisjoint(words):
+        return flags  # "has-sidebar", "comments-open": layout state, not furniture
+    if not EMBED_WORDS.isdisjoint(words):
+        words = [w for w in words if w not in SOCIAL_WORDS]
+    previous = None
+    for word in words:
+        word_flags = _WORD_FLAGS.get(word)
+        if word_flags is None:
+            word_flags = _BOILER_FLAG if word.startswith(_COMPOUND_STEMS) and COMPOUND_RE.match(word) else 0
+        if (previous in _PAIR_FIRSTS and not word_flags & (_COMMENT_FLAG | _CONSENT_FLAG)
+                and (previous, word) in BOILERPLATE_PAIRS):
+            word_flags |= _BOILER_FLAG
+        flags |= word_flags
+        previous = word
+    return flags
+
+
 @lru_cache(maxsize=16384)
 def _token_furniture_words(token: str) -> frozenset[str]:
     """The words of one class/id token that make it furniture or a consent banner (a pair as "read-more",
@@ -275,17 +291,18 @@ def _token_furniture_words(token: str) -> frozenset[str]:
     lower = token.lower()
     if CONTENT_TOKEN_RE.match(lower):
         return frozenset()
-    words = [w.lower() for w in WORD_RE.findall(_bem_block(token))]
-    if STATE_WORDS.intersection(words):
+    words = _token_words(token, lower)
+    if not STATE_WORDS.isdisjoint(words):
         return frozenset()
-    if EMBED_WORDS.intersection(words):
+    if not EMBED_WORDS.isdisjoint(words):
         words = [w for w in words if w not in SOCIAL_WORDS]
     found = set()
     previous = None
     for word in words:
-        if word in CONSENT_WORDS or word in BOILERPLATE_WORDS or COMPOUND_RE.match(word):
+        if (word in CONSENT_WORDS or word in BOILERPLATE_WORDS
+                or (word.startswith(_COMPOUND_STEMS) and COMPOUND_RE.match(word))):
             found.add(word)
-        elif (previous, word) in BOILERPLATE_PAIRS:
+        elif previous in _PAIR_FIRSTS and (previous, word) in BOILERPLATE_PAIRS:
             found.add(f"{previous}-{word}")
         previous = word
     return frozenset(found)
