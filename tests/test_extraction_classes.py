@@ -27,6 +27,8 @@ CASES = [
     ("social-share", ("boilerplate", -1), {"share", "social"}),
     ("sr-only", ("hidden", 0), set()),
     ("entry-content", ("content", 1), set()),
+    ("Article-Body", ("content", 1), set()),
+    ("\u017ftory", ("content", 1), set()),  # the long s folds to "s" (CONTENT_TOKEN_RE ignores case)
     ("main-content sidebar", ("content", 1), {"sidebar"}),  # content wins; the furniture word is still named
     ("nav-item", ("boilerplate", -1), {"nav"}),
     ("\u0130tem-nav", ("boilerplate", -1), {"nav"}),  # a capital outside ASCII lowers to more characters

@@ -244,6 +244,14 @@ _WORD_FLAGS = {
 }
 _COMPOUND_STEMS = tuple(BOILERPLATE_STEMS)
 _SMALL_WORD_RE = re.compile("[a-z]+")
+#: CONTENT_TOKEN_RE for a lower-case ASCII token (most): without its IGNORECASE, which costs more than half
+#: of each test, and is needed only where a letter outside ASCII folds to one of its letters ("\u017ftory")
+_CONTENT_TOKEN_SMALL_RE = re.compile(CONTENT_TOKEN_RE.pattern)
+
+
+def _names_content(lower: str) -> bool:
+    """Does the lower-case token name the article body itself (CONTENT_TOKEN_RE)?"""
+    return (_CONTENT_TOKEN_SMALL_RE if lower.isascii() else CONTENT_TOKEN_RE).match(lower) is not None
 #: the first words of BOILERPLATE_PAIRS: a word that is none of them starts no pair (no tuple to build)
 _PAIR_FIRSTS = frozenset(first for first, _second in BOILERPLATE_PAIRS)
 
@@ -264,7 +272,7 @@ def _classify_token(token: str) -> int:
     """Flags of one class/id token (cached per token: tokens repeat across elements and pages)."""
     lower = token.lower()
     flags = _HIDDEN_FLAG if lower in HIDDEN_TOKENS else 0
-    if CONTENT_TOKEN_RE.match(lower):
+    if _names_content(lower):
         flags |= _CONTENT_FLAG
     words = _token_words(token, lower)
     if not STATE_WORDS.isdisjoint(words):
@@ -289,7 +297,7 @@ def _token_furniture_words(token: str) -> frozenset[str]:
     """The words of one class/id token that make it furniture or a consent banner (a pair as "read-more",
     a run-together compound as itself); empty for a token that names content or a layout state."""
     lower = token.lower()
-    if CONTENT_TOKEN_RE.match(lower):
+    if _names_content(lower):
         return frozenset()
     words = _token_words(token, lower)
     if not STATE_WORDS.isdisjoint(words):
