@@ -41,6 +41,12 @@ def _is_card(holder: etree._Element, params: ExtractionParams) -> bool:
     return False
 
 
+#: the framework words that hold no other: a class/id string with a framework word among its furniture words
+#: holds one of them, lower-cased (its words are its letters' runs, lower-cased)
+_FRAMEWORK_STEMS = tuple(sorted(word for word in FRAMEWORK_WORDS
+                                if not any(other != word and other in word for other in FRAMEWORK_WORDS)))
+
+
 def _attribute_value(element: etree._Element) -> str:
     return f"{element.get('class') or ''} {element.get('id') or ''}"
 
@@ -71,7 +77,12 @@ def _without_framework_words(seg: Segmentation, params: ExtractionParams) -> lis
         if span is None or span[0] >= span[1]:
             continue
         value = values.get(element)
-        words = furniture_words(value if value is not None else _attribute_value(element))
+        if value is None:
+            value = _attribute_value(element)
+        lowered = value.lower()
+        if not any(stem in lowered for stem in _FRAMEWORK_STEMS):
+            continue  # no framework word among its words: it keeps its verdict whatever is framework
+        words = furniture_words(value)
         words_of[element] = words
         for word in words & FRAMEWORK_WORDS:
             spans_by_word.setdefault(word, []).append(span)
