@@ -88,8 +88,33 @@ def site_recipe(min_jaccard: float = 0.9, num_perm: int = 128, shingle_words: in
 TRAINING_RECIPE = NearDuplicateRecipe(fold_digits_and_accents=True, min_jaccard=0.0, num_perm=112, bands=14)
 
 
+def _ascii_words_table(fold_digits: bool) -> bytes:
+    """The byte table that makes ASCII text its recipe words, space-separated: ``\\w`` is ``[A-Za-z0-9_]``
+    there, case folding is lower-casing, and there is no accent to drop."""
+    table = bytearray(b" " * 256)
+    for code in range(128):
+        char = chr(code)
+        if _WORD_RE.match(char):
+            table[code] = ord("0") if fold_digits and char.isdigit() else ord(char.lower())
+    return bytes(table)
+
+
+#: fold_digits_and_accents -> the table (``recipe_words`` of ASCII text, most pages: a byte translation and a
+#: split, 0.1 against 0.27 ms a page of 11,000 characters, the large-page site's, 2026-12-07)
+_ASCII_WORDS = {False: _ascii_words_table(False), True: _ascii_words_table(True)}
+
+
 def recipe_words(text: str, recipe: NearDuplicateRecipe) -> list[str]:
-    folded = (text or "").casefold()
+    """The words of ``text`` the recipe's shingles are made of (its normal form: module docstring)."""
+    text = text or ""
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_WORDS[recipe.fold_digits_and_accents]).decode("ascii").split()
+    return _words_by_patterns(text, recipe)
+
+
+def _words_by_patterns(text: str, recipe: NearDuplicateRecipe) -> list[str]:
+    """``recipe_words`` for any text (ASCII text takes the byte table's shorter way: ``_ASCII_WORDS``)."""
+    folded = text.casefold()
     if recipe.fold_digits_and_accents:
         if not folded.isascii():
             folded = "".join(ch for ch in unicodedata.normalize("NFD", folded) if not unicodedata.combining(ch))

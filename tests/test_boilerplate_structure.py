@@ -168,3 +168,25 @@ def test_a_blocks_pieces_are_its_separated_parts_whether_or_not_it_holds_a_separ
             assert split_pieces(text, digits=digits) == expected, text
     assert split_pieces("Prev | Admonitions | Next") == ["prev", "admonitions", "next"]
     assert split_pieces("Plain prose without a bar") == ["plain prose without a bar"]
+
+
+def test_ascii_text_is_normalised_by_the_byte_table_to_the_patterns_form() -> None:
+    """``normalise_block`` reads ASCII text without code punctuation through a byte table; its form is the
+    one the patterns give (``_normalised_by_patterns``), on prose, digits (runs, zeros, digits in words),
+    code punctuation, control characters and underscores, digits on and off."""
+    import string
+
+    from boilerstrip.boilerplate.blocks import _normalised_by_patterns, normalise_block
+
+    rng = random.Random(11)
+    words = ["Next", "next()", "--help", "std::move", "a->b", "3.19.1", "007", "a0b", "x_1", "Page 3 of 12",
+             "Reliable.", "\x00", "\x1c", "\t", "ÉCOLE", "2021-10-06", "$HOME", "100%", "[1]", "»", "Straße"]
+    alphabet = string.printable + "\x00\x1c"
+    texts = ["", " ", "0", "00", "10 200 3000"]
+    texts += [" ".join(rng.choice(words) for _ in range(rng.randint(1, 8))) for _ in range(3000)]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 80))) for _ in range(3000)]
+    for text in texts:
+        for digits in (True, False):
+            assert normalise_block.__wrapped__(text, digits=digits) == _normalised_by_patterns(text, digits), (text, digits)
+    assert normalise_block("Page 3 of 12") == "page 0 of 0"
+    assert normalise_block("Release 3.19.1", digits=False) == "release 3 19 1"

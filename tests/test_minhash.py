@@ -216,3 +216,21 @@ def test_crc32_shingles_estimate_jaccard_as_well_as_sha1() -> None:
     bias = {name: sum(found) / len(found) for name, found in errors.items()}
     assert abs(bias["crc32"]) < 0.01, bias
     assert rmse["crc32"] < 1.25 * rmse["sha1"], rmse
+
+
+def test_ascii_text_gives_the_words_the_patterns_give() -> None:
+    """``recipe_words`` reads ASCII text through a byte table; the words are the patterns' (case folded
+    ``\\w+`` runs, digits read as 0 in the training recipe), on random printable text with control
+    characters, for both recipes."""
+    import string
+
+    from boilerstrip.minhash import TRAINING_RECIPE, _words_by_patterns, recipe_words, site_recipe
+
+    rng = random.Random(5)
+    alphabet = string.printable + "\x00\x1c\x7f"
+    texts = ["", "A_b 12 x9 --help next()", *("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 120)))
+                                             for _ in range(3000))]
+    for recipe in (site_recipe(), TRAINING_RECIPE):
+        for text in texts:
+            assert recipe_words(text, recipe) == _words_by_patterns(text, recipe), text
+    assert recipe_words("Ab_1 c-2", TRAINING_RECIPE) == ["ab_0", "c", "0"]
