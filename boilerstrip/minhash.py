@@ -108,7 +108,7 @@ def recipe_words(text: str, recipe: NearDuplicateRecipe) -> list[str]:
     """The words of ``text`` the recipe's shingles are made of (its normal form: module docstring)."""
     text = text or ""
     if text.isascii():
-        return text.encode("ascii").translate(_ASCII_WORDS[recipe.fold_digits_and_accents]).decode("ascii").split()
+        return text.encode("ascii").translate(_ASCII_WORDS[bool(recipe.fold_digits_and_accents)]).decode("ascii").split()
     return _words_by_patterns(text, recipe)
 
 

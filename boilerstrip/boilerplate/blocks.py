@@ -104,7 +104,7 @@ def normalise_block(text: str, *, digits: bool = True) -> str:
     (``_FEATURE_CACHE_ENTRIES``): a pure function of its arguments."""
     text = text or ""
     if text.isascii():
-        folded = text.encode("ascii").translate(_ASCII_FOLDS[digits])
+        folded = text.encode("ascii").translate(_ASCII_FOLDS[bool(digits)])
         if _CODE_MARK not in folded:
             if digits and b"00" in folded:
                 folded = _ZEROS_RE.sub(b"0", folded)
