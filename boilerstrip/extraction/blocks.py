@@ -247,13 +247,13 @@ _SMALL_WORD_RE = re.compile("[a-z]+")
 #: CONTENT_TOKEN_RE for a lower-case ASCII token (most): without its IGNORECASE, which costs more than half
 #: of each test, and is needed only where a letter outside ASCII folds to one of its letters ("\u017ftory")
 _CONTENT_TOKEN_SMALL_RE = re.compile(CONTENT_TOKEN_RE.pattern)
+#: the first words of BOILERPLATE_PAIRS: a word that is none of them starts no pair (no tuple to build)
+_PAIR_FIRSTS = frozenset(first for first, _second in BOILERPLATE_PAIRS)
 
 
 def _names_content(lower: str) -> bool:
     """Does the lower-case token name the article body itself (CONTENT_TOKEN_RE)?"""
     return (_CONTENT_TOKEN_SMALL_RE if lower.isascii() else CONTENT_TOKEN_RE).match(lower) is not None
-#: the first words of BOILERPLATE_PAIRS: a word that is none of them starts no pair (no tuple to build)
-_PAIR_FIRSTS = frozenset(first for first, _second in BOILERPLATE_PAIRS)
 
 
 def _token_words(token: str, lower: str) -> list[str]:
