@@ -14,6 +14,7 @@ import os
 import random
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,7 @@ def article(title: str, text: str, head: str = "", headers: tuple = ()) -> Reply
 def hub(title: str, links: list[str]) -> Reply:
     items = "".join(f"<li><a href='{href}'>{href}</a></li>" for href in links)
     html = (f"<!DOCTYPE html><html lang='en'><head><title>{title}</title></head><body><main><h1>{title}</h1>"
-            f"<p>{prose(hash(title) % 1000, 60)}</p><ul>{items}</ul></main></body></html>")
+            f"<p>{prose(1000 + zlib.crc32(title.encode()) % 1000, 60)}</p><ul>{items}</ul></main></body></html>")
     return Reply(200, html.encode(), (HTML,))
 
 
