@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 __all__ = ["NearDuplicateRecipe", "site_recipe", "TRAINING_RECIPE", "recipe_words", "signature", "band_ranges",
-           "band_keys", "similarity", "is_near_duplicate", "optimal_bands"]
+           "band_keys", "similarity", "is_near_duplicate", "optimal_bands", "ascii_fold_table"]
 
 _WORD_RE = re.compile(r"\w+")
 _DIGIT_RE = re.compile(r"\d")
@@ -88,20 +88,25 @@ def site_recipe(min_jaccard: float = 0.9, num_perm: int = 128, shingle_words: in
 TRAINING_RECIPE = NearDuplicateRecipe(fold_digits_and_accents=True, min_jaccard=0.0, num_perm=112, bands=14)
 
 
-def _ascii_words_table(fold_digits: bool) -> bytes:
-    """The byte table that makes ASCII text its recipe words, space-separated: ``\\w`` is ``[A-Za-z0-9_]``
-    there, case folding is lower-casing, and there is no accent to drop."""
+def ascii_fold_table(digits_to_zero: bool, marked: re.Pattern[str] | None = None, mark: bytes = b"\x00") -> bytes:
+    """A ``bytes.translate`` table that reads ASCII text as its case-folded ``\\w+`` words, space-separated
+    (``\\w`` is ``[A-Za-z0-9_]`` there, case folding is lower-casing, NFKC and NFD change nothing): a word
+    character becomes its small letter (a digit "0" with ``digits_to_zero``), a character ``marked`` matches
+    becomes ``mark`` (for a caller that reads such text another way), any other character a space. Used by
+    :func:`recipe_words` and ``boilerplate.blocks.normalise_block``."""
     table = bytearray(b" " * 256)
     for code in range(128):
         char = chr(code)
-        if _WORD_RE.match(char):
-            table[code] = ord("0") if fold_digits and char.isdigit() else ord(char.lower())
+        if marked is not None and marked.match(char):
+            table[code] = mark[0]
+        elif _WORD_RE.match(char):
+            table[code] = ord("0") if digits_to_zero and char.isdigit() else ord(char.lower())
     return bytes(table)
 
 
 #: fold_digits_and_accents -> the table (``recipe_words`` of ASCII text, most pages: a byte translation and a
 #: split, 0.1 against 0.27 ms a page of 11,000 characters, the large-page site's, 2026-12-07)
-_ASCII_WORDS = {False: _ascii_words_table(False), True: _ascii_words_table(True)}
+_ASCII_WORDS = {False: ascii_fold_table(False), True: ascii_fold_table(True)}
 
 
 def recipe_words(text: str, recipe: NearDuplicateRecipe) -> list[str]:

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from boilerstrip.extraction import Block
 from boilerstrip.extraction import render_markdown as extraction_render_markdown
 from boilerstrip.extraction import render_text as extraction_render_text
+from boilerstrip.minhash import ascii_fold_table
 from boilerstrip.scope import site_key
 
 __all__ = [
@@ -56,21 +57,7 @@ _PLAIN_WORD_RE = re.compile(r"\w+")
 #: character that is no word character a space. 6 against 17-19 us a block of 380 characters (the large-page
 #: site's blocks, 2026-12-07); ``tests/test_boilerplate_structure.py`` compares the two ways.
 _CODE_MARK = b"\x00"
-
-
-def _ascii_fold(digits: bool) -> bytes:
-    """The byte table of ``normalise_block``'s ASCII way (see above), digit runs folded or not."""
-    table = bytearray(b" " * 256)
-    for code in range(128):
-        char = chr(code)
-        if _CODE_PUNCT_RE.match(char):
-            table[code] = _CODE_MARK[0]
-        elif _PLAIN_WORD_RE.match(char):
-            table[code] = ord("0") if digits and char.isdigit() else ord(char.lower())
-    return bytes(table)
-
-
-_ASCII_FOLDS = {True: _ascii_fold(True), False: _ascii_fold(False)}
+_ASCII_FOLDS = {digits: ascii_fold_table(digits, marked=_CODE_PUNCT_RE, mark=_CODE_MARK) for digits in (True, False)}
 _ZEROS_RE = re.compile(rb"00+")
 #: Bytes of the block digest: 8 bytes (16 hex chars) make a collision between two distinct blocks of one
 #: site negligible (~1e-10 at 1e5 distinct blocks) while keeping records and the state DB small.
