@@ -251,6 +251,12 @@ _CONTENT_TOKEN_SMALL_RE = re.compile(CONTENT_TOKEN_RE.pattern)
 _PAIR_FIRSTS = frozenset(first for first, _second in BOILERPLATE_PAIRS)
 
 
+def _is_compound(word: str) -> bool:
+    """A run-together furniture word ("relatedposts", "sharebuttons": COMPOUND_RE), the pattern tried only on
+    a word that starts with one of its stems."""
+    return word.startswith(_COMPOUND_STEMS) and COMPOUND_RE.match(word) is not None
+
+
 def _names_content(lower: str) -> bool:
     """Does the lower-case token name the article body itself (CONTENT_TOKEN_RE)?"""
     return (_CONTENT_TOKEN_SMALL_RE if lower.isascii() else CONTENT_TOKEN_RE).match(lower) is not None
@@ -283,7 +289,7 @@ def _classify_token(token: str) -> int:
     for word in words:
         word_flags = _WORD_FLAGS.get(word)
         if word_flags is None:
-            word_flags = _BOILER_FLAG if word.startswith(_COMPOUND_STEMS) and COMPOUND_RE.match(word) else 0
+            word_flags = _BOILER_FLAG if _is_compound(word) else 0
         if (previous in _PAIR_FIRSTS and not word_flags & (_COMMENT_FLAG | _CONSENT_FLAG)
                 and (previous, word) in BOILERPLATE_PAIRS):
             word_flags |= _BOILER_FLAG
@@ -308,7 +314,7 @@ def _token_furniture_words(token: str) -> frozenset[str]:
     previous = None
     for word in words:
         if (word in CONSENT_WORDS or word in BOILERPLATE_WORDS
-                or (word.startswith(_COMPOUND_STEMS) and COMPOUND_RE.match(word))):
+                or _is_compound(word)):
             found.add(word)
         elif previous in _PAIR_FIRSTS and (previous, word) in BOILERPLATE_PAIRS:
             found.add(f"{previous}-{word}")
