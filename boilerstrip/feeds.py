@@ -41,6 +41,7 @@ from boilerstrip.atomicfile import (
     written_urls,
 )
 from boilerstrip.config import params_from_settings
+from boilerstrip.fastjson import compact_utf8
 from boilerstrip.state.layout import CrawlLayout, crawl_layout
 from boilerstrip.items import EXPORT_FIELDS, JSON_SEPARATORS, RECORD_FIELDS, TRAIL_FIELDS, compact_record
 from boilerstrip.safety.text import REPLACEMENT, repair_value
@@ -69,6 +70,7 @@ logger = logging.getLogger(__name__)
 #: signal: export_failed(item, reason: str) -- a record could not be written and was dead-lettered
 export_failed = object()
 REPLACEMENT_FLAG = "replacement_chars"
+_REPLACEMENT_UTF8 = REPLACEMENT.encode("utf-8")
 #: the reason of a record that could not be written (disk full, file size limit); the crawl stops
 WRITE_ERROR = "write_error"
 
@@ -249,6 +251,10 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
         kwargs.setdefault("separators", JSON_SEPARATORS)  # the record's line as items.compact_record writes it
         super().__init__(file, **kwargs)
         self.crawler: Any = None
+        encoder = self.encoder
+        #: the encoder writes what :func:`compact_utf8` writes (compact, UTF-8, no indent or sorted keys)
+        self._compact = (not encoder.ensure_ascii and encoder.indent is None and not encoder.sort_keys
+                         and (encoder.item_separator, encoder.key_separator) == JSON_SEPARATORS)
 
     @classmethod
     def from_crawler(cls, crawler: Any, file: Any, **kwargs: Any) -> SafeJsonLinesExporter:
@@ -309,12 +315,15 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
         change nothing but the count."""
         if getattr(self.encoder, "ensure_ascii", True):
             return None
-        text = self.encoder.encode(record)
-        try:
-            data = (text + "\n").encode("utf-8")
-        except UnicodeEncodeError:
-            return None
-        if REPLACEMENT in text or "\\ufffd" in text:
+        fast = compact_utf8(record) if self._compact else None
+        if fast is not None:  # what the encoder writes, by orjson; None: a lone surrogate, or a type only json writes
+            data = fast + b"\n"
+        else:
+            try:
+                data = (self.encoder.encode(record) + "\n").encode("utf-8")
+            except UnicodeEncodeError:
+                return None
+        if _REPLACEMENT_UTF8 in data or b"\\ufffd" in data:
             flags = record.get("flags")
             if not isinstance(flags, (list, tuple)) or REPLACEMENT_FLAG not in flags:
                 return None

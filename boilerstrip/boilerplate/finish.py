@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from boilerstrip.fastjson import compact_utf8
 from boilerstrip.items import JSON_SEPARATORS, RECORD_FIELDS
 
 from .blocks import (blocks_of_record, cluster_of_url, markdown_of_blocks, render_markdown, render_text, repair_text,
@@ -148,7 +149,11 @@ def dump_record(record: Mapping[str, Any], order: list[str] | None = None) -> st
     order = list(RECORD_FIELDS) if order is None else order
     known = set(order)
     keys = [k for k in order if k in record] + sorted(k for k in record if k not in known)
-    return repair_text(json.dumps({k: record[k] for k in keys}, ensure_ascii=False, sort_keys=False, separators=JSON_SEPARATORS))
+    ordered = {k: record[k] for k in keys}
+    fast = compact_utf8(ordered)  # None: a lone surrogate (repaired below) or a value only json writes
+    if fast is not None:
+        return fast.decode("utf-8")
+    return repair_text(json.dumps(ordered, ensure_ascii=False, sort_keys=False, separators=JSON_SEPARATORS))
 
 
 def read_records(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
+from boilerstrip.fastjson import lossless_json
+
 from .base import STATE_SCHEMA_VERSION, PageCopy, SiteCounts, UrlState
 
 __all__ = ["RedisState", "DEFAULT_PREFIX", "split_state_url"]
@@ -157,7 +159,7 @@ class _History:
 
 
 class _PageCopies:
-    """``P:copies`` (hash): URL -> ``{"record", "links"}`` as JSON (ASCII: a lone surrogate survives)."""
+    """``P:copies`` (hash): URL -> ``{"record", "links"}`` as JSON (``lossless_json``: a lone surrogate survives)."""
 
     def __init__(self, client: Any, prefix: str) -> None:
         self._r = client
@@ -171,7 +173,7 @@ class _PageCopies:
         return PageCopy(url, data["record"], data["links"])
 
     def put(self, copy: PageCopy) -> None:
-        self._r.hset(self._copies, copy.url, json.dumps({"record": copy.record, "links": copy.links}))
+        self._r.hset(self._copies, copy.url, lossless_json({"record": copy.record, "links": copy.links}))
 
     def delete(self, url: str) -> bool:
         return bool(self._r.hdel(self._copies, url))

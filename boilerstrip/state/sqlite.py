@@ -17,6 +17,8 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from boilerstrip.fastjson import lossless_json
+
 from .base import STATE_SCHEMA_VERSION, PageCopy, SiteCounts, UrlState
 
 __all__ = ["SqliteState", "STATE_FILE", "open_sqlite", "set_aside"]
@@ -175,9 +177,9 @@ class _PageCopies:
         return None if row is None else PageCopy(url, json.loads(row[0]), json.loads(row[1]))
 
     def put(self, copy: PageCopy) -> None:
-        # ASCII JSON: a lone surrogate in a hostile page's text survives the trip
+        # a lone surrogate in a hostile page's text survives the trip (lossless_json: then ASCII escapes)
         self._db.execute("INSERT OR REPLACE INTO page_copies (url, record, links) VALUES (?, ?, ?)",
-                         (copy.url, json.dumps(copy.record), json.dumps(copy.links)))
+                         (copy.url, lossless_json(copy.record), lossless_json(copy.links)))
 
     def delete(self, url: str) -> bool:
         return self._db.execute("DELETE FROM page_copies WHERE url = ?", (url,)).rowcount > 0
