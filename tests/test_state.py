@@ -109,14 +109,59 @@ def test_sqlite_template_counts_held_in_memory_are_written_in_batches(tmp_path, 
     state.close()
     db = sqlite3.connect(str(tmp_path / "state" / "state.sqlite3"))
     try:
-        rows = dict(db.execute("SELECT hash, pages FROM template_counts WHERE cluster = ''"))
+        rows = dict(db.execute("SELECT hash, SUM(pages) FROM template_counts GROUP BY hash"))
+        clusters = {c for (c,) in db.execute("SELECT DISTINCT cluster FROM template_counts")}
         scopes = dict(db.execute("SELECT cluster, pages FROM template_scopes"))
     finally:
         db.close()
+    assert clusters == {"c:0", "c:1"}  # a block's count in the site is the sum of its clusters' counts
     assert rows["nav"] == 39 and "footer" not in rows and "own0" not in rows and rows["own1"] == 1
     assert scopes == {"": 39, "c:0": 19, "c:1": 20}
     reopened = SqliteState(tmp_path / "state")
     assert reopened.templates.site_counts("s", min_pages=2) == (39, {"nav": 39})
+    reopened.close()
+
+
+#: the template tables as boilerstrip wrote them before 2026-12-07 (rowid tables, site-wide rows in cluster "")
+_OLD_TEMPLATE_TABLES = """
+CREATE TABLE template_pages (site TEXT NOT NULL, url TEXT NOT NULL, cluster TEXT NOT NULL,
+    hashes TEXT NOT NULL, PRIMARY KEY (site, url));
+CREATE TABLE template_counts (site TEXT NOT NULL, cluster TEXT NOT NULL, hash TEXT NOT NULL,
+    pages INTEGER NOT NULL, PRIMARY KEY (site, cluster, hash));
+CREATE TABLE template_scopes (site TEXT NOT NULL, cluster TEXT NOT NULL, pages INTEGER NOT NULL,
+    PRIMARY KEY (site, cluster));
+INSERT INTO template_scopes VALUES ('s', '', 3), ('s', 'c:0', 2), ('s', 'c:1', 1);
+"""
+
+
+def test_a_state_file_of_the_earlier_layout_is_converted_in_place(tmp_path) -> None:
+    """A file whose template tables have site-wide rows (cluster "") and rowids is converted when opened:
+    the same counts read back, per site and per cluster, and a recurring page replaces its stored version."""
+    folder = tmp_path / "state"
+    folder.mkdir()
+    db = sqlite3.connect(str(folder / "state.sqlite3"))
+    db.executescript(_OLD_TEMPLATE_TABLES)
+    pages = {"http://s/a": ("c:0", ["nav", "a"]), "http://s/b": ("c:0", ["nav", "b"]), "http://s/c": ("c:1", ["nav", "c"])}
+    for url, (cluster, hashes) in pages.items():
+        db.execute("INSERT INTO template_pages VALUES ('s', ?, ?, ?)", (url, cluster, ",".join(sorted(hashes))))
+    counts = {("", "nav"): 3, ("", "a"): 1, ("", "b"): 1, ("", "c"): 1,
+              ("c:0", "nav"): 2, ("c:0", "a"): 1, ("c:0", "b"): 1, ("c:1", "nav"): 1, ("c:1", "c"): 1}
+    db.executemany("INSERT INTO template_counts VALUES ('s', ?, ?, ?)", [(c, h, n) for (c, h), n in counts.items()])
+    db.commit()
+    db.close()
+    state = SqliteState(folder)
+    t = state.templates
+    assert t.site_counts("s") == (3, {"nav": 3, "a": 1, "b": 1, "c": 1})
+    assert t.cluster_counts("s") == {"c:0": (2, {"nav": 2, "a": 1, "b": 1}), "c:1": (1, {"nav": 1, "c": 1})}
+    assert t.site_counts("s", min_pages=2) == (3, {"nav": 3})
+    assert t._db.execute("SELECT COUNT(*) FROM template_counts WHERE cluster = ''").fetchone()[0] == 0
+    t.put_page("s", "http://s/a", "c:0", ["nav", "a2"])  # the stored version's counts come out first
+    assert t.site_counts("s")[1] == {"nav": 3, "a2": 1, "b": 1, "c": 1}
+    layout = t._db.execute("SELECT sql FROM sqlite_master WHERE name = 'template_counts'").fetchone()[0]
+    state.close()
+    assert "WITHOUT ROWID" in layout
+    reopened = SqliteState(folder)
+    assert reopened.templates.get_page("s", "http://s/b") == ("c:0", ("b", "nav"))
     reopened.close()
 
 

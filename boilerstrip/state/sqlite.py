@@ -1,7 +1,7 @@
 """The embedded default backend: one SQLite file per state folder (``<state_dir>/state.sqlite3``).
 
 Tables: ``meta`` (the ``schema_version`` row), ``template_pages`` (latest block hashes per URL),
-``template_counts`` (pages per block hash, per site — cluster ``""`` — and per cluster), ``template_scopes``
+``template_counts`` (pages per block hash per cluster; per site, their sum), ``template_scopes``
 (pages per site and cluster), ``urls`` (per-URL history) and ``page_copies`` (each page's last record and
 links, re-emitted on a 304). A file written with another schema version is
 not read: its tables are dropped with a warning and the state is learned again. WAL mode, so a reader (a
@@ -30,12 +30,33 @@ _SITE = ""  # the cluster value of a site-wide count
 _URL_FIELDS = [f.name for f in dataclasses.fields(UrlState)]
 _PUT_URL = f"INSERT OR REPLACE INTO urls ({', '.join(_URL_FIELDS)}) VALUES ({', '.join('?' * len(_URL_FIELDS))})"
 _TABLES = ("template_pages", "template_counts", "template_scopes", "urls", "page_copies")
-_SCHEMA = """
+#: the two tables written for every page of a crawl, keyed by their primary keys (WITHOUT ROWID: one
+#: B-tree each, not a table and an index). ``template_counts`` holds the counts per cluster only: a block's
+#: count in its site is their sum (every page is in one cluster). Half the rows, and with the one B-tree the
+#: learning of the large-page site's 1,147 pages took 0.22 s instead of 0.61 s of the crawl's reactor
+#: thread, reading its model 0.03 s instead of 0.13 s (2026-12-07, docs/crawling.md)
+_TEMPLATE_TABLES = {
+    "template_pages": "(site TEXT NOT NULL, url TEXT NOT NULL, cluster TEXT NOT NULL, hashes TEXT NOT NULL, "
+                      "PRIMARY KEY (site, url)) WITHOUT ROWID",
+    "template_counts": "(site TEXT NOT NULL, cluster TEXT NOT NULL, hash TEXT NOT NULL, pages INTEGER NOT NULL, "
+                       "PRIMARY KEY (site, cluster, hash)) WITHOUT ROWID",
+}
+#: a file of an earlier boilerstrip (rowid tables, and site-wide rows, cluster "", in template_counts)
+#: converted in place, in one transaction: the same counts read back
+_MIGRATE_TEMPLATES = f"""
+BEGIN;
+CREATE TABLE template_pages_new {_TEMPLATE_TABLES["template_pages"]};
+INSERT INTO template_pages_new SELECT site, url, cluster, hashes FROM template_pages;
+DROP TABLE template_pages;
+ALTER TABLE template_pages_new RENAME TO template_pages;
+CREATE TABLE template_counts_new {_TEMPLATE_TABLES["template_counts"]};
+INSERT INTO template_counts_new SELECT site, cluster, hash, pages FROM template_counts WHERE cluster != '{_SITE}';
+DROP TABLE template_counts;
+ALTER TABLE template_counts_new RENAME TO template_counts;
+COMMIT;
+"""
+_SCHEMA = "".join(f"CREATE TABLE IF NOT EXISTS {name} {columns};\n" for name, columns in _TEMPLATE_TABLES.items()) + """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS template_pages (site TEXT NOT NULL, url TEXT NOT NULL, cluster TEXT NOT NULL,
-    hashes TEXT NOT NULL, PRIMARY KEY (site, url));
-CREATE TABLE IF NOT EXISTS template_counts (site TEXT NOT NULL, cluster TEXT NOT NULL, hash TEXT NOT NULL,
-    pages INTEGER NOT NULL, PRIMARY KEY (site, cluster, hash));
 CREATE TABLE IF NOT EXISTS template_scopes (site TEXT NOT NULL, cluster TEXT NOT NULL, pages INTEGER NOT NULL,
     PRIMARY KEY (site, cluster));
 CREATE TABLE IF NOT EXISTS urls (url TEXT PRIMARY KEY, site TEXT NOT NULL, etag TEXT, last_modified TEXT,
@@ -70,9 +91,9 @@ class _Templates:
         for scope in (_SITE, cluster):
             key = (site, scope)
             self._pending_scopes[key] = self._pending_scopes.get(key, 0) + sign
-            for h in hashes:
-                entry = (site, scope, h)
-                pending[entry] = pending.get(entry, 0) + sign
+        for h in hashes:  # the cluster's counts only: the site's are their sums (_counts)
+            entry = (site, cluster, h)
+            pending[entry] = pending.get(entry, 0) + sign
         if sign < 0:
             self._emptied.add(site)
         if len(pending) >= _PENDING_MAX:
@@ -125,9 +146,14 @@ class _Templates:
     def _counts(self, site: str, cluster: str, min_pages: int = 1) -> SiteCounts:
         self.flush()
         row = self._db.execute("SELECT pages FROM template_scopes WHERE site = ? AND cluster = ?", (site, cluster)).fetchone()
-        blocks = dict(self._db.execute(
-            "SELECT hash, pages FROM template_counts WHERE site = ? AND cluster = ? AND pages >= ?",
-            (site, cluster, min_pages)))
+        if cluster == _SITE:
+            blocks = dict(self._db.execute(
+                "SELECT hash, SUM(pages) AS n FROM template_counts WHERE site = ? GROUP BY hash HAVING n >= ?",
+                (site, min_pages)))
+        else:
+            blocks = dict(self._db.execute(
+                "SELECT hash, pages FROM template_counts WHERE site = ? AND cluster = ? AND pages >= ?",
+                (site, cluster, min_pages)))
         return (row[0] if row else 0), blocks
 
     def site_counts(self, site: str, min_pages: int = 1) -> SiteCounts:
@@ -252,6 +278,9 @@ class SqliteState:
             if check is None or check[0] != "ok":
                 raise sqlite3.DatabaseError(f"integrity check: {check[0] if check else 'no answer'}")
             db.executescript(_SCHEMA)
+            layout = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'template_counts'").fetchone()
+            if "WITHOUT ROWID" not in layout[0].upper():
+                db.executescript(_MIGRATE_TEMPLATES)
             for table, columns in _COLUMNS.items():
                 found = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
                 if found != columns:
