@@ -98,3 +98,20 @@ def test_scrapy_crawl_and_boilerstrip_crawl_write_the_same_output(tmp_path: Path
         ledger = [json.loads(line) for line in layout.ledger.read_text(encoding="utf-8").splitlines()]
         assert sum(1 for e in ledger if e["outcome"] == "item") == len(read_jsonl(out))
         assert not layout.part.exists() and (layout.state_dir / "state.sqlite3").exists()
+
+
+def test_the_sort_spills_lean_records_when_the_writer_drops_the_trail(tmp_path: Path) -> None:
+    from boilerstrip.finishing.steps import SortByUrl, crawl_steps
+
+    def sort_of(steps: list[Step]) -> SortByUrl:
+        return next(step for step in steps if isinstance(step, SortByUrl))
+
+    assert sort_of(crawl_steps(tmp_path / "o.jsonl")).lean
+    assert not sort_of(crawl_steps(tmp_path / "o.jsonl", trail=True)).lean  # crawl --trail writes it
+    assert not sort_of(crawl_steps(None)).lean  # the records go back to the caller whole
+    trail = {"blocks": [{"kind": "p", "text": "x"}], "page_blocks": [], "page_block_hashes": ["h"]}
+    records = [{"url": "http://a.test/2", "text": "x", **trail}, {"url": "http://a.test/1", "text": "y", **trail}]
+    lean = list(SortByUrl(lean=True).run(records, FinishContext()))
+    assert [r["url"] for r in lean] == ["http://a.test/1", "http://a.test/2"]
+    assert lean[0] == {"url": "http://a.test/1", "text": "y"}
+    assert list(SortByUrl().run(records, FinishContext()))[1] == records[0]
