@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from .params import BoilerplateParams
 
-__all__ = ["TemplateModel", "TemplateDecision", "SCOPE_SITE", "SCOPE_CLUSTER", "SCOPE_STRUCTURE"]
+__all__ = ["TemplateModel", "TemplateDecision", "UNDECIDED", "SCOPE_SITE", "SCOPE_CLUSTER", "SCOPE_STRUCTURE"]
 
 SCOPE_SITE = "template:site"
 SCOPE_CLUSTER = "template:cluster"
@@ -50,6 +50,11 @@ class TemplateDecision:
     pages: int  # pages of the deciding scope holding the block
     share: float  # share of that scope's pages
     protected: bool = False  # template by share, kept because it is long and evidence not overwhelming
+
+
+#: not template, on no evidence (most blocks: the page's own text): one shared value, since a frozen
+#: dataclass costs a microsecond to make and the finishing pass decides every block of every page twice
+UNDECIDED = TemplateDecision(None, 0, 0.0)
 
 
 class TemplateModel:
@@ -129,15 +134,15 @@ class TemplateModel:
         self, site: str, cluster: str, block: str | None, normalised_chars: int, params: BoilerplateParams
     ) -> TemplateDecision:
         """Is ``block`` template on ``site`` (or in its ``cluster``)? Site evidence is checked first."""
-        if not block:
-            return TemplateDecision(None, 0, 0.0)
+        entry = self._sites.get(site) if block else None
+        if entry is None:
+            return UNDECIDED
         long_block = normalised_chars >= params.protect_min_chars
-        best = TemplateDecision(None, 0, 0.0)
-        scopes = [(None, SCOPE_SITE, params.min_pages, params.min_share_of_pages)]
-        if params.clusters_enabled:
-            scopes.append((cluster, SCOPE_CLUSTER, params.cluster_min_pages, params.cluster_min_share_of_pages))
-        for scope_cluster, reason, min_pages, min_share in scopes:
-            counts = self._counts(site, scope_cluster)
+        best = UNDECIDED
+        scopes = ((entry.counts, SCOPE_SITE, params.min_pages, params.min_share_of_pages),
+                  (entry.clusters.get(cluster) if params.clusters_enabled else None, SCOPE_CLUSTER,
+                   params.cluster_min_pages, params.cluster_min_share_of_pages))
+        for counts, reason, min_pages, min_share in scopes:
             if counts is None or counts.pages < min_pages:
                 continue
             n = counts.blocks.get(block, 0)
@@ -175,9 +180,9 @@ class TemplateModel:
         ``sibling``: the block shares its container with a block template by structure on its page (the
         caller checked); only its slot's share counts (``pieces`` are not looked at)."""
         if not params.structure_enabled or normalised_chars >= params.protect_min_chars:
-            return TemplateDecision(None, 0, 0.0)
+            return UNDECIDED
         if not sibling and len(pieces) < 2 or sibling and not slot:
-            return TemplateDecision(None, 0, 0.0)
+            return UNDECIDED
         scopes = [(None, params.min_pages, params.min_share_of_pages)]
         if params.clusters_enabled:
             scopes.append((cluster, params.cluster_min_pages, params.cluster_min_share_of_pages))
@@ -195,7 +200,7 @@ class TemplateModel:
             names = [n for h, n in pieces if counts.blocks.get(h, 0) < max(min_pages, min_share * counts.pages)]
             if fixed and max(names, default=0) <= params.structure_max_name_chars:
                 return TemplateDecision(SCOPE_STRUCTURE, slot_pages, round(slot_share, 4))
-        return TemplateDecision(None, 0, 0.0)
+        return UNDECIDED
 
     def template_hashes(self, site: str, cluster: str | None, params: BoilerplateParams) -> set[str]:
         """Hashes that are template by share in one scope (site when ``cluster`` is None); no protection."""
