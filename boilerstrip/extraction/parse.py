@@ -84,7 +84,11 @@ def _html5_input(data: bytes) -> bytes:
 
 
 def _parser() -> etree.HTMLParser:
-    return etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True, no_network=True)
+    # collect_ids=False: nothing looks an element up by id, and collecting them logged "ID ... already
+    # defined" for each repeated id, which could fill the parser's log (100 messages) before the unmatched
+    # end tag that asks for the HTML5 builder; the parse is 5 % faster too (article set, 2026-12-07)
+    return etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True, no_network=True,
+                            collect_ids=False)
 
 
 def _libxml2(data: bytes) -> tuple[etree._Element | None, list[str]] | str:
