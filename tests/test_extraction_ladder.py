@@ -196,6 +196,10 @@ def test_a_javascript_shell_reads_its_noscript_rendering() -> None:
     assert result.text == "\n\n".join(STORY) and "noscript_shell" in result.flags
     ordinary = extract(page(f"<article>{paragraphs()}</article><noscript><p>Please enable JavaScript to see the map of the town.</p></noscript>"))
     assert "JavaScript" not in ordinary.text and "noscript_shell" not in ordinary.flags
+    # a <noscript> long enough to be looked at (min_text_chars), yet a small share of the page: stripped too
+    long_notice = "<p>" + "Please enable JavaScript to see the map of the town and its opening hours. " * 5 + "</p>"
+    page_with_notice = extract(page(f"<article>{paragraphs()}</article><noscript>{long_notice}</noscript>"))
+    assert page_with_notice.text == "\n\n".join(STORY) and "noscript_shell" not in page_with_notice.flags
 
 
 def test_an_unclosed_aside_that_swallowed_the_page_is_read() -> None:

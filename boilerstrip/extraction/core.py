@@ -185,9 +185,14 @@ def _text_chars(element: etree._Element) -> int:
     return int(_TEXT_CHARS(element))
 
 
+def _noscript_chars(body: etree._Element) -> int:
+    """Characters of the text of the <noscript> elements under ``body``."""
+    return sum(_text_chars(noscript) for noscript in body.iter("noscript"))
+
+
 def _is_noscript_shell(body: etree._Element, params: ExtractionParams) -> bool:
     """The page's <noscript> elements hold most of its text (scripts and styles already removed)."""
-    hidden = sum(_text_chars(noscript) for noscript in body.iter("noscript"))
+    hidden = _noscript_chars(body)
     if hidden < params.min_text_chars:
         return False
     return hidden >= params.min_noscript_share_of_page * _text_chars(body)
@@ -283,14 +288,19 @@ def extract(
     # <wbr> (a line-break opportunity) is empty, but libxml2's HTML parser nests the rest of its parent in
     # it ("syn::<wbr>token::<wbr>While", rustdoc's headings): its text would be lost to the body-text rung
     etree.strip_tags(document, "wbr")
-    etree.strip_elements(document, *(NEVER_CONTENT_TAGS - {"noscript"}), with_tail=False)
-    if _is_noscript_shell(body, params):
-        # a JavaScript app shell whose no-script rendering holds the page (forum software serves its
-        # posts this way): read the <noscript> markup as the page
-        flags.append("noscript_shell")
-        etree.strip_tags(document, "noscript")
+    if _noscript_chars(body) < params.min_text_chars:
+        # no <noscript> can hold the page (most pages; its text counted before the strip, never less than
+        # after it): one walk of the tree strips them with the rest
+        etree.strip_elements(document, *NEVER_CONTENT_TAGS, with_tail=False)
     else:
-        etree.strip_elements(document, "noscript", with_tail=False)
+        etree.strip_elements(document, *(NEVER_CONTENT_TAGS - {"noscript"}), with_tail=False)
+        if _is_noscript_shell(body, params):
+            # a JavaScript app shell whose no-script rendering holds the page (forum software serves its
+            # posts this way): read the <noscript> markup as the page
+            flags.append("noscript_shell")
+            etree.strip_tags(document, "noscript")
+        else:
+            etree.strip_elements(document, "noscript", with_tail=False)
     if _unwrap_swallowing_chrome(body, params):
         flags.append("unclosed_chrome")
 
