@@ -147,9 +147,11 @@ class _Templates:
         self.flush()
         row = self._db.execute("SELECT pages FROM template_scopes WHERE site = ? AND cluster = ?", (site, cluster)).fetchone()
         if cluster == _SITE:
+            # (cluster "" rows left out: an earlier boilerstrip, run on this file after it was converted,
+            # writes its site-wide rows there, which the sum would count twice)
             blocks = dict(self._db.execute(
-                "SELECT hash, SUM(pages) AS n FROM template_counts WHERE site = ? GROUP BY hash HAVING n >= ?",
-                (site, min_pages)))
+                "SELECT hash, SUM(pages) AS n FROM template_counts WHERE site = ? AND cluster != ? GROUP BY hash "
+                "HAVING n >= ?", (site, _SITE, min_pages)))
         else:
             blocks = dict(self._db.execute(
                 "SELECT hash, pages FROM template_counts WHERE site = ? AND cluster = ? AND pages >= ?",
