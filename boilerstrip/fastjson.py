@@ -1,10 +1,11 @@
 """A record's JSON written by orjson, and by the json module when orjson refuses the value.
 
 The crawl writes each record's line once (with its trail: ~55 KB a page on the large-page site) and the
-finishing pass writes each page's stored copy and its final line: json's encoder spent 0.9 s of the large-page
-site's whole crawl on them, orjson about a fifth of that (``benchmarks/crawl_benchmark.py --throughput``;
-docs/crawling.md). orjson writes what ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``
-writes (the same bytes on every record of the shared sets, ``tests/test_fastjson.py``) with two exceptions,
+finishing pass writes each page's stored copy and its final line: json's encoder took 0.26 s for the
+large-page site's 1,147 lines with their trail, orjson 0.05 s (docs/crawling.md, twelfth pass). orjson writes
+what ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` writes (the same bytes for every
+extraction of the article set, every line of a crawl of the demo site and every code point:
+``tests/test_fastjson.py``) with two exceptions,
 both the same values to a reader: a float under 1e-4 in positional notation (``0.00001`` for ``1e-05``), and
 NaN or an infinity as ``null`` (json writes ``NaN``, which is not JSON). Reading stays with the json module:
 orjson was no faster on these lines, and it reads an integer beyond 64 bits as a float.

@@ -26,7 +26,7 @@ __all__ = ["SqliteState", "STATE_FILE", "open_sqlite", "set_aside"]
 logger = logging.getLogger(__name__)
 
 STATE_FILE = "state.sqlite3"
-_SITE = ""  # the cluster value of a site-wide count
+_SITE = ""  # the cluster value of a site's own page count (template_scopes; template_counts holds clusters only)
 _URL_FIELDS = [f.name for f in dataclasses.fields(UrlState)]
 _PUT_URL = f"INSERT OR REPLACE INTO urls ({', '.join(_URL_FIELDS)}) VALUES ({', '.join('?' * len(_URL_FIELDS))})"
 _TABLES = ("template_pages", "template_counts", "template_scopes", "urls", "page_copies")
