@@ -27,12 +27,11 @@ import math
 import operator
 import re
 import unicodedata
-import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 
 __all__ = ["NearDuplicateRecipe", "site_recipe", "TRAINING_RECIPE", "recipe_words", "signature", "band_ranges",
-           "band_keys", "similarity", "is_near_duplicate", "optimal_bands", "ascii_fold_table"]
+           "band_keys", "similarity", "is_near_duplicate", "optimal_bands", "ascii_fold_table", "words64_hash"]
 
 _WORD_RE = re.compile(r"\w+")
 _DIGIT_RE = re.compile(r"\d")
@@ -43,7 +42,7 @@ _VALUE_BYTES = 4
 #: same minima (a minimum of minima); 0.3 against 0.9-1.1 ms a page on the large-page site's 400 first pages
 #: (2026-12-06, one process, quiet machine; 256: 0.33, 128: 0.46)
 _UPDATE_ROWS = 512
-_SHINGLE_HASHES = ("sha1", "crc32")
+_SHINGLE_HASHES = ("sha1", "words64")
 
 
 @dataclass(frozen=True)
@@ -60,10 +59,11 @@ class NearDuplicateRecipe:
     min_words: int = 5
     seed: int = 1
     #: the 32-bit value of each shingle before the permutations: "sha1", datasketch's default
-    #: (``sha1_hash32``: what a signature kept beyond one run is made with, the export's index), or "crc32"
-    #: (zlib's), for signatures that live within one run only (the crawl's finishing pass): 0.31 against
-    #: 0.82 ms a page of 1,400 words (the large-page site of crawl_benchmark.py, 2026-12-06). The permutations
-    #: are datasketch's either way; a shingle hash need only tell distinct shingles apart
+    #: (``sha1_hash32``: what a signature kept beyond one run is made with, the export's index), or
+    #: "words64" (:func:`words64_hash`, worked out over a whole text in numpy), for signatures that live
+    #: within one run only (the crawl's finishing pass): 0.08 ms a page of 1,400 words against SHA-1's 0.82
+    #: (the large-page site of crawl_benchmark.py). The permutations are datasketch's either way; a shingle
+    #: hash need only tell distinct shingles apart
     shingle_hash: str = "sha1"
 
     def __post_init__(self) -> None:
@@ -78,9 +78,9 @@ class NearDuplicateRecipe:
 def site_recipe(min_jaccard: float = 0.9, num_perm: int = 128, shingle_words: int = 5,
                 min_words: int = 50) -> NearDuplicateRecipe:
     """The crawl's recipe (``DuplicateParams`` fields): words as written, bands for ``min_jaccard``; its
-    signatures are compared within one finishing pass only, so its shingles are hashed with CRC-32."""
+    signatures are compared within one finishing pass only, so its shingles are hashed with "words64"."""
     return NearDuplicateRecipe(fold_digits_and_accents=False, min_jaccard=min_jaccard, num_perm=num_perm,
-                               shingle_words=shingle_words, min_words=min_words, shingle_hash="crc32")
+                               shingle_words=shingle_words, min_words=min_words, shingle_hash="words64")
 
 
 #: export's recipe, FineWeb's (datatrove MinhashConfig): 14 bands of 8 rows, any shared band (a pair at
@@ -164,16 +164,118 @@ def _shingle_hashes(words: list[str], k: int, name: str = "sha1"):  # noqa: ANN2
     """The 32-bit hash ``name`` (``NearDuplicateRecipe.shingle_hash``) of each word ``k``-gram joined by
     spaces, in UTF-8, one per position (repeats included: a MinHash is a minimum, the same over a list as
     over its set). "sha1" is datasketch's default hash (``sha1_hash32``: SHA-1's first 4 bytes,
-    little-endian), "crc32" zlib's CRC-32. Computed by C-level ``map`` calls (and for SHA-1 one numpy view
-    of the joined digests), not a Python call a shingle."""
+    little-endian), computed by C-level ``map`` calls and one numpy view of the joined digests; "words64" is
+    :func:`words64_hash`, computed over the whole text at once (:func:`_words64_values`)."""
     import numpy as np
 
+    if name == "words64":
+        return _words64_values(" ".join(words).encode("utf-8"), k)
     shingles = map(" ".join, zip(*(words[i:] for i in range(k)))) if k > 1 else iter(words)
-    if name == "crc32":
-        return np.fromiter(map(zlib.crc32, map(str.encode, shingles)), dtype=np.uint32)
     digests = b"".join(map(_DIGEST, map(hashlib.sha1, map(str.encode, shingles))))
     # each SHA-1 digest is 20 bytes: its first 4 as a little-endian uint32 are sha1_hash32's value
     return np.frombuffer(digests, dtype="<u4").reshape(-1, 5)[:, 0].astype(np.uint32)
+
+
+# "words64", the crawl's shingle hash: each word's UTF-8 bytes read as a polynomial in _POLY modulo 2**64
+# (byte i times _POLY**i), that value through SplitMix64's finaliser, the k words' values times a constant
+# of their position in the shingle (_position_weights), summed modulo 2**64; the top 32 bits. Over a whole
+# text it is numpy's work on arrays (prefix sums of the bytes times the powers of _POLY), not a Python call
+# a shingle: 0.08 against 0.41 ms a page of 1,400 words for the words and their CRC-32s (the large-page
+# site of crawl_benchmark.py, 2026-12-07). _POLY is the 64-bit FNV prime (odd: it has an inverse modulo 2**64)
+_MASK64 = (1 << 64) - 1
+_POLY = 0x100000001B3
+_POLY_INVERSE = pow(_POLY, -1, 1 << 64)
+#: SplitMix64's finaliser: shifts and multipliers
+_SPLITMIX = (30, 0xBF58476D1CE4E5B9, 27, 0x94D049BB133111EB, 31)
+#: bytes of text hashed at a time (segments end at a space): the powers of _POLY kept are this long
+_WORDS64_SEGMENT = 1 << 20
+
+
+def _splitmix(value: int) -> int:
+    s1, m1, s2, m2, s3 = _SPLITMIX
+    value ^= value >> s1
+    value = (value * m1) & _MASK64
+    value ^= value >> s2
+    value = (value * m2) & _MASK64
+    return value ^ (value >> s3)
+
+
+@lru_cache(maxsize=4)
+def _position_weights(k: int) -> tuple[int, ...]:
+    """The odd 64-bit weight of each place of a k-word shingle (SplitMix64's sequence from 0): a shingle's
+    words in another order give another value."""
+    return tuple(_splitmix((0x9E3779B97F4A7C15 * (j + 1)) & _MASK64) | 1 for j in range(k))
+
+
+def words64_hash(shingle: bytes) -> int:
+    """The "words64" value of one shingle (its words' UTF-8 bytes joined by single spaces): what
+    :func:`_words64_values` computes for every shingle of a text at once, written out (tests hand it to
+    datasketch as its ``hashfunc``)."""
+    words = shingle.split(b" ")
+    total = 0
+    for weight, word in zip(_position_weights(len(words)), words):
+        value = sum(byte * pow(_POLY, i, 1 << 64) for i, byte in enumerate(word)) & _MASK64
+        total = (total + _splitmix(value) * weight) & _MASK64
+    return total >> 32
+
+
+@lru_cache(maxsize=2)
+def _poly_powers(n: int):  # noqa: ANN202 (two numpy uint64 arrays)
+    """_POLY**i and _POLY**-i modulo 2**64 for i < n (numpy's uint64 products wrap modulo 2**64)."""
+    import numpy as np
+
+    up = np.full(n, _POLY, dtype=np.uint64)
+    down = np.full(n, _POLY_INVERSE, dtype=np.uint64)
+    up[0] = down[0] = 1
+    return np.cumprod(up), np.cumprod(down)
+
+
+def _words64_values(data: bytes, k: int):  # noqa: ANN202 (a numpy uint32 array)
+    """The :func:`words64_hash` of each ``k``-word shingle of ``data`` (words: runs of bytes other than a
+    space), in order: one word's value is (F[end] - F[start]) * _POLY**-start for F the prefix sums of the
+    bytes times _POLY**i; ``_WORDS64_SEGMENT`` bytes at a time."""
+    import numpy as np
+
+    parts = []
+    start = 0
+    while start < len(data):
+        end = data.find(b" ", start + _WORDS64_SEGMENT)
+        end = len(data) if end < 0 else end
+        parts.append(_word_values(data[start:end]))
+        start = end
+    words = np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)
+    count = len(words) - k + 1
+    if count <= 0:
+        return np.empty(0, dtype=np.uint32)
+    total = np.zeros(count, dtype=np.uint64)
+    for j, weight in enumerate(_position_weights(k)):
+        total += words[j:j + count] * np.uint64(weight)
+    return (total >> np.uint64(32)).astype(np.uint32)
+
+
+def _word_values(data: bytes):  # noqa: ANN202 (a numpy uint64 array)
+    """SplitMix64 of each word's polynomial value (``_words64_values``), the words of ``data`` in order."""
+    import numpy as np
+
+    raw = np.frombuffer(data, dtype=np.uint8)
+    n = len(raw)
+    if not n:
+        return np.empty(0, dtype=np.uint64)
+    inside = np.empty(n + 2, dtype=np.int8)
+    inside[0] = inside[-1] = 0
+    np.not_equal(raw, 32, out=inside[1:-1])
+    edges = np.diff(inside)
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    up, down = _poly_powers(max(_WORDS64_SEGMENT, n) + 1)
+    prefix = np.zeros(n + 1, dtype=np.uint64)
+    np.cumsum(raw * up[:n], out=prefix[1:])
+    values = (prefix[ends] - prefix[starts]) * down[starts]
+    s1, m1, s2, m2, s3 = (np.uint64(x) for x in _SPLITMIX)
+    values ^= values >> s1
+    values *= m1
+    values ^= values >> s2
+    values *= m2
+    return values ^ (values >> s3)
 
 
 _DIGEST = operator.methodcaller("digest")
