@@ -200,6 +200,29 @@ def test_page_copies_round_trip(backend) -> None:
     assert pages.delete("http://s/a") and pages.get("http://s/a") is None and not pages.delete("http://s/a")
 
 
+def test_sqlite_page_copies_are_stored_compressed_and_earlier_json_ones_still_read(tmp_path) -> None:
+    """A page copy is the page's record with its trail: SQLite keeps its JSON zlib-compressed (a BLOB), a
+    seventh of the bytes on the large-page site. A copy an earlier boilerstrip wrote (the JSON text itself)
+    still reads back, and is replaced by a compressed one when the page is stored again."""
+    import json
+    import zlib
+
+    record = {"url": "http://s/a", "text": "the same words again " * 500, "bad": "\ud800"}
+    links = {"base": "http://s/a", "hrefs": ["/b"], "canonical": None}
+    state = SqliteState(tmp_path / "state")
+    state.pages.put(PageCopy("http://s/a", record, links))
+    state.commit()
+    stored = sqlite3.connect(state.path).execute("SELECT record FROM page_copies").fetchone()[0]
+    assert isinstance(stored, bytes) and len(stored) * 5 < len(json.dumps(record))
+    assert json.loads(zlib.decompress(stored)) == record
+    with sqlite3.connect(state.path) as db:  # as an earlier boilerstrip wrote it
+        db.execute("INSERT OR REPLACE INTO page_copies (url, record, links) VALUES (?, ?, ?)",
+                   ("http://s/old", json.dumps(record), json.dumps(links)))
+    assert state.pages.get("http://s/old") == PageCopy("http://s/old", record, links)
+    assert state.pages.get("http://s/a") == PageCopy("http://s/a", record, links)
+    state.close()
+
+
 def test_a_store_of_another_schema_version_is_started_again(tmp_path, caplog) -> None:
     state = SqliteState(tmp_path)
     state.templates.put_page("s", "http://s/1", "a:1", ["x"])
