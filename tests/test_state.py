@@ -201,11 +201,12 @@ def test_page_copies_round_trip(backend) -> None:
 
 
 def test_sqlite_page_copies_are_stored_compressed_and_earlier_json_ones_still_read(tmp_path) -> None:
-    """A page copy is the page's record with its trail: SQLite keeps its JSON zlib-compressed (a BLOB), a
-    seventh of the bytes on the large-page site. A copy an earlier boilerstrip wrote (the JSON text itself)
-    still reads back, and is replaced by a compressed one when the page is stored again."""
+    """A page copy is the page's record with its trail: SQLite keeps its JSON compressed by Zstandard (a
+    BLOB), a tenth of the bytes on the large-page site. A copy an earlier boilerstrip wrote (the JSON text
+    itself) still reads back."""
     import json
-    import zlib
+
+    from boilerstrip.state.sqlite import zstd
 
     record = {"url": "http://s/a", "text": "the same words again " * 500, "bad": "\ud800"}
     links = {"base": "http://s/a", "hrefs": ["/b"], "canonical": None}
@@ -214,7 +215,7 @@ def test_sqlite_page_copies_are_stored_compressed_and_earlier_json_ones_still_re
     state.commit()
     stored = sqlite3.connect(state.path).execute("SELECT record FROM page_copies").fetchone()[0]
     assert isinstance(stored, bytes) and len(stored) * 5 < len(json.dumps(record))
-    assert json.loads(zlib.decompress(stored)) == record
+    assert json.loads(zstd.decompress(stored)) == record
     with sqlite3.connect(state.path) as db:  # as an earlier boilerstrip wrote it
         db.execute("INSERT OR REPLACE INTO page_copies (url, record, links) VALUES (?, ?, ?)",
                    ("http://s/old", json.dumps(record), json.dumps(links)))

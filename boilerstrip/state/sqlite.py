@@ -14,11 +14,15 @@ import dataclasses
 import json
 import logging
 import sqlite3
-import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from boilerstrip.fastjson import lossless_json
+
+try:  # Python 3.14's own; before it, the backport Scrapy itself requires (pinned in requirements.txt)
+    from compression import zstd
+except ImportError:
+    from backports import zstd
 
 from .base import STATE_SCHEMA_VERSION, PageCopy, SiteCounts, UrlState
 
@@ -31,11 +35,10 @@ _SITE = ""  # the cluster value of a site's own page count (template_scopes; tem
 _URL_FIELDS = [f.name for f in dataclasses.fields(UrlState)]
 _PUT_URL = f"INSERT OR REPLACE INTO urls ({', '.join(_URL_FIELDS)}) VALUES ({', '.join('?' * len(_URL_FIELDS))})"
 _TABLES = ("template_pages", "template_counts", "template_scopes", "urls", "page_copies")
-#: zlib level of a page copy's record (stored as a BLOB of its compressed JSON). A copy is the page's record
-#: with its trail (~50 KB of JSON on the large-page site of crawl_benchmark.py): level 1 makes the site's
-#: 1,147 copies 8.5 MB instead of 57.8 (0.2 ms a page), and storing and committing them took the finishing
-#: pass less time than the uncompressed JSON (2026-12-07, docs/state.md); higher levels cost more for little
-_COPY_COMPRESSION = 1
+#: a page copy's record is stored as its JSON compressed by Zstandard at its default level (a BLOB). A copy
+#: is the page's record with its trail (~50 KB of JSON a page on the large-page site of crawl_benchmark.py):
+#: its 1,147 copies take 6.0 MB instead of 57.8, compressed in 0.09 s (zlib's fastest level: 8.5 MB in
+#: 0.24 s), and the pass's commit of its state 0.04 s instead of 0.21 (2026-12-07, docs/state.md)
 #: the two tables written for every page of a crawl, keyed by their primary keys (WITHOUT ROWID: one
 #: B-tree each, not a table and an index). ``template_counts`` holds the counts per cluster only: a block's
 #: count in its site is their sum (every page is in one cluster). Half the rows, and with the one B-tree the
@@ -211,12 +214,12 @@ class _PageCopies:
         if row is None:
             return None
         record = row[0]  # a file written before copies were compressed holds the JSON text itself
-        return PageCopy(url, json.loads(zlib.decompress(record) if isinstance(record, bytes) else record),
+        return PageCopy(url, json.loads(zstd.decompress(record) if isinstance(record, bytes) else record),
                         json.loads(row[1]))
 
     def put(self, copy: PageCopy) -> None:
         # a lone surrogate in a hostile page's text survives the trip (lossless_json: then ASCII escapes)
-        record = zlib.compress(lossless_json(copy.record).encode("utf-8"), _COPY_COMPRESSION)
+        record = zstd.compress(lossless_json(copy.record).encode("utf-8"))
         self._db.execute("INSERT OR REPLACE INTO page_copies (url, record, links) VALUES (?, ?, ?)",
                          (copy.url, record, lossless_json(copy.links)))
 
