@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 __all__ = ["NearDuplicateRecipe", "site_recipe", "TRAINING_RECIPE", "recipe_words", "signature", "band_ranges",
-           "band_keys", "similarity", "is_near_duplicate", "optimal_bands", "ascii_fold_table", "words64_hash"]
+           "band_keys", "similarity", "is_near_duplicate", "optimal_bands", "ascii_fold_table", "words64_hash",
+           "shingle_values", "minhash_of"]
 
 _WORD_RE = re.compile(r"\w+")
 _DIGIT_RE = re.compile(r"\d")
@@ -232,8 +233,12 @@ def _poly_powers(n: int):  # noqa: ANN202 (two numpy uint64 arrays)
 
 def _words64_values(data: bytes, k: int):  # noqa: ANN202 (a numpy uint32 array)
     """The :func:`words64_hash` of each ``k``-word shingle of ``data`` (words: runs of bytes other than a
-    space), in order: one word's value is (F[end] - F[start]) * _POLY**-start for F the prefix sums of the
-    bytes times _POLY**i; ``_WORDS64_SEGMENT`` bytes at a time."""
+    space), in order."""
+    return _words64_shingles(_words64_words(data), k)
+
+
+def _words64_words(data: bytes):  # noqa: ANN202 (a numpy uint64 array)
+    """Each word's mixed value (:func:`_word_values`) of ``data``, ``_WORDS64_SEGMENT`` bytes at a time."""
     import numpy as np
 
     parts = []
@@ -243,7 +248,13 @@ def _words64_values(data: bytes, k: int):  # noqa: ANN202 (a numpy uint32 array)
         end = len(data) if end < 0 else end
         parts.append(_word_values(data[start:end]))
         start = end
-    words = np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)
+
+
+def _words64_shingles(words, k: int):  # noqa: ANN001, ANN202 (numpy arrays)
+    """The words' values of each ``k``-word shingle weighted by place and summed; the top 32 bits."""
+    import numpy as np
+
     count = len(words) - k + 1
     if count <= 0:
         return np.empty(0, dtype=np.uint32)
@@ -281,20 +292,41 @@ def _word_values(data: bytes):  # noqa: ANN202 (a numpy uint64 array)
 _DIGEST = operator.methodcaller("digest")
 
 
+def shingle_values(text: str, recipe: NearDuplicateRecipe, words: list[str] | None = None):  # noqa: ANN201
+    """(the text's word count, the recipe's ``shingle_hash`` value of each shingle: a numpy uint32 array).
+    ``words``: :func:`recipe_words`, when already known. For "words64" without ``words``, the words' bytes
+    as recipe_words reads them are hashed in place, never split into strings (an ASCII text's one byte
+    translation): 0.06 ms less a page of 1,400 words."""
+    k = recipe.shingle_words
+    if recipe.shingle_hash == "words64" and words is None:
+        text = text or ""
+        data = (text.encode("ascii").translate(_ASCII_WORDS[bool(recipe.fold_digits_and_accents)]) if text.isascii()
+                else " ".join(_words_by_patterns(text, recipe)).encode("utf-8"))
+        word_values = _words64_words(data)
+        return len(word_values), _words64_shingles(word_values, k)
+    if words is None:
+        words = recipe_words(text, recipe)
+    return len(words), _shingle_hashes(words, k, recipe.shingle_hash)
+
+
 def signature(text: str, recipe: NearDuplicateRecipe, words: list[str] | None = None) -> bytes | None:
     """The MinHash of the text's shingles as uint32 bytes (``num_perm`` values), or None for a text with
     fewer than ``max(shingle_words, min_words)`` words. ``words``: :func:`recipe_words`, when already known.
-    datasketch's MinHash (scheme affine32) over the recipe's ``shingle_hash`` values: each value mixed,
-    permuted ``num_perm`` ways, the minimum of each kept, ``_UPDATE_ROWS`` values at a time."""
+    datasketch's MinHash (scheme affine32) over the recipe's ``shingle_hash`` values
+    (:func:`shingle_values`): each value mixed, permuted ``num_perm`` ways, the minimum of each kept,
+    ``_UPDATE_ROWS`` values at a time."""
+    count, shingles = shingle_values(text, recipe, words)
+    if count < max(recipe.shingle_words, recipe.min_words):
+        return None
+    return minhash_of(shingles, recipe)
+
+
+def minhash_of(shingles, recipe: NearDuplicateRecipe) -> bytes:  # noqa: ANN001 (a numpy uint32 array)
+    """The recipe's MinHash of given 32-bit shingle values (:func:`signature` without the words)."""
     import numpy as np
 
-    if words is None:
-        words = recipe_words(text, recipe)
-    k = recipe.shingle_words
-    if len(words) < max(k, recipe.min_words):
-        return None
     a, b = _permutations(recipe.num_perm, recipe.seed)
-    values = _mixed(_shingle_hashes(words, k, recipe.shingle_hash))
+    values = _mixed(shingles)
     minima = np.full(recipe.num_perm, 0xFFFFFFFF, dtype=np.uint32)
     for start in range(0, len(values), _UPDATE_ROWS):
         rows = values[start:start + _UPDATE_ROWS, np.newaxis]
