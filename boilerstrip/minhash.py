@@ -188,8 +188,9 @@ _POLY = 0x100000001B3
 _POLY_INVERSE = pow(_POLY, -1, 1 << 64)
 #: SplitMix64's finaliser: shifts and multipliers
 _SPLITMIX = (30, 0xBF58476D1CE4E5B9, 27, 0x94D049BB133111EB, 31)
-#: bytes of text hashed at a time (segments end at a space): the powers of _POLY kept are this long
-_WORDS64_SEGMENT = 1 << 20
+#: bytes of text hashed at a time (segments end at a space): the powers of _POLY each process keeps are
+#: this long (2 x 512 KiB); a longer word (no space in a segment) gets powers of its own length, not kept
+_WORDS64_SEGMENT = 1 << 16
 
 
 def _splitmix(value: int) -> int:
@@ -220,9 +221,18 @@ def words64_hash(shingle: bytes) -> int:
     return total >> 32
 
 
-@lru_cache(maxsize=2)
 def _poly_powers(n: int):  # noqa: ANN202 (two numpy uint64 arrays)
-    """_POLY**i and _POLY**-i modulo 2**64 for i < n (numpy's uint64 products wrap modulo 2**64)."""
+    """_POLY**i and _POLY**-i modulo 2**64 for i < n (numpy's uint64 products wrap modulo 2**64); those of
+    a segment (``_WORDS64_SEGMENT``) are kept."""
+    return _segment_powers(_WORDS64_SEGMENT + 1) if n <= _WORDS64_SEGMENT + 1 else _powers(n)
+
+
+@lru_cache(maxsize=1)
+def _segment_powers(n: int):  # noqa: ANN202
+    return _powers(n)
+
+
+def _powers(n: int):  # noqa: ANN202
     import numpy as np
 
     up = np.full(n, _POLY, dtype=np.uint64)
@@ -242,10 +252,13 @@ def _words64_words(data: bytes):  # noqa: ANN202 (a numpy uint64 array)
     import numpy as np
 
     parts = []
-    start = 0
-    while start < len(data):
-        end = data.find(b" ", start + _WORDS64_SEGMENT)
-        end = len(data) if end < 0 else end
+    start, size = 0, len(data)
+    while start < size:
+        end = start + _WORDS64_SEGMENT
+        if end < size:  # cut at the segment's last space; past it only when a word is longer than a segment
+            cut = data.rfind(b" ", start + 1, end)
+            end = cut if cut > start else data.find(b" ", end)
+        end = size if end < 0 or end > size else end
         parts.append(_word_values(data[start:end]))
         start = end
     return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)
@@ -277,7 +290,7 @@ def _word_values(data: bytes):  # noqa: ANN202 (a numpy uint64 array)
     np.not_equal(raw, 32, out=inside[1:-1])
     edges = np.diff(inside)
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    up, down = _poly_powers(max(_WORDS64_SEGMENT, n) + 1)
+    up, down = _poly_powers(n + 1)
     prefix = np.zeros(n + 1, dtype=np.uint64)
     np.cumsum(raw * up[:n], out=prefix[1:])
     values = (prefix[ends] - prefix[starts]) * down[starts]
