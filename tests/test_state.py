@@ -206,7 +206,7 @@ def test_sqlite_page_copies_are_stored_compressed_and_earlier_json_ones_still_re
     itself) still reads back."""
     import json
 
-    from boilerstrip.state.sqlite import zstd
+    from boilerstrip.state.base import unpacked_json
 
     record = {"url": "http://s/a", "text": "the same words again " * 500, "bad": "\ud800"}
     links = {"base": "http://s/a", "hrefs": ["/b"], "canonical": None}
@@ -215,7 +215,7 @@ def test_sqlite_page_copies_are_stored_compressed_and_earlier_json_ones_still_re
     state.commit()
     stored = sqlite3.connect(state.path).execute("SELECT record FROM page_copies").fetchone()[0]
     assert isinstance(stored, bytes) and len(stored) * 5 < len(json.dumps(record))
-    assert json.loads(zstd.decompress(stored)) == record
+    assert unpacked_json(stored) == record
     with sqlite3.connect(state.path) as db:  # as an earlier boilerstrip wrote it
         db.execute("INSERT OR REPLACE INTO page_copies (url, record, links) VALUES (?, ?, ?)",
                    ("http://s/old", json.dumps(record), json.dumps(links)))
@@ -286,6 +286,25 @@ def test_redis_state_url_and_prefix_and_schema_version(caplog) -> None:
     assert again.history.get("http://s/1") is None and "schema version 0" in caplog.text
     with pytest.raises(ValueError, match="not a Redis URL"):
         RedisState("http://h/0", client=client)
+
+
+def test_redis_page_copies_are_stored_compressed_and_earlier_json_ones_still_read() -> None:
+    """Unit test on fakeredis: the copies live in the server's memory, compressed as SQLite keeps them; a
+    copy an earlier boilerstrip stored as JSON text still reads."""
+    import json
+
+    import fakeredis
+
+    client = fakeredis.FakeRedis()
+    state = RedisState("redis://h:1/0?prefix=p", client=client)
+    record = {"url": "http://s/a", "text": "the same words again " * 500, "bad": "\ud800"}
+    links = {"base": "http://s/a", "hrefs": ["/b"], "canonical": None}
+    state.pages.put(PageCopy("http://s/a", record, links))
+    stored = client.hget("p:copies", "http://s/a")
+    assert len(stored) * 5 < len(json.dumps(record)) and not stored.startswith(b"{")
+    client.hset("p:copies", "http://s/old", json.dumps({"record": record, "links": links}))
+    assert state.pages.get("http://s/old") == PageCopy("http://s/old", record, links)
+    assert state.pages.get("http://s/a") == PageCopy("http://s/a", record, links)
 
 
 def test_open_state_with_a_redis_url_connects_to_it(redis_url) -> None:

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["STATE_SCHEMA_VERSION", "TemplateCounts", "UrlHistory", "UrlState", "PageCopies", "PageCopy", "State",
+from boilerstrip.fastjson import lossless_json
+
+try:  # Python 3.14's own; before it, the backport Scrapy itself requires (pinned in requirements.txt)
+    from compression import zstd
+except ImportError:
+    from backports import zstd
+
+__all__ = ["STATE_SCHEMA_VERSION", "TemplateCounts", "UrlHistory", "UrlState", "PageCopies", "PageCopy", "packed_json", "unpacked_json", "State",
            "SiteCounts"]
 
 #: the layout of what a backend stores; a store written with another version is not read (it is rebuilt).
@@ -72,6 +80,25 @@ class PageCopy:
     url: str
     record: dict[str, Any]
     links: dict[str, Any]
+
+
+#: the first bytes of a Zstandard frame: a stored copy that starts otherwise is JSON (an earlier boilerstrip's)
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def packed_json(value: Any) -> bytes:
+    """``value`` as a backend stores a page copy: its JSON (``lossless_json``: a lone surrogate survives)
+    compressed by Zstandard at its default level. A copy is a page's record with its trail (~50 KB of JSON
+    a page on the large-page site of the throughput benchmark): that site's 1,147 copies take 6.0 MB
+    instead of 57.8, compressed in 0.09 s (zlib's fastest level: 8.5 MB in 0.24 s; 2026-12-07)."""
+    return zstd.compress(lossless_json(value).encode("utf-8"))
+
+
+def unpacked_json(raw: bytes | str) -> Any:
+    """What :func:`packed_json` stored, or the JSON text an earlier boilerstrip stored (str or bytes)."""
+    if isinstance(raw, (bytes, bytearray, memoryview)) and bytes(raw[:4]) == _ZSTD_MAGIC:
+        raw = zstd.decompress(raw)
+    return json.loads(raw)
 
 
 @runtime_checkable

@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
-from boilerstrip.fastjson import lossless_json
 
-from .base import STATE_SCHEMA_VERSION, PageCopy, SiteCounts, UrlState
+from .base import STATE_SCHEMA_VERSION, PageCopy, SiteCounts, UrlState, packed_json, unpacked_json
 
 __all__ = ["RedisState", "DEFAULT_PREFIX", "split_state_url"]
 
@@ -159,7 +158,8 @@ class _History:
 
 
 class _PageCopies:
-    """``P:copies`` (hash): URL -> ``{"record", "links"}`` as JSON (``lossless_json``: a lone surrogate survives)."""
+    """``P:copies`` (hash): URL -> ``{"record", "links"}`` as compressed JSON (``packed_json``: a lone
+    surrogate survives; a copy an earlier boilerstrip stored as JSON text still reads)."""
 
     def __init__(self, client: Any, prefix: str) -> None:
         self._r = client
@@ -169,11 +169,12 @@ class _PageCopies:
         raw = self._r.hget(self._copies, url)
         if raw is None:
             return None
-        data = json.loads(raw)
+        data = unpacked_json(raw)
         return PageCopy(url, data["record"], data["links"])
 
     def put(self, copy: PageCopy) -> None:
-        self._r.hset(self._copies, copy.url, lossless_json({"record": copy.record, "links": copy.links}))
+        # compressed (packed_json): every page's copy lives in the server's memory, a tenth of it so
+        self._r.hset(self._copies, copy.url, packed_json({"record": copy.record, "links": copy.links}))
 
     def delete(self, url: str) -> bool:
         return bool(self._r.hdel(self._copies, url))

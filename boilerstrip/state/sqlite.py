@@ -19,12 +19,7 @@ from pathlib import Path
 
 from boilerstrip.fastjson import lossless_json
 
-try:  # Python 3.14's own; before it, the backport Scrapy itself requires (pinned in requirements.txt)
-    from compression import zstd
-except ImportError:
-    from backports import zstd
-
-from .base import STATE_SCHEMA_VERSION, PageCopy, SiteCounts, UrlState
+from .base import STATE_SCHEMA_VERSION, PageCopy, SiteCounts, UrlState, packed_json, unpacked_json
 
 __all__ = ["SqliteState", "STATE_FILE", "open_sqlite", "set_aside"]
 
@@ -35,10 +30,6 @@ _SITE = ""  # the cluster value of a site's own page count (template_scopes; tem
 _URL_FIELDS = [f.name for f in dataclasses.fields(UrlState)]
 _PUT_URL = f"INSERT OR REPLACE INTO urls ({', '.join(_URL_FIELDS)}) VALUES ({', '.join('?' * len(_URL_FIELDS))})"
 _TABLES = ("template_pages", "template_counts", "template_scopes", "urls", "page_copies")
-#: a page copy's record is stored as its JSON compressed by Zstandard at its default level (a BLOB). A copy
-#: is the page's record with its trail (~50 KB of JSON a page on the large-page site of crawl_benchmark.py):
-#: its 1,147 copies take 6.0 MB instead of 57.8, compressed in 0.09 s (zlib's fastest level: 8.5 MB in
-#: 0.24 s), and the pass's commit of its state 0.04 s instead of 0.21 (2026-12-07, docs/state.md)
 #: the two tables written for every page of a crawl, keyed by their primary keys (WITHOUT ROWID: one
 #: B-tree each, not a table and an index). ``template_counts`` holds the counts per cluster only: a block's
 #: count in its site is their sum (every page is in one cluster). Half the rows, and with the one B-tree the
@@ -213,15 +204,13 @@ class _PageCopies:
         row = self._db.execute("SELECT record, links FROM page_copies WHERE url = ?", (url,)).fetchone()
         if row is None:
             return None
-        record = row[0]  # a file written before copies were compressed holds the JSON text itself
-        return PageCopy(url, json.loads(zstd.decompress(record) if isinstance(record, bytes) else record),
-                        json.loads(row[1]))
+        return PageCopy(url, unpacked_json(row[0]), json.loads(row[1]))
 
     def put(self, copy: PageCopy) -> None:
-        # a lone surrogate in a hostile page's text survives the trip (lossless_json: then ASCII escapes)
-        record = zstd.compress(lossless_json(copy.record).encode("utf-8"))
+        # the record compressed (a BLOB: packed_json), its links as JSON text; a lone surrogate in a hostile
+        # page's text survives the trip (lossless_json: then ASCII escapes)
         self._db.execute("INSERT OR REPLACE INTO page_copies (url, record, links) VALUES (?, ?, ?)",
-                         (copy.url, record, lossless_json(copy.links)))
+                         (copy.url, packed_json(copy.record), lossless_json(copy.links)))
 
     def delete(self, url: str) -> bool:
         return self._db.execute("DELETE FROM page_copies WHERE url = ?", (url,)).rowcount > 0
