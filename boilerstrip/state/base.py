@@ -14,8 +14,8 @@ try:  # Python 3.14's own; before it, the backport Scrapy itself requires (pinne
 except ImportError:
     from backports import zstd
 
-__all__ = ["STATE_SCHEMA_VERSION", "TemplateCounts", "UrlHistory", "UrlState", "PageCopies", "PageCopy", "packed_json", "unpacked_json", "State",
-           "SiteCounts"]
+__all__ = ["STATE_SCHEMA_VERSION", "TemplateCounts", "UrlHistory", "UrlState", "PageCopies", "PageCopy", "packed_json",
+           "unpacked_json", "State", "SiteCounts"]
 
 #: the layout of what a backend stores; a store written with another version is not read (it is rebuilt).
 #: 2: block hash version 3 (``boilerplate.blocks.HASH_VERSION``: template counts of another hash version

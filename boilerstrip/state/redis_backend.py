@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
-
 from .base import STATE_SCHEMA_VERSION, PageCopy, SiteCounts, UrlState, packed_json, unpacked_json
 
 __all__ = ["RedisState", "DEFAULT_PREFIX", "split_state_url"]
