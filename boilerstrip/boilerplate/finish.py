@@ -53,12 +53,8 @@ def cleaned_fields(result: CleanResult, markdown: bool = True,
     had none: the extractor's Markdown was switched off), counts. ``markdowns`` (``markdown_of_blocks``)
     are the blocks' own Markdown: the Markdown is rendered with them, and the blocks keep them as "md"."""
     text = render_text(result.kept)
-    blocks = result.blocks
-    if markdowns:
-        blocks = [{**block, "md": own} if (own := markdowns.get((block["kind"], block["text"]))) is not None
-                  else block for block in blocks]
     return {
-        "blocks": blocks,
+        "blocks": _blocks_with_markdown(result, markdowns),
         "text": text,
         "markdown": render_markdown(result.kept, markdowns) if markdown else None,
         "content_hash": hashlib.sha256(text.encode("utf-8")).hexdigest(),
@@ -66,6 +62,14 @@ def cleaned_fields(result: CleanResult, markdown: bool = True,
         "boilerplate_removed_blocks": result.removed_blocks,
         "boilerplate_removed_by": removed_by_reason(result.blocks),
     }
+
+
+def _blocks_with_markdown(result: CleanResult, markdowns: Mapping[tuple[str, str], str] | None) -> list[dict[str, Any]]:
+    """The clean's blocks, each with its own Markdown ("md") where ``markdowns`` has it."""
+    if not markdowns:
+        return result.blocks
+    return [{**block, "md": own} if (own := markdowns.get((block["kind"], block["text"]))) is not None else block
+            for block in result.blocks]
 
 
 def removed_by_reason(blocks: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
@@ -88,10 +92,10 @@ def source_fields(record: Mapping[str, Any], choice: SourceChoice) -> dict[str, 
     cleaning again makes the same choice); ``page_blocks`` with the region's per-block decisions."""
     markdowns = markdown_of_blocks(record)
     fields = cleaned_fields(choice.result, markdown=record.get("markdown") is not None, markdowns=markdowns)
-    if choice.result is not choice.extracted:
-        extracted = cleaned_fields(choice.extracted, markdown=False, markdowns=markdowns)
-        for key in ("blocks", "boilerplate_removed_chars", "boilerplate_removed_blocks"):
-            fields[key] = extracted[key]
+    if choice.result is not choice.extracted:  # (its blocks and counts only: no text rendered for them)
+        fields["blocks"] = _blocks_with_markdown(choice.extracted, markdowns)
+        fields["boilerplate_removed_chars"] = choice.extracted.removed_chars
+        fields["boilerplate_removed_blocks"] = choice.extracted.removed_blocks
         # boilerplate_removed_by stays the chosen source's: why what the text lacks is missing
     headline = _extracted_headline(record)
     if headline and fields["markdown"] is not None and not choice.headline and not fields["markdown"].startswith(headline):
