@@ -114,8 +114,13 @@ def recipe_words(text: str, recipe: NearDuplicateRecipe) -> list[str]:
     """The words of ``text`` the recipe's shingles are made of (its normal form: module docstring)."""
     text = text or ""
     if text.isascii():
-        return text.encode("ascii").translate(_ASCII_WORDS[bool(recipe.fold_digits_and_accents)]).decode("ascii").split()
+        return _ascii_words(text, recipe).decode("ascii").split()
     return _words_by_patterns(text, recipe)
+
+
+def _ascii_words(text: str, recipe: NearDuplicateRecipe) -> bytes:
+    """An ASCII text's recipe words as bytes, separated by runs of spaces (``_ASCII_WORDS``)."""
+    return text.encode("ascii").translate(_ASCII_WORDS[bool(recipe.fold_digits_and_accents)])
 
 
 def _words_by_patterns(text: str, recipe: NearDuplicateRecipe) -> list[str]:
@@ -313,7 +318,7 @@ def shingle_values(text: str, recipe: NearDuplicateRecipe, words: list[str] | No
     k = recipe.shingle_words
     if recipe.shingle_hash == "words64" and words is None:
         text = text or ""
-        data = (text.encode("ascii").translate(_ASCII_WORDS[bool(recipe.fold_digits_and_accents)]) if text.isascii()
+        data = (_ascii_words(text, recipe) if text.isascii()
                 else " ".join(_words_by_patterns(text, recipe)).encode("utf-8"))
         word_values = _words64_words(data)
         return len(word_values), _words64_shingles(word_values, k)
