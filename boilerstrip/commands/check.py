@@ -2,7 +2,7 @@
 
 Reads any JSONL with ``url`` and ``text`` (ours or another tool's), prints a short summary per site and
 writes the reports asked for. Exit status: 0; 1 when a ``--fail-on`` rule has a finding (warn or fail) on
-some site, or the input cannot be read; 2 on bad arguments (an input that is not JSONL records: a
+some site, when ``--fail-on`` is given and no page was left to check, or the input cannot be read; 2 on bad arguments (an input that is not JSONL records: a
 manifest, a ledger, an HTML page, a folder, binary data, an empty file).
 """
 
@@ -87,7 +87,13 @@ def run(args: argparse.Namespace) -> int:
         for entry in report["excluded"]:
             print(f"  excluded {entry['reason']}: {entry['url']} (confidence {entry['confidence']})", file=sys.stderr)
     if not report["sites"]:
-        print(f"boilerstrip check: no page with a url and a text in {path}", file=sys.stderr)
+        why = (f"every page was left out below --min-confidence {args.min_confidence}" if report["excluded"]
+               else "no page with a url and a text")
+        print(f"boilerstrip check: nothing checked in {path}: {why}", file=sys.stderr)
+        if args.fail_on:  # a gate that looked at no page has not passed
+            print(f"boilerstrip check: failing: --fail-on {' '.join(args.fail_on)} had no page to look at",
+                  file=sys.stderr)
+            return 1
     for site in report["sites"]:
         print(f"{site['site']}: {site['verdict']} ({site['pages']} pages, navigation lines on "
               f"{site['nav_word_share']:.1%}, first paragraph = title on {site['first_paragraph_match_share']:.1%})")
