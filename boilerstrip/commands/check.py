@@ -2,8 +2,9 @@
 
 Reads any JSONL with ``url`` and ``text`` (ours or another tool's), prints a short summary per site and
 writes the reports asked for. Exit status: 0; 1 when a ``--fail-on`` rule has a finding (warn or fail) on
-some site, when ``--fail-on`` is given and no page was left to check, or the input cannot be read; 2 on bad arguments (an input that is not JSONL records: a
-manifest, a ledger, an HTML page, a folder, binary data, an empty file).
+some site, when ``--fail-on`` is given and no page was left to check, or the input cannot be read; 2 on bad
+arguments (an input that is not JSONL records: a manifest, a ledger, an HTML page, a folder, binary data, an
+empty file).
 """
 
 from __future__ import annotations
