@@ -46,9 +46,21 @@ def test_a_clear_article_is_trusted_more_than_a_list_of_links() -> None:
     assert article.confidence > links.confidence + 0.1
 
 
+SHORT_LINKS_PAGE = ("<html><body><ul>" + "".join(f"<li><a href=/p{i}>Item {i}</a></li>" for i in range(30))
+                    + "</ul><p>Some text here.</p></body></html>")
+
+
+def test_a_doubtful_page_gets_a_second_opinion_by_default_but_not_under_the_precision_preset() -> None:
+    default = extract(SHORT_LINKS_PAGE)
+    assert default.confidence < ExtractionParams().min_confidence_without_retry
+    assert any(a.reason.startswith("retry_") for a in default.attempts), default.attempts
+    for params in (extraction_preset("precision"), ExtractionParams(min_confidence_without_retry=0.0)):
+        assert not any(a.reason.startswith("retry_") for a in extract(SHORT_LINKS_PAGE, params=params).attempts)
+
+
 def test_a_low_confidence_gets_a_second_opinion_recorded_in_attempts() -> None:
-    first = extract(LINKS_PAGE)
-    assert not any(a.reason.startswith("retry_") for a in first.attempts)  # the default threshold is off
+    first = extract(LINKS_PAGE, params=ExtractionParams(min_confidence_without_retry=0.0))
+    assert not any(a.reason.startswith("retry_") for a in first.attempts)  # off
     again = extract(LINKS_PAGE, params=ExtractionParams(min_confidence_without_retry=1.0))
     retries = [a for a in again.attempts if a.reason.startswith("retry_")]
     assert retries, again.attempts

@@ -91,10 +91,11 @@ class ExtractionParams:
     # --- confidence (see confidence.py) ------------------------------------------------------------
     #: A result whose estimated F1 (``confidence``) is below this gets a second opinion: the rungs the
     #: ladder did not take and a recall-oriented widening of the winner are scored by the same estimate,
-    #: and the most confident is kept (1.0: every page; 0: off). Off: at 0.5 WCXB-dev rose 0.8480 -> 0.8529
-    #: (held-out 0.8484 -> 0.8491) but the article benchmark fell 0.9811 -> 0.9788 and collection pages
-    #: 0.645 -> 0.636; at 0.7 the article benchmark fell to 0.9745 (runs of 2026-12-03, docs/extraction.md).
-    min_confidence_without_retry: float = 0.0
+    #: and the most confident is kept (1.0: every page; 0: off). 0.4 from the WCXB-dev tuning half
+    #: (2026-12-07: 0.8482 off, 0.8497 at 0.3, 0.8513 at 0.35, 0.8525 at 0.4, 0.8528 at 0.45; held-out
+    #: 0.8487 -> 0.8511 at 0.4); at 0.5 the article benchmark falls 0.9814 -> 0.9791, at 0.4 and below no
+    #: article page is retried (docs/extraction.md).
+    min_confidence_without_retry: float = 0.4
     #: ...when its confidence beats the first result's by at least this much (not swept: 0.05 is about
     #: the spread of the held-out reliability table's upper deciles, the estimate's noise).
     min_retry_confidence_gain: float = 0.05
@@ -308,12 +309,14 @@ class ExtractionParams:
 #: Named presets (``BOILERSTRIP_EXTRACTION_PRESET``, ``extraction_preset``): field values over the defaults,
 #: in the spirit of trafilatura's favor_precision/favor_recall. "balanced" is the tuned defaults above.
 #: "precision" and "recall" change only what is pruned inside the container the extractor chose (the
-#: choice itself stays the tuned one), so they trade one for the other without emptying pages. Their
+#: choice itself stays the tuned one; "precision" takes no second opinion on a doubtful page, whose tries
+#: can only widen), so they trade one for the other without emptying pages. Their
 #: precision and recall on both benchmark sets are in docs/extraction.md (extraction_benchmark.py --preset).
 EXTRACTION_PRESETS: dict[str, dict[str, object]] = {
     "balanced": {},
     # drops more of the borderline blocks inside the chosen container; the container is chosen as before
     "precision": {
+        "min_confidence_without_retry": 0.0,  # no second opinion: its tries are the other rungs and a widening
         "max_block_link_density": 0.6,
         "max_inner_link_density": 0.25,
         "min_link_list_text_ratio": 0.0,
