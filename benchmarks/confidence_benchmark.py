@@ -4,24 +4,29 @@ Usage (from the repository root)::
 
     .venv/bin/python benchmarks/confidence_benchmark.py           # report on both sets, both halves
     .venv/bin/python benchmarks/confidence_benchmark.py --fit     # refit the model on WCXB-dev's tuning half
-    .venv/bin/python benchmarks/confidence_benchmark.py --check   # exit 1 below confidence_floor.json
+    .venv/bin/python benchmarks/confidence_benchmark.py --check   # exit 1 below confidence_floor.json, or stale
 
 The model (``boilerstrip/extraction/confidence_model.json``) is a small ensemble of regression trees on the
 signals of ``boilerstrip/extraction/confidence.py``, fitted (squared loss, gradient boosting, numpy only)
 to the per-page F1 of the extraction on the *tuning* half of WCXB-dev, the split of
 ``extraction_benchmark.py`` (by a hash of the site). It is fitted on each page's first result (the second
-opinion off), the result the estimate is asked about first; the report is of the results as configured. It is reported on that half, on the *held-out* half
-(never fitted on) and on the article benchmark: Spearman's rank correlation between confidence and the
-true per-page F1, and a reliability table by decile of confidence (predicted mean against actual mean).
-The "lowest decile gap" is the mean F1 of the pages outside the lowest decile minus that of the pages in it.
-The per-page cost of the confidence (signals plus model) is timed inside the extractor, in CPU seconds of
-the extracting thread (the machine's load does not count).
+opinion off), the result the estimate is asked about first. It is reported, on the results as configured,
+on that half, on the *held-out* half (never fitted on) and on the article benchmark: Spearman's rank
+correlation between confidence and the true per-page F1, and a reliability table by decile of confidence
+(predicted mean against actual mean). The "lowest decile gap" is the mean F1 of the pages outside the lowest
+decile minus that of the pages in it. The per-page cost of the confidence (signals plus model) is timed
+inside the extractor, in CPU seconds of the extracting thread (the machine's load does not count).
+
+``--fit`` also writes ``confidence_fit.json``, a digest of each tuning page's first result. Every other run
+says how many of them the extractor no longer produces, and ``--check`` fails when that share is above
+``MAX_STALE_SHARE``: the model then judges an extractor it was not fitted on, and a refit is due.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import sys
 import time
@@ -41,6 +46,14 @@ from boilerstrip.extraction import confidence as confidence_module  # noqa: E402
 from boilerstrip.extraction import core as extraction_core  # noqa: E402
 
 FLOOR_FILE = Path(__file__).resolve().parent / "confidence_floor.json"
+#: What the model was fitted on (written by ``--fit``): the preset, and a digest of each tuning page's first
+#: result (its signals and its true F1), so that a later run can tell whether the extractor still produces it.
+FIT_FILE = Path(__file__).resolve().parent / "confidence_fit.json"
+#: The share of tuning pages whose first result may differ from the one the model was fitted on before a
+#: refit is due (``--check`` and tests/test_confidence_benchmark.py fail above it). Set 2026-12-07: the
+#: week's extraction changes between the first fit (2026-12-03) and the refit changed 116 of the 973 (12 %),
+#: and the second opinion, choosing with the older estimate, cost the held-out product pages 0.010 F1.
+MAX_STALE_SHARE = 0.05
 
 # --- fitting: gradient-boosted regression trees in numpy ------------------------------------------------
 
@@ -210,6 +223,35 @@ def observe(pages: list, params) -> Observed:
     )
 
 
+def first_results(pages: list, params) -> Observed:
+    """Each page's first result (the second opinion off): what the model is fitted on and first asked about;
+    fitting on results a previous model picked would fit the model to its own choices."""
+    return observe(pages, dataclasses.replace(params, min_confidence_without_retry=0.0))
+
+
+def fit_digest(signals, f1: float) -> str:
+    """A short digest of one page's first result: its signals and its true F1, each to four decimals."""
+    rounded = ",".join(f"{float(value):.4f}" for value in signals) + f"|{float(f1):.4f}"
+    return hashlib.blake2b(rounded.encode("ascii"), digest_size=6).hexdigest()
+
+
+def fit_record(preset: str, pages: list, first: Observed) -> dict:
+    return {
+        "_comment": "written by benchmarks/confidence_benchmark.py --fit: a digest of each WCXB-dev tuning page's "
+        "first result (signals and true F1) the model in boilerstrip/extraction/confidence_model.json was fitted on",
+        "preset": preset,
+        "pages": {page.page_id: fit_digest(signals, f1)
+                  for page, signals, f1 in zip(pages, first.signals, first.f1, strict=True)},
+    }
+
+
+def stale_pages(fitted: dict, pages: list, first: Observed) -> list[str]:
+    """The pages whose first result is not the one the model was fitted on (``fit_record``'s digests)."""
+    digests = fitted.get("pages", {})
+    return [page.page_id for page, signals, f1 in zip(pages, first.signals, first.f1, strict=True)
+            if digests.get(page.page_id) != fit_digest(signals, f1)]
+
+
 def report(name: str, confidence: np.ndarray, f1: np.ndarray, kinds: list[str] | None = None) -> dict:
     rho, gap = spearman(confidence, f1), lowest_decile_gap(confidence, f1)
     print(f"\n== {name}: {len(f1)} pages, mean F1 {f1.mean():.4f}, mean confidence {confidence.mean():.4f}")
@@ -252,15 +294,24 @@ def main(argv: list[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 2
     params = extraction_preset(args.preset)
+    tuning = [page for page in wcxb if page.half == "tuning"]
+    first = first_results(tuning, params)
+    failures = []
     if args.fit:
-        # Fitted on the first result of each page, the second opinion off: that is what the estimate judges
-        # first, and results a previous model picked would fit the model to its own choices.
-        first = observe(wcxb, dataclasses.replace(params, min_confidence_without_retry=0.0))
-        tuning = np.array([half == "tuning" for half in first.halves])
-        model = fit(first.signals[tuning], first.f1[tuning])
+        model = fit(first.signals, first.f1)
         confidence_module.MODEL_FILE.write_text(json.dumps(model, separators=(",", ":")) + "\n", encoding="utf-8")
         confidence_module._model.cache_clear()
-        print(f"wrote {confidence_module.MODEL_FILE} ({len(model['trees'])} trees)")
+        FIT_FILE.write_text(json.dumps(fit_record(args.preset, tuning, first), indent=0) + "\n", encoding="utf-8")
+        print(f"wrote {confidence_module.MODEL_FILE} ({len(model['trees'])} trees) and {FIT_FILE.name}")
+    else:
+        fitted = json.loads(FIT_FILE.read_text(encoding="utf-8")) if FIT_FILE.is_file() else {}
+        if fitted.get("preset", "balanced") == args.preset:
+            stale = stale_pages(fitted, tuning, first)
+            share = len(stale) / len(tuning) if tuning else 0.0
+            print(f"the model's fit: {len(stale)} of {len(tuning)} tuning pages' first results differ now "
+                  f"({100 * share:.1f} %; a refit, --fit, is due above {100 * MAX_STALE_SHARE:.0f} %)")
+            if share > MAX_STALE_SHARE:
+                failures.append(f"the model is stale: {len(stale)} of {len(tuning)} tuning pages changed since its fit")
     seen = observe(wcxb, params)
     on_article = observe(article, params)
     figures = {}
@@ -275,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nconfidence cost: {1e6 * spent / pages:.0f} us per page "
           f"({100 * spent / extracting:.2f}% of extraction, {1e3 * extracting / pages:.1f} ms per page)")
     if args.check:
-        return bench.floor_verdict(check_floors(figures, json.loads(FLOOR_FILE.read_text(encoding="utf-8"))))
+        return bench.floor_verdict(failures + check_floors(figures, json.loads(FLOOR_FILE.read_text(encoding="utf-8"))))
     return 0
 
 
