@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from boilerstrip.extraction import (
+    extraction_preset,
     Attempt,
     Block,
     ExtractionParams,
@@ -524,3 +525,33 @@ def test_a_button_inside_a_heading_is_the_headings_text() -> None:
     )
     text = extract(page(f"<main>{sections}<button>Load more</button></main>")).text
     assert "Question 1 about the flood" in text and all(t in text for t in STORY) and "Load more" not in text
+
+
+PATCHES = "".join(f"<li><a href='/patch/{i}'>libgccjit: support for feature number {i}</a></li>" for i in range(5))
+
+
+def test_a_list_of_links_its_sentence_introduces_is_part_of_the_text() -> None:
+    def article(middle: str) -> str:
+        return page(f"<article><p>{STORY[0]}</p>{middle}<p>{STORY[1]}</p><p>{STORY[2]}</p></article>")
+
+    introduced = article(f"<p>Many patches were sent for review this month:</p><ul>{PATCHES}</ul>")
+    text = extract(introduced).text
+    assert "Many patches were sent for review this month:\n\nlibgccjit: support for feature number 0" in text
+    assert "feature number 4" in text
+    # the rule off, or the precision preset: the list goes as a link list
+    assert "feature number" not in extract(introduced, params=ExtractionParams(min_introduction_words=0)).text
+    assert "feature number" not in extract(introduced, params=extraction_preset("precision")).text
+    # a label is not a sentence, a sentence that does not end with a colon introduces nothing, and named
+    # furniture stays out whatever introduces it
+    for middle in (f"<p>Related:</p><ul>{PATCHES}</ul>",
+                   f"<p>Many patches were sent for review this month.</p><ul>{PATCHES}</ul>",
+                   f"<div class='related'><p>Many patches were sent for review this month:</p><ul>{PATCHES}</ul></div>"):
+        assert "feature number" not in extract(article(middle)).text, middle
+
+
+def test_a_section_that_is_mostly_its_introduced_list_comes_back_whole() -> None:
+    # the section's link density makes it a link list: its heading, sentence and list come back together
+    section = f"<div class='sect1'><h2>Patches status</h2><p>Many patches were sent for review this month:</p><ul>{PATCHES}</ul></div>"
+    text = extract(page(f"<article><p>{STORY[0]}</p>{section}<p>{STORY[1]}</p><p>{STORY[2]}</p></article>")).text
+    assert "Patches status\n\nMany patches were sent for review this month:\n\nlibgccjit" in text
+    assert text.endswith(STORY[2])

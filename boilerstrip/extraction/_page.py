@@ -351,6 +351,42 @@ def _data_table_link_sums(page: PageStats, inside: Callable[[int, int], bool],
     return sums
 
 
+#: kinds whose consecutive blocks form a list (one item, term or row per block)
+_ITEM_KINDS = frozenset(("li", "dt", "dd", "tr"))
+
+
+def _with_introduced_lists(seg: Segmentation, indices: list[int], allowed: bytes, headline: int | None,
+                           params: ExtractionParams) -> list[int]:
+    """``indices`` with the lists their sentences introduce: a run of list items (or table rows) left out by
+    the link rules, right after a block of at least ``min_introduction_words`` words that ends with a colon
+    ("Many patches were sent for review:" then the patches' titles, each a link), is part of that sentence;
+    the sentence comes back with it when the same rules left it out (a section of the article that is
+    mostly its list). ``allowed``: the blocks inside the containers that no verdict left out (named
+    furniture stays out); ``headline``: the block taken as the headline, which stays out."""
+    kinds, texts = seg.kinds, seg.texts
+    kept = set(indices)
+    added: list[int] = []
+    # only the containers' blocks can be allowed: the walk skips the rest of the page
+    for j in range(max(1, allowed.find(1)), allowed.rfind(1) + 1):
+        i = j - 1
+        if j in kept or kinds[j] not in _ITEM_KINDS or not allowed[j] or not allowed[i] or kinds[i] in _ITEM_KINDS:
+            continue
+        if i not in kept and kinds[i] in HEADING_TAGS:
+            continue  # a heading left out is the headline, or heads a section of pruned blocks
+        text = texts[i].rstrip()
+        if not text.endswith(":") or len(TOKEN_RE.findall(text)) < params.min_introduction_words:
+            continue
+        if i not in kept:
+            added.append(i)
+            h = i - 1
+            if h >= 0 and h != headline and allowed[h] and h not in kept and kinds[h] in HEADING_TAGS and kinds[h] != "h1":
+                added.append(h)  # the section's own heading (an <h1> left out is the headline)
+        while j < len(seg) and allowed[j] and j not in kept and kinds[j] in _ITEM_KINDS:
+            added.append(j)
+            j += 1
+    return sorted(kept.union(added)) if added else indices
+
+
 def select_blocks(page: PageStats, containers: list[etree._Element], params: ExtractionParams) -> Selection:
     """Blocks of ``containers`` (document order) minus boilerplate, link lists, captions and the headline;
     then the sanity checks."""
@@ -480,6 +516,8 @@ def select_blocks(page: PageStats, containers: list[etree._Element], params: Ext
                         headline_at = i
                     del indices[position]
                     break
+    if params.min_introduction_words:
+        indices = _with_introduced_lists(seg, indices, before_link_lists, headline_at, params)
     # headings with nothing after them are section titles of pruned blocks
     while indices and kinds[indices[-1]] in HEADING_TAGS:
         indices.pop()
