@@ -7,12 +7,12 @@ import dataclasses
 import pytest
 
 from boilerstrip.extraction import (
-    extraction_preset,
     Attempt,
     Block,
     ExtractionParams,
     ExtractionResult,
     extract,
+    extraction_preset,
     render_markdown,
     render_text,
 )

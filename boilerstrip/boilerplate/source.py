@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from boilerstrip.extraction import NAVIGATION_BOX_TITLES
+from boilerstrip.extraction import LIST_ITEM_KINDS, NAVIGATION_BOX_TITLES
 
 from .blocks import HEADING_KINDS, block_hash, digits_insensitive, normalise_block, repair_text, slot_hash
 from .clean import CleanResult, clean_page
@@ -339,8 +339,6 @@ OUTSIDE = "region:outside"
 
 
 _PROSE, _LINKS, _STOP = "prose", "links", "stop"
-#: kinds of a list's items (consecutive blocks of one of these kinds form a list)
-_ITEM_KINDS = frozenset(("li", "dt", "dd", "tr"))
 #: kinds a widening takes however short: headings, code, and the terms and items of a list of this
 #: page's own (``height="n"``: a parameter's name); a short paragraph (a name, a date line) stops it
 _NO_MIN_CHARS_KINDS = HEADING_KINDS | {"pre", "li", "dt", "dd"}
@@ -355,8 +353,8 @@ def _introduced_items(blocks: list[dict[str, Any]]) -> set[int]:
     for i, block in enumerate(blocks):
         if block["removed"]:
             continue
-        if block["kind"] in _ITEM_KINDS:
-            if run or (previous is not None and previous["kind"] not in _ITEM_KINDS
+        if block["kind"] in LIST_ITEM_KINDS:
+            if run or (previous is not None and previous["kind"] not in LIST_ITEM_KINDS
                        and previous["text"].rstrip().endswith(":")):
                 run = True
                 out.add(i)
@@ -473,7 +471,7 @@ def _list_items(whole: CleanResult, region: list[tuple[str, str, str | None, int
         if block["removed"] or furniture in _NEVER_REGION:
             continue
         chars = len(block["text"].strip())
-        if block["kind"] in _ITEM_KINDS and links > 0:
+        if block["kind"] in LIST_ITEM_KINDS and links > 0:
             slot = slot_hash(slots.get(block["hash"])) if slots else None
             if slot and pages and model.block_pages(site, slot) >= params.structure_min_share_of_pages * pages:
                 navigation.add(block["hash"])

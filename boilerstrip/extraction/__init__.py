@@ -17,9 +17,10 @@ from .metadata import Metadata
 from .params import EXTRACTION_PRESETS, ExtractionParams, extraction_preset
 
 # the extractor's vocabulary the cross-page pass reads too (one copy of each rule)
-from ._vocab import NAVIGATION_BOX_TITLES, NEVER_CONTENT_TAGS
+from ._vocab import LIST_ITEM_KINDS, NAVIGATION_BOX_TITLES, NEVER_CONTENT_TAGS
 
 __all__ = [
+    "LIST_ITEM_KINDS",
     "NAVIGATION_BOX_TITLES",
     "NEVER_CONTENT_TAGS",
     "Attempt",

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from ._vocab import CHROME_ROLES, CHROME_TAGS, FRAMEWORK_WORDS, HEADING_TAGS, LINK_LIST_TAGS, LIST_ELEMENT_TAGS, TOKEN_RE
+from ._vocab import (CHROME_ROLES, CHROME_TAGS, FRAMEWORK_WORDS, HEADING_TAGS, LINK_LIST_TAGS, LIST_ELEMENT_TAGS,
+                     LIST_ITEM_KINDS, TOKEN_RE)
 from .blocks import (
     BOILERPLATE,
     CAPTION,
@@ -351,10 +352,6 @@ def _data_table_link_sums(page: PageStats, inside: Callable[[int, int], bool],
     return sums
 
 
-#: kinds whose consecutive blocks form a list (one item, term or row per block)
-_ITEM_KINDS = frozenset(("li", "dt", "dd", "tr"))
-
-
 def _with_introduced_lists(seg: Segmentation, indices: list[int], allowed: bytes, headline: int | None,
                            params: ExtractionParams) -> list[int]:
     """``indices`` with the lists their sentences introduce: a run of list items (or table rows) left out by
@@ -369,7 +366,7 @@ def _with_introduced_lists(seg: Segmentation, indices: list[int], allowed: bytes
     # only the containers' blocks can be allowed: the walk skips the rest of the page
     for j in range(max(1, allowed.find(1)), allowed.rfind(1) + 1):
         i = j - 1
-        if j in kept or kinds[j] not in _ITEM_KINDS or not allowed[j] or not allowed[i] or kinds[i] in _ITEM_KINDS:
+        if j in kept or kinds[j] not in LIST_ITEM_KINDS or not allowed[j] or not allowed[i] or kinds[i] in LIST_ITEM_KINDS:
             continue
         if i not in kept and kinds[i] in HEADING_TAGS:
             continue  # a heading left out is the headline, or heads a section of pruned blocks
@@ -381,7 +378,7 @@ def _with_introduced_lists(seg: Segmentation, indices: list[int], allowed: bytes
             h = i - 1
             if h >= 0 and h != headline and allowed[h] and h not in kept and kinds[h] in HEADING_TAGS and kinds[h] != "h1":
                 added.append(h)  # the section's own heading (an <h1> left out is the headline)
-        while j < len(seg) and allowed[j] and j not in kept and kinds[j] in _ITEM_KINDS:
+        while j < len(seg) and allowed[j] and j not in kept and kinds[j] in LIST_ITEM_KINDS:
             added.append(j)
             j += 1
     return sorted(kept.union(added)) if added else indices

@@ -37,6 +37,9 @@ HEADING_TAGS = frozenset("h1 h2 h3 h4 h5 h6".split())
 #: table's cell may hold several blocks (a Sphinx table's every cell is a <p>; a recipe's header cells are
 #: <h4>); a layout cell holding the page's text is found by its share (LAYOUT_CELL_MIN_SHARE).
 LAYOUT_TABLE_CHILD_TAGS = frozenset("table section article main nav aside header footer form".split())
+#: Block kinds of a list's items: consecutive blocks of these kinds form one list (an item, term,
+#: description or row a block). Read by the extractor and by the cross-page stage.
+LIST_ITEM_KINDS = frozenset(("li", "dt", "dd", "tr"))
 #: Block elements inside a cell: a table of one row whose cells hold one of these is a page's columns.
 CELL_BLOCK_TAGS = frozenset("p div ul ol dl blockquote pre h1 h2 h3 h4 h5 h6".split())
 #: A table cell holding blocks and at least this share of the text under the segmented root wraps the page:
