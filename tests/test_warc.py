@@ -3,6 +3,8 @@ replay through the crawl's pipelines."""
 
 from __future__ import annotations
 
+import logging
+
 import gzip as gziplib
 import json
 import subprocess
@@ -233,6 +235,23 @@ def test_middleware_records_responses_revisits_and_renders(tmp_path):
     assert entries[5].header("WARC-Refers-To") == entries[1].header("WARC-Record-ID")
     assert read_record(entries[5]).block == PAGE % b"rendered"
     assert crawler.stats.get_value("boilerstrip/warc/records/revisit") == 1
+
+
+def test_a_crawl_without_warc_says_nothing_of_the_writer(caplog):
+    # the WARC writer is off unless asked for: Scrapy disables it without a WARNING line on every crawl
+    from scrapy.core.downloader.middleware import DownloaderMiddlewareManager
+    from scrapy.exceptions import NotConfigured
+    from scrapy.utils.test import get_crawler
+
+    from boilerstrip.downloadermiddlewares.warc import WarcWriterMiddleware
+
+    with pytest.raises(NotConfigured):
+        WarcWriterMiddleware.from_crawler(get_crawler())
+    crawler = get_crawler(settings_dict={
+        "DOWNLOADER_MIDDLEWARES_BASE": {}, "DOWNLOADER_MIDDLEWARES": {WarcWriterMiddleware: 100}})
+    with caplog.at_level(logging.DEBUG):
+        chain = DownloaderMiddlewareManager.from_crawler(crawler)
+    assert not chain.middlewares and "WarcWriterMiddleware" not in caplog.text
 
 
 def _replay(*files, out, args=()) -> tuple[subprocess.CompletedProcess, list[dict]]:

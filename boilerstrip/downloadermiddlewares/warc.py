@@ -56,7 +56,9 @@ class WarcWriterMiddleware:
     def from_crawler(cls, crawler: Any) -> "WarcWriterMiddleware":
         params = params_from_settings(crawler.settings, "warc", WarcParams)
         if not params.dir:
-            raise NotConfigured("no BOILERSTRIP_WARC_DIR (crawl --warc DIR)")
+            # off unless asked for (crawl --warc DIR): without a message, Scrapy disables it silently; with one it
+            # logged a WARNING on every crawl that did not ask for a WARC
+            raise NotConfigured
         middleware = cls(params, stats=crawler.stats, software=str(crawler.settings.get("USER_AGENT") or "boilerstrip"))
         middleware.crawler = crawler
         crawler.signals.connect(middleware.spider_opened, signal=signals.spider_opened)
