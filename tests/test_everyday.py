@@ -672,6 +672,31 @@ def test_the_progress_line_says_pages_wait_for_robots_txt() -> None:
     assert "robots.txt" not in done.line()
 
 
+def test_a_run_that_wrote_nothing_says_what_to_check() -> None:
+    import io
+
+    from scrapy.utils.test import get_crawler
+
+    from boilerstrip.extensions.progress import ProgressExtension
+    from boilerstrip.spiders.site import SiteSpider
+    from boilerstrip.spiders.warc import WarcReplaySpider
+
+    def summary(spider_cls, stats: dict) -> str:
+        crawler = get_crawler(spider_cls)
+        ext = ProgressExtension.from_crawler(crawler)
+        for key, value in stats.items():
+            crawler.stats.set_value(key, value)
+        ext.stream = io.StringIO()
+        ext.spider_closed("finished")
+        return ext.stream.getvalue()
+
+    crawl = summary(SiteSpider, {"boilerstrip/filtered/robots_unreachable": 1})
+    assert "WARNING: no page was written (robots_unreachable=1); check the start URL" in crawl, crawl
+    # a WARC holding no response: no reasons to list, and no start URL to check
+    replay = summary(WarcReplaySpider, {})
+    assert "WARNING: no page was written; check the WARC files" in replay, replay
+
+
 # -- a distributed crawl says what its workers did ---------------------------------------------------------------
 def test_the_coordinators_line_sums_the_workers() -> None:
     from boilerstrip.distributed.coordinator import progress_line

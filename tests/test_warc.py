@@ -193,6 +193,36 @@ def test_plain_warc_with_a_wrong_content_length_reads_on(tmp_path):
     assert b"good 2" in parse_http_response(read_record(entries[2]).block).body
 
 
+def test_a_file_that_is_no_warc_is_told_apart_from_a_damaged_warc(tmp_path):
+    from boilerstrip.warc import not_a_warc
+
+    good = warc_record("response", "http://a.test/", http_response(PAGE % b"good"))
+    plain = write_warc(tmp_path / "plain.warc", [good], gzip=False)
+    gzipped = write_warc(tmp_path / "g.warc.gz", [good])
+    assert not_a_warc(plain) is None and not_a_warc(gzipped) is None
+    # damaged at the start, records after it: still a WARC (the scan reads what it can)
+    junk_first = tmp_path / "junk-first.warc"
+    junk_first.write_bytes(b"some bytes a writer left\r\n" + plain.read_bytes())
+    corrupt_first = tmp_path / "corrupt-first.warc.gz"
+    corrupt_first.write_bytes(b"\x1f\x8b\x08garbage that is no deflate stream" + gzipped.read_bytes())
+    blank_first = tmp_path / "blank-first.warc"
+    blank_first.write_bytes(b"\r\n\r\n" + plain.read_bytes())
+    assert not_a_warc(junk_first) is None and not_a_warc(corrupt_first) is None and not_a_warc(blank_first) is None
+    # no record at all near the start
+    cases = {
+        "empty": (b"", "empty"),
+        "jsonl": (b'{"url": "http://a.test/", "text": "hi"}\n', "it starts with '{\"url\""),
+        "binary": (bytes(range(256)) * 4, "binary data"),
+        "gzipped-jsonl": (gziplib.compress(b'{"url": 1}\n' * 50), "does not start with a WARC record"),
+        "zstd": (b"\x28\xb5\x2f\xfd" + bytes(64), "compressed in a way"),
+    }
+    for name, (data, says) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        problem = not_a_warc(path)
+        assert problem and says in problem, (name, problem)
+
+
 def test_chunked_wire_bytes_are_dechunked():
     http = parse_http_response(http_response(PAGE % (b"y" * 3000), chunked=True))
     assert http.body == PAGE % (b"y" * 3000) and http.notes == ("dechunked",)
@@ -365,6 +395,11 @@ def test_replay_of_a_foreign_warc_accounts_for_every_response(tmp_path):
 def test_bad_arguments_exit_2_before_anything_is_written(tmp_path):
     proc = run_cli(["warc", tmp_path / "missing.warc.gz", "-o", tmp_path / "o.jsonl"], timeout=60)
     assert proc.returncode == 2 and "is not a file" in proc.stderr and not (tmp_path / "o.jsonl").exists()
+    # a crawl's JSONL given where a WARC belongs: refused, not "replayed" into an empty output
+    (tmp_path / "crawl.jsonl").write_text('{"url": "http://a.test/", "text": "a page"}\n')
+    proc = run_cli(["warc", tmp_path / "crawl.jsonl", "-o", tmp_path / "o.jsonl"], timeout=60)
+    assert proc.returncode == 2 and "is not a WARC file" in proc.stderr, proc.stderr
+    assert not list(tmp_path.glob("o.*")) and not (tmp_path / ".boilerstrip-state").exists()
     (tmp_path / "afile").write_text("x")
     proc = run_cli(["crawl", "http://127.0.0.1:9/", "-o", tmp_path / "c.jsonl", "--warc", tmp_path / "afile"], timeout=60)
     assert proc.returncode == 2 and "--warc" in proc.stderr

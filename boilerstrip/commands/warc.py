@@ -91,6 +91,7 @@ def replay_settings(settings: Any, robots: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     from boilerstrip import run as crawl
     from boilerstrip.commands.crawl import check_output
+    from boilerstrip.warc.read import not_a_warc
 
     prog = "boilerstrip warc"
     try:
@@ -102,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
                 raise crawl.UsageError(f"{name!r} is not a file")
             if not os.access(path, os.R_OK):
                 raise crawl.UsageError(f"cannot read {name!r}: permission denied")
+            problem = not_a_warc(path)
+            if problem:
+                raise crawl.UsageError(f"{name!r} is not a WARC file: {problem}")
         if args.state:
             crawl.check_state_dir(args.state)
         out = check_output(args.output)

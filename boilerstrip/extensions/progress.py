@@ -77,6 +77,9 @@ def summarize(stats: dict[str, Any], elapsed_s: float) -> dict[str, Any]:
 
 
 class ProgressExtension:
+    #: what the summary tells the user to look at when no page was written
+    nothing_written_hint = "check the start URL"
+
     def __init__(self, params: ProgressParams, stats: Any, outputs: list[str], stream: TextIO | None = None) -> None:
         self.params = params
         self.stats = stats
@@ -95,6 +98,8 @@ class ProgressExtension:
         params = params_from_settings(crawler.settings, "progress", ProgressParams)
         outputs = [str(uri) for uri in (crawler.settings.getdict("FEEDS") or {})]
         ext = cls(params, crawler.stats, outputs)
+        if getattr(crawler.spidercls, "name", None) == "warc":
+            ext.nothing_written_hint = "check the WARC files"  # a replay has no start URL to check
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         return ext
@@ -146,8 +151,9 @@ class ProgressExtension:
         if not s["written"]:
             # A mistyped port or host looks like a polite skip (robots.txt unreachable means disallow, RFC
             # 9309): say plainly that nothing came out, and why.
-            top = format_counts(dict(list({**s["failed"], **s["filtered"]}.items())[:3]))
-            lines.append(f"[boilerstrip]   WARNING: no page was written ({top}); check the start URL")
+            reasons = dict(list({**s["failed"], **s["filtered"]}.items())[:3])
+            why = f" ({format_counts(reasons)})" if reasons else ""
+            lines.append(f"[boilerstrip]   WARNING: no page was written{why}; {self.nothing_written_hint}")
         for out in self.outputs:
             lines.append(f"[boilerstrip]   output: {out}")
         print("\n".join(lines), file=self.stream, flush=True)

@@ -6,11 +6,12 @@ records by site on disk (``index``). The Scrapy glue is ``downloadermiddlewares.
 from .http import HttpResponse, NotHttp, parse_http_response
 from .index import IndexedEntry, WarcIndex, build_index, site_of
 from .params import WarcParams, WarcReadParams
-from .read import WARC_ERRORS, WarcEntry, WarcRecord, read_record, scan_warc
+from .read import WARC_ERRORS, WarcEntry, WarcRecord, not_a_warc, read_record, scan_warc
 from .write import (OPEN_SUFFIX, Recovered, WarcWriter, http_request_block, http_response_block,
                     recover_open_files, warc_date)
 
 __all__ = ["HttpResponse", "NotHttp", "parse_http_response", "IndexedEntry", "WarcIndex", "build_index", "site_of",
-           "WarcParams", "WarcReadParams", "WARC_ERRORS", "WarcEntry", "WarcRecord", "read_record", "scan_warc",
+           "WarcParams", "WarcReadParams", "WARC_ERRORS", "WarcEntry", "WarcRecord", "not_a_warc", "read_record",
+           "scan_warc",
            "OPEN_SUFFIX", "Recovered", "WarcWriter", "http_request_block", "http_response_block",
            "recover_open_files", "warc_date"]

@@ -24,7 +24,7 @@ from pathlib import Path
 from .params import WarcReadParams
 
 __all__ = ["WarcEntry", "WarcRecord", "scan_warc", "read_record", "parse_warc_headers", "header_value",
-           "WARC_ERRORS"]
+           "WARC_ERRORS", "not_a_warc"]
 
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _WARC_MAGIC = b"WARC/"
@@ -313,6 +313,42 @@ def _scan_plain(path: str, handle, size: int, params: WarcReadParams) -> Iterato
         end = body + length + mark
         yield WarcEntry(path, offset, end - offset, 0, False, headers, length, error, detail)
         offset = end
+
+
+#: bytes of a file (or of its first gzip member, inflated) that :func:`not_a_warc` looks at
+_SNIFF_BYTES = 65536
+
+
+def not_a_warc(path: str | Path) -> str | None:
+    """Why the file at ``path`` is not a WARC file, or None when it reads as one: a record starts it (after any
+    blank lines), or starts a line within its first 64 KiB (a file whose first record is damaged), in the
+    file or in the first gzip member that inflates. A WARC cut or damaged further on is a WARC, and the scan reads
+    what it can of it; a file with no record near its start (another format, an empty file, a crawl's JSONL
+    given by mistake) has none to read. Raises OSError when the file cannot be read."""
+    with open(path, "rb") as handle:
+        start = handle.read(_SNIFF_BYTES)
+    if not start:
+        return "the file is empty"
+    if start[:3] == _GZIP_MAGIC:
+        # the first gzip member that inflates (a damaged first member leaves the others readable)
+        at, inflated = 0, b""
+        while at >= 0 and not inflated:
+            try:
+                inflated = zlib.decompressobj(wbits=31).decompress(start[at:], _SNIFF_BYTES)
+            except zlib.error:
+                pass
+            at = start.find(_GZIP_MAGIC, at + 1)
+        if not inflated:
+            return "no gzip member near its start inflates"
+        start = inflated
+    elif start[:2] == b"\x1f\x8b" or start[:4] == b"\x28\xb5\x2f\xfd":
+        return "it is compressed in a way WARC files are not (they are gzip per record, or not compressed)"
+    if start.lstrip(b"\r\n").startswith(_WARC_MAGIC) or b"\nWARC/1." in start:
+        return None
+    if any(byte < 9 or 13 < byte < 32 for byte in start[:512]):
+        return "it starts with binary data, not a WARC record"
+    shown = start[:24].decode("utf-8", "replace")
+    return f"it does not start with a WARC record (it starts with {shown!r})"
 
 
 def scan_warc(path: str | Path, params: WarcReadParams | None = None) -> Iterator[WarcEntry]:
