@@ -18,6 +18,7 @@ from pathlib import Path
 from boilerstrip.boilerplate import BoilerplateParams, DuplicateParams
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings, unknown_settings
 from boilerstrip.finishing import finish_crawl
+from boilerstrip.finishing.base import EMPTY, records_file_problem
 from boilerstrip.state import SqliteState, crawl_layout
 
 HELP = "re-clean a crawl's JSONL with the final per-site template model and drop duplicate pages"
@@ -68,9 +69,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"boilerstrip dedup: {exc}", file=sys.stderr)
         return 2
     in_path = Path(args.input)
-    if not in_path.is_file():
-        print(f"boilerstrip dedup: no such file: {in_path}", file=sys.stderr)
-        return 1
+    # the same refusal as check, chunk and export: a file that is not a crawl's records (a ledger, a WARC,
+    # a missing path) exits 2 before anything is written; an empty one is a crawl that wrote nothing
+    problem = records_file_problem(in_path)
+    if problem == EMPTY:
+        print(f"boilerstrip dedup: note: {in_path} is empty (a crawl that wrote nothing)", file=sys.stderr)
+    elif problem is not None:
+        print(f"boilerstrip dedup: {in_path} is {problem}; nothing written", file=sys.stderr)
+        return 2
     report_dir = None if args.no_report else Path(args.report or default_report_dir(args.output))
     state = SqliteState(Path(args.state_dir)) if args.state_dir else None
     try:
