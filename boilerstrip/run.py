@@ -360,6 +360,11 @@ def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, sp
     if status == "failed":
         say(FINISHING_FAILED, prog)
         return 1
+    if status == "interrupted":
+        by = stats.get(f"{FINISHING_STATUS.rpartition('/')[0]}/stopped_by") or "a signal"
+        again = "the same command with --resume" if prog == PROG else f"boilerstrip dedup {out} -o {out}"
+        say(f"the finishing pass was stopped by {by}; {out} is left as crawled ({again} finishes it)", prog)
+        return 1
     if status == "mismatch":
         say(LEDGER_MISMATCH_AFTER_PASS, prog)
         return 3

@@ -197,3 +197,58 @@ def test_crawl_trail_reaches_the_finishing_pass(tmp_path) -> None:
         records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
         assert len(records) == 12
         assert all(("blocks" in r) is trail and "Home" not in r["text"] for r in records)
+
+
+def test_ctrl_c_during_the_finishing_pass_stops_it_and_leaves_the_output_as_crawled(tmp_path, monkeypatch) -> None:
+    """The pass holds the reactor's thread, so the crawl's own SIGINT handler (which hands its work to the
+    reactor) could not stop it: a Ctrl-C did nothing for the pass's whole length. Now a real SIGINT sent
+    while the pass runs stops it at its next record, the output is left byte for byte as crawled, the manifest
+    and the status say so, and the handlers before the pass are put back."""
+    import argparse
+    import os
+    import signal
+    import threading
+
+    import boilerstrip.extensions.finishing as finishing
+    from boilerstrip.commands.crawl import add_arguments
+    from boilerstrip.run import build_settings
+
+    assert threading.current_thread() is threading.main_thread()  # where Python delivers signals
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    out = tmp_path / "out.jsonl"
+    settings, _ = build_settings(parser.parse_args(["http://site.test/", "-o", str(out)]), out)
+    settings.set("BOILERSTRIP_STATE_DIR", "", priority="cmdline")
+    out.write_text("".join(json.dumps(r) + "\n" for r in _site_records()), encoding="utf-8")
+    crawled = out.read_bytes()
+    real_pass = finishing.finish_crawl
+
+    def interrupted_pass(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, once the pass's handlers are in place
+        return real_pass(*args, **kwargs)
+
+    monkeypatch.setattr(finishing, "finish_crawl", interrupted_pass)
+    before = signal.getsignal(signal.SIGINT)
+    stats: dict = {}
+
+    class Stats:
+        def set_value(self, key, value):
+            stats[key] = value
+
+        def get_value(self, key, default=None):
+            return stats.get(key, default)
+
+    extension = finishing.FinishingExtension(out, settings, stats=Stats())
+    extension.reason = "finished"
+    assert extension.finish() == "interrupted"
+    assert out.read_bytes() == crawled and not list(tmp_path.glob(".out.jsonl.*"))
+    manifest = json.loads((tmp_path / "out.manifest.json").read_text())
+    assert manifest["finished"] is False and manifest["finishing"] == {"status": "interrupted", "signal": "SIGINT"}
+    assert stats["boilerstrip/finishing/stopped_by"] == "SIGINT"
+    assert signal.getsignal(signal.SIGINT) is before
+    # without the signal the same pass runs to its end (no manifest: no ledger to reconcile, as in the first run)
+    monkeypatch.setattr(finishing, "finish_crawl", real_pass)
+    (tmp_path / "out.manifest.json").unlink()
+    extension = finishing.FinishingExtension(out, settings, stats=Stats())
+    extension.reason = "finished"
+    assert extension.finish() == "done" and out.read_bytes() != crawled

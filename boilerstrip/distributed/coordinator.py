@@ -275,6 +275,9 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
     if status == "failed":
         say(FINISHING_FAILED)
         return 1
+    if status == "interrupted":  # Ctrl-C during the pass: the merged output is whole, as crawled
+        say(f"the finishing pass was stopped; {out} is left as crawled (boilerstrip dedup {out} -o {out} finishes it)")
+        return 1
     if not ok or status == "mismatch":
         say(LEDGER_MISMATCH)
         return 3

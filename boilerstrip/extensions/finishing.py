@@ -17,8 +17,12 @@ raises (a full disk under the state folder is SQLite's ``database or disk is ful
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +36,7 @@ from boilerstrip.feeds import FeedParams
 from boilerstrip.finishing import FinishContext, finish_crawl, finishing_inputs
 from boilerstrip.finishing.change import ChangeStep
 from boilerstrip.finishing.base import count_lines
-from boilerstrip.finishing.steps import PassProgress, ProgressTicker, field_list
+from boilerstrip.finishing.steps import PassInterrupted, PassProgress, ProgressTicker, field_list
 from boilerstrip.items import EXPORT_FIELDS
 from boilerstrip.ledger import ledger_outcomes
 from boilerstrip.recrawl import CUT_REASONS, RecrawlParams, digest_of_settings
@@ -146,16 +150,25 @@ class FinishingExtension:
             context.state = open_state(state_params, self.output)
             try:
                 step = "pass"
-                summary = finish_crawl(self.output, self.output, params, layout.report_dir, dup_params=dup_params,
-                                       duplicates_enabled=component_enabled(self.settings, "duplicates"),
-                                       context=context, change=change, learned=self.learned, trail=trail,
-                                       fields=selected_fields(self.settings), progress=progress,
-                                       reconcile=layout.manifest.exists())
+                with stopped_by_signals(progress):
+                    summary = finish_crawl(self.output, self.output, params, layout.report_dir, dup_params=dup_params,
+                                           duplicates_enabled=component_enabled(self.settings, "duplicates"),
+                                           context=context, change=change, learned=self.learned, trail=trail,
+                                           fields=selected_fields(self.settings), progress=progress,
+                                           reconcile=layout.manifest.exists())
                 step = "state"
             finally:
                 if ticker is not None:
                     ticker.stop()
                 context.state.close()  # saves what the pass learned: a full disk fails it here
+        except PassInterrupted as exc:
+            logger.warning("finishing pass stopped by %s: %s is left as crawled", exc, self.output)
+            _update_manifest(layout.manifest, {"finished": False, "finishing": {"status": "interrupted",
+                                                                                "signal": str(exc)}},
+                             "the interrupted finishing pass")
+            if self.stats is not None:
+                self.stats.set_value(f"{STATS}/stopped_by", str(exc))
+            return "interrupted"
         except Exception as exc:  # any step's error fails the run (sqlite3's too), never a log line
             failed = context.failed_step or step
             logger.error("finishing pass failed in step %r, %s left as crawled: %s: %s", failed, self.output,
@@ -206,6 +219,31 @@ def record_finishing_phases(manifest: Path, phases: dict[str, float]) -> None:
     if manifest.is_file():
         _update_manifest(manifest, {"finishing": {"status": "done", "seconds": round(sum(phases.values()), 3),
                                                   "phases_s": phases}}, "the finishing pass's times")
+
+
+@contextlib.contextmanager
+def stopped_by_signals(progress: PassProgress) -> Iterator[None]:
+    """While the pass runs, SIGINT (Ctrl-C) and SIGTERM stop it at its next record (``progress.stop_asked``).
+    The crawl's own handler (``boilerstrip.run.ShutdownOnSignal``) hands its work to the reactor, which the
+    pass holds until it ends: without this a Ctrl-C did nothing for the pass's whole length. Outside the
+    main thread (where Python delivers signals) nothing changes; the handlers before are put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        if not progress.stop_asked:
+            progress.stop_asked = signal.Signals(signum).name
+            logger.warning("received %s: stopping the finishing pass", progress.stop_asked)
+
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    for signum in previous:
+        signal.signal(signum, stop)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
 
 
 def mark_finishing_failed(manifest: Path, failure: dict[str, str]) -> None:

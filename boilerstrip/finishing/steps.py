@@ -47,8 +47,8 @@ SIGNATURE_KEY = "_boilerstrip_text_signature"
 
 __all__ = ["TemplateStep", "MarkDuplicates", "SortByUrl", "TemplateReport", "WriteJsonl", "ReconcileLedger", "crawl_steps",
            "select_fields",
-           "field_list", "SIGNATURE_KEY", "TOMBSTONE_FIELDS", "PassProgress", "CountProgress", "PROGRESS_EVERY_S",
-           "ProgressTicker"]
+           "field_list", "SIGNATURE_KEY", "TOMBSTONE_FIELDS", "PassProgress", "PassInterrupted", "CountProgress",
+           "PROGRESS_EVERY_S", "ProgressTicker"]
 
 
 def _sorts_after(old: Record, new: Record) -> bool:
@@ -420,6 +420,11 @@ class ReconcileLedger(Step):
 PROGRESS_EVERY_S = 5.0
 
 
+class PassInterrupted(Exception):
+    """The pass was asked to stop (``PassProgress.stop_asked``, e.g. Ctrl-C): what it would have written is
+    not, and its input is left as it was (:class:`WriteJsonl` replaces a file only once it is whole)."""
+
+
 @dataclasses.dataclass
 class PassProgress:
     """How far a finishing pass got, for a line every ``PROGRESS_EVERY_S`` (the extension's ticker reads
@@ -435,6 +440,9 @@ class PassProgress:
     #: seconds spent in each phase so far (the current one is added by :meth:`enter` and :meth:`finish`)
     seconds: dict[str, float] = dataclasses.field(default_factory=dict)
     entered: float = dataclasses.field(default_factory=time.monotonic)
+    #: set (to what asked, "SIGINT") to stop the pass: the next record a :class:`CountProgress` step passes
+    #: on raises :class:`PassInterrupted` instead (a signal handler sets it; the pass holds the thread)
+    stop_asked: str = ""
 
     def enter(self, phase: str, done: int = 0) -> None:
         """The pass goes on to ``phase``: the time since the last phase began is that phase's."""
@@ -490,6 +498,8 @@ class CountProgress(Step):
         progress = self.progress
         count = 0
         for record in records:
+            if progress.stop_asked:
+                raise PassInterrupted(progress.stop_asked)
             count += 1
             if progress.phase != self.phase:
                 progress.enter(self.phase)
