@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import re
+import signal
 import sys
+import threading
 
 from boilerstrip import __version__
 
@@ -80,7 +82,39 @@ def _command_named(argv: list[str]) -> str | None:
     return argv[0] if argv and argv[0] in COMMANDS else None
 
 
+class Terminated(SystemExit):
+    """SIGTERM (``kill``, ``systemctl stop``, a scheduler's stop): raised where the command stands, so its
+    cleanup runs (temporary files, an export's unfinished shards, a half-written output) as on Ctrl-C."""
+
+
+def _terminated(signum: int, frame: object = None) -> None:
+    raise Terminated(128 + signum)
+
+
+def _terminate_cleanly() -> object:
+    """SIGTERM ends a command the way Ctrl-C does (:class:`Terminated`), instead of killing it where it
+    stands and leaving its temporary files behind. A command with a stop of its own (a crawl, the scheduler,
+    a worker) installs its handler over this one; an inherited "ignore" is kept. Returns the handler before
+    (None: nothing changed)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    before = signal.getsignal(signal.SIGTERM)
+    if before is signal.SIG_IGN:
+        return None
+    signal.signal(signal.SIGTERM, _terminated)
+    return before
+
+
 def main(argv: list[str] | None = None) -> int:
+    before = _terminate_cleanly()
+    try:
+        return _main(argv)
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
+
+
+def _main(argv: list[str] | None) -> int:
     try:  # the commands are imported here: a Ctrl-C during those first moments ends as quietly as a later one
         args = build_parser(_command_named(sys.argv[1:] if argv is None else argv)).parse_args(argv)
         wrong = url_given_as_path(args)
@@ -91,6 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("boilerstrip: interrupted", file=sys.stderr)
         return 130
+    except Terminated as exc:
+        print("boilerstrip: terminated", file=sys.stderr)
+        return int(exc.code)
 
 
 if __name__ == "__main__":

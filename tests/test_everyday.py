@@ -7,6 +7,8 @@ process boundary is not the point; CLI subprocesses where exit codes and stderr 
 
 from __future__ import annotations
 
+import importlib
+
 import json
 import subprocess
 import sys
@@ -789,6 +791,43 @@ def test_ctrl_c_while_the_commands_are_still_being_imported_exits_130_without_a_
     monkeypatch.setattr(cli, "build_parser", interrupted_import)
     assert cli.main(["crawl", "http://127.0.0.1:9/"]) == 130
     assert capsys.readouterr().err == "boilerstrip: interrupted\n"
+
+
+def test_sigterm_ends_a_command_as_ctrl_c_does_with_its_cleanup(tmp_path, monkeypatch, capsys) -> None:
+    """``kill`` (SIGTERM) of an export, a dedup, a chunk... used to end the process where it stood and leave
+    its temporary files (an export left its index folder, a shard's part and its excluded log); now it is
+    raised where the command stands, so its cleanup runs, and the exit status is 143."""
+    import os
+    import signal
+
+    from boilerstrip import cli
+    from boilerstrip.atomicfile import atomic_open
+
+    target = tmp_path / "out.jsonl"
+
+    def killed_while_writing(args) -> int:
+        with atomic_open(target, "w") as handle:
+            handle.write("half a record")
+            os.kill(os.getpid(), signal.SIGTERM)
+            handle.write(" and the rest")  # never reached: the signal is raised at the line before
+        return 0
+
+    class NotHandledByTheCommand(Exception):
+        pass
+
+    def runner_handler(signum, frame):  # what the process had before (here: a test runner's, not a kill)
+        raise NotHandledByTheCommand
+
+    module = importlib.import_module("boilerstrip.commands.check")
+    monkeypatch.setattr(module, "run", killed_while_writing)
+    before = signal.signal(signal.SIGTERM, runner_handler)
+    try:
+        assert cli.main(["check", str(target)]) == 143
+        assert signal.getsignal(signal.SIGTERM) is runner_handler  # put back when the command ends
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert capsys.readouterr().err == "boilerstrip: terminated\n"
+    assert list(tmp_path.iterdir()) == []  # no output, no temporary file
 
 
 def test_a_command_imports_its_own_module_only_and_help_lists_them_all() -> None:
