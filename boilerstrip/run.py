@@ -19,11 +19,14 @@ them.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import logging
 import os
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +39,7 @@ from boilerstrip.state import crawl_layout
 
 __all__ = ["UsageError", "build_settings", "run_spider", "crawl_and_finish", "count_option", "check_state_dir",
            "check_fields", "parse_set_options", "apply_settings", "note_early_signals", "ShutdownOnSignal",
-           "RENDER_MISSED_EXIT", "browser_misses", "written_line", "unreachable_start_urls", "report_finishing",
+           "RENDER_MISSED_EXIT", "browser_misses", "output_lock", "OutputBusy", "written_line", "unreachable_start_urls", "report_finishing",
            "say", "stopped_early", "FINISHING_FAILED", "LEDGER_MISMATCH", "LEDGER_MISMATCH_AFTER_PASS",
            "CHANGE_KINDS", "FINISHING_STATUS", "LOG_LEVELS"]
 
@@ -341,11 +344,59 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = N
         return 3, stats
     return 0, stats
 
+class OutputBusy(Exception):
+    """Another run holds the output's lock (:func:`output_lock`); the message names it."""
+
+
+@contextlib.contextmanager
+def output_lock(out: Path) -> Iterator[None]:
+    """One run at a time writes ``out``: an exclusive lock on ``.OUT.lock`` beside it for the whole run (the
+    crawl, its finishing pass). Two runs on one output (a cron job over a manual run) each renamed and
+    rewrote the other's files, and one of them reported success over a short output. Raises
+    :class:`OutputBusy` when another run holds it. The kernel drops the lock with its process (``kill -9``
+    too); the file is removed when the run ends."""
+    path = out.with_name(f".{out.name}.lock")
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 64).decode("ascii", "replace").strip()
+            os.close(fd)
+            raise OutputBusy(f"{out} is being written by another run (pid {holder or '?'}); wait for it to end, "
+                             "or write elsewhere with -o") from None
+        try:  # the run before may have removed the file between our open and our lock: lock the one that is there
+            current = os.fstat(fd).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            current = False
+        if current:
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.close(fd)
+
+
 def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, spider_cls: Any = None,
                      prog: str = PROG) -> int:
     """Run the crawl; the finishing pass and the ledger's reconciliation run inside it (FinishingExtension).
-    Exit status as the module says; a crawl that wrote nothing because no start URL could be reached is 1.
+    Exit status as the module says; a crawl that wrote nothing because no start URL could be reached is 1;
+    another run writing the same output is 2, before anything is written (:func:`output_lock`).
     ``prog``: the command the user ran, before each line it prints."""
+    try:
+        with output_lock(out):
+            return _crawl_and_finish(settings, spider_kwargs, out, spider_cls, prog)
+    except OutputBusy as exc:
+        say(str(exc), prog)
+        return 2
+
+
+def _crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, spider_cls: Any, prog: str) -> int:
     code, stats = run_spider(settings, spider_kwargs, spider_cls, prog)
     if code != 0:
         return code

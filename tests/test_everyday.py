@@ -59,6 +59,24 @@ def test_a_url_where_a_path_belongs_is_refused_before_anything_is_written(tmp_pa
     assert list(tmp_path.iterdir()) == []  # no http:/127.0.0.1:9/ folder, no state, no ledger
 
 
+def test_a_second_run_on_the_same_output_is_refused_while_the_first_writes_it(tmp_path) -> None:
+    # two runs on one output (a cron job over a manual run) each renamed and rewrote the other's files, and
+    # one of them reported success over a short output: now the output is locked for the whole run
+    from boilerstrip.run import OutputBusy, output_lock
+
+    out = tmp_path / "o.jsonl"
+    with output_lock(out):
+        proc = cli("crawl", "http://127.0.0.1:9/", "-o", str(out))
+        assert proc.returncode == 2, proc.stderr
+        assert "is being written by another run (pid " in one_line(proc, "crawl")
+        with pytest.raises(OutputBusy):
+            with output_lock(out):
+                pass
+    assert [p.name for p in tmp_path.iterdir()] == []  # nothing written by the refused run; the lock file gone
+    with output_lock(out):  # free again once the first run has ended
+        assert (tmp_path / ".o.jsonl.lock").read_text().strip().isdigit()
+
+
 def test_state_on_a_file_is_refused_before_anything_is_written(tmp_path) -> None:
     (tmp_path / "state").write_text("not a folder")
     proc = cli("crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "out" / "o.jsonl"), "--state",
