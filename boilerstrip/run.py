@@ -26,7 +26,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,8 @@ from boilerstrip.state import crawl_layout
 
 __all__ = ["UsageError", "build_settings", "run_spider", "crawl_and_finish", "count_option", "check_state_dir",
            "check_fields", "parse_set_options", "apply_settings", "note_early_signals", "ShutdownOnSignal",
-           "RENDER_MISSED_EXIT", "browser_misses", "output_lock", "OutputBusy", "written_line", "unreachable_start_urls", "report_finishing",
+           "RENDER_MISSED_EXIT", "browser_misses", "output_lock", "OutputBusy", "holding_output", "finishing_stopped",
+           "written_line", "unreachable_start_urls", "report_finishing",
            "say", "stopped_early", "FINISHING_FAILED", "LEDGER_MISMATCH", "LEDGER_MISMATCH_AFTER_PASS",
            "CHANGE_KINDS", "FINISHING_STATUS", "LOG_LEVELS"]
 
@@ -344,6 +345,7 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = N
         return 3, stats
     return 0, stats
 
+
 class OutputBusy(Exception):
     """Another run holds the output's lock (:func:`output_lock`); the message names it."""
 
@@ -382,18 +384,31 @@ def output_lock(out: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def holding_output(out: Path, work: Callable[[], int], prog: str = PROG) -> int:
+    """``work()``'s exit status, run while holding ``out``'s lock (:func:`output_lock`); 2, with the line that
+    says why, when another run holds it (nothing written)."""
+    try:
+        with output_lock(out):
+            return work()
+    except OutputBusy as exc:
+        say(str(exc), prog)
+        return 2
+
+
+def finishing_stopped(out: Path, by: str | None = None, again: str | None = None) -> str:
+    """The line of a run whose finishing pass a signal stopped (``by``); ``again``: what finishes it
+    (default: ``boilerstrip dedup``)."""
+    again = again or f"boilerstrip dedup {out} -o {out}"
+    return f"the finishing pass was stopped by {by or 'a signal'}; {out} is left as crawled ({again} finishes it)"
+
+
 def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, spider_cls: Any = None,
                      prog: str = PROG) -> int:
     """Run the crawl; the finishing pass and the ledger's reconciliation run inside it (FinishingExtension).
     Exit status as the module says; a crawl that wrote nothing because no start URL could be reached is 1;
     another run writing the same output is 2, before anything is written (:func:`output_lock`).
     ``prog``: the command the user ran, before each line it prints."""
-    try:
-        with output_lock(out):
-            return _crawl_and_finish(settings, spider_kwargs, out, spider_cls, prog)
-    except OutputBusy as exc:
-        say(str(exc), prog)
-        return 2
+    return holding_output(out, lambda: _crawl_and_finish(settings, spider_kwargs, out, spider_cls, prog), prog)
 
 
 def _crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, spider_cls: Any, prog: str) -> int:
@@ -412,9 +427,8 @@ def _crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, s
         say(FINISHING_FAILED, prog)
         return 1
     if status == "interrupted":
-        by = stats.get(f"{FINISHING_STATUS.rpartition('/')[0]}/stopped_by") or "a signal"
-        again = "the same command with --resume" if prog == PROG else f"boilerstrip dedup {out} -o {out}"
-        say(f"the finishing pass was stopped by {by}; {out} is left as crawled ({again} finishes it)", prog)
+        by = stats.get(f"{FINISHING_STATUS.rpartition('/')[0]}/stopped_by")
+        say(finishing_stopped(out, by, "the same command with --resume" if prog == PROG else None), prog)
         return 1
     if status == "mismatch":
         say(LEDGER_MISMATCH_AFTER_PASS, prog)

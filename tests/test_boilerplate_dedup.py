@@ -83,12 +83,10 @@ def test_in_place_and_bad_input(tmp_path) -> None:
     # a bad argument exits 2 before anything is written, as in check, chunk and export
     missing = _dedup(str(tmp_path / "nope.jsonl"), "-o", str(tmp_path / "x.jsonl"))
     assert missing.returncode == 2 and "no such file" in missing.stderr
-    not_records = tmp_path / "notes.jsonl"
+    not_records, ledger = tmp_path / "notes.jsonl", tmp_path / "crawl.ledger.jsonl"
     not_records.write_text("{not json\n[1, 2]\n", encoding="utf-8")
-    for wrong, says in ((not_records, "text that is not JSON lines"),
-                        (tmp_path / "crawl.ledger.jsonl", "a crawl's ledger")):
-        if wrong.name.endswith(".ledger.jsonl"):
-            wrong.write_text(json.dumps({"url": "http://site.test/", "outcome": "item"}) + "\n", encoding="utf-8")
+    ledger.write_text(json.dumps({"url": "http://site.test/", "outcome": "item"}) + "\n", encoding="utf-8")
+    for wrong, says in ((not_records, "text that is not JSON lines"), (ledger, "a crawl's ledger")):
         proc = _dedup(str(wrong), "-o", str(tmp_path / "x.jsonl"))
         assert proc.returncode == 2 and says in proc.stderr, proc.stderr
     assert not list(tmp_path.glob("x.*")) and not (tmp_path / "x.report").exists()

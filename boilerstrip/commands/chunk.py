@@ -84,13 +84,9 @@ def run(args: argparse.Namespace) -> int:
     except ChunkUsageError as exc:
         print(f"boilerstrip chunk: {exc}", file=sys.stderr)
         return 2
-    from boilerstrip.finishing.base import EMPTY, records_file_problem
+    from boilerstrip.finishing.base import refused_records_input
 
-    problem = records_file_problem(in_path)
-    if problem == EMPTY:
-        print(f"boilerstrip chunk: note: {in_path} is empty (a crawl that wrote nothing)", file=sys.stderr)
-    elif problem is not None:
-        print(f"boilerstrip chunk: {in_path} is {problem}; nothing written", file=sys.stderr)
+    if refused_records_input(in_path, "boilerstrip chunk", "; nothing written"):
         return 2
     return run_chunks(in_path, out_path, params, counter, args.state, args.changes_only, args.partial)
 

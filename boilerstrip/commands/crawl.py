@@ -27,14 +27,13 @@ from boilerstrip.ledger import finished_run, run_status
 from boilerstrip.recrawl import RecrawlParams
 from boilerstrip.run import (
     RENDER_MISSED_EXIT,
-    OutputBusy,
     UsageError,
     build_settings,
     check_state_dir,
     count_option,
     crawl_and_finish,
+    holding_output,
     note_early_signals,
-    output_lock,
 )
 from boilerstrip.state import StateParams, resolve_state_dir
 
@@ -170,12 +169,7 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, signal.default_int_handler)  # the coordinator's own handling, as before
         signal.signal(signal.SIGTERM, _terminated_as_interrupted)
 
-        try:
-            with output_lock(out):
-                code = crawl_distributed(args, settings, out, 1 if workers is None else workers)
-        except OutputBusy as exc:
-            print(f"boilerstrip crawl: {exc}", file=sys.stderr)
-            return 2
+        code = holding_output(out, lambda: crawl_distributed(args, settings, out, 1 if workers is None else workers))
     else:
         code = crawl_and_finish(settings, spider_kwargs, out)
     if code in (0, RENDER_MISSED_EXIT) and chunks is not None:  # the records are complete: chunk them

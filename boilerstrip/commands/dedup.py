@@ -18,7 +18,7 @@ from pathlib import Path
 from boilerstrip.boilerplate import BoilerplateParams, DuplicateParams
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings, unknown_settings
 from boilerstrip.finishing import finish_crawl
-from boilerstrip.finishing.base import EMPTY, records_file_problem
+from boilerstrip.finishing.base import refused_records_input
 from boilerstrip.state import SqliteState, crawl_layout
 
 HELP = "re-clean a crawl's JSONL with the final per-site template model and drop duplicate pages"
@@ -69,13 +69,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"boilerstrip dedup: {exc}", file=sys.stderr)
         return 2
     in_path = Path(args.input)
-    # the same refusal as check, chunk and export: a file that is not a crawl's records (a ledger, a WARC,
-    # a missing path) exits 2 before anything is written; an empty one is a crawl that wrote nothing
-    problem = records_file_problem(in_path)
-    if problem == EMPTY:
-        print(f"boilerstrip dedup: note: {in_path} is empty (a crawl that wrote nothing)", file=sys.stderr)
-    elif problem is not None:
-        print(f"boilerstrip dedup: {in_path} is {problem}; nothing written", file=sys.stderr)
+    if refused_records_input(in_path, "boilerstrip dedup", "; nothing written"):
         return 2
     report_dir = None if args.no_report else Path(args.report or default_report_dir(args.output))
     state = SqliteState(Path(args.state_dir)) if args.state_dir else None

@@ -70,15 +70,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"boilerstrip export: {exc}", file=sys.stderr)
         return 2
-    from boilerstrip.finishing.base import EMPTY, count_lines, records_file_problem
+    from boilerstrip.finishing.base import count_lines, refused_records_input
 
-    for path in args.inputs:
-        problem = records_file_problem(path)
-        if problem == EMPTY:
-            print(f"boilerstrip export: note: {path} is empty (a crawl that wrote nothing)", file=sys.stderr)
-        elif problem is not None:
-            print(f"boilerstrip export: {path} is {problem}", file=sys.stderr)
-            return 2
+    if any(refused_records_input(path, "boilerstrip export") for path in args.inputs):
+        return 2
     if params.include_opted_out:
         print("boilerstrip export: WARNING: --include-opted-out: pages whose sites said no to AI training are "
               "included; their ai_opt_out column names the signals", file=sys.stderr)

@@ -48,7 +48,7 @@ from boilerstrip.distributed.store import KEY_ROOT, CrawlStore
 from boilerstrip.extensions.finishing import FinishingExtension
 from boilerstrip.ledger import build_manifest, tally, write_ledger
 from boilerstrip.lifetime import parent_death_hook
-from boilerstrip.run import FINISHING_FAILED, LEDGER_MISMATCH, report_finishing, say, stopped_early
+from boilerstrip.run import FINISHING_FAILED, LEDGER_MISMATCH, finishing_stopped, report_finishing, say, stopped_early
 from boilerstrip.state import crawl_layout
 
 __all__ = ["CoordinatorParams", "coordinate", "CURRENT_KEY", "merge_outputs", "read_config", "progress_line"]
@@ -276,7 +276,7 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
         say(FINISHING_FAILED)
         return 1
     if status == "interrupted":  # Ctrl-C during the pass: the merged output is whole, as crawled
-        say(f"the finishing pass was stopped; {out} is left as crawled (boilerstrip dedup {out} -o {out} finishes it)")
+        say(finishing_stopped(out))
         return 1
     if not ok or status == "mismatch":
         say(LEDGER_MISMATCH)

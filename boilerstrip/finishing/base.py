@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -23,7 +24,7 @@ from boilerstrip.boilerplate.finish import dump_record
 from boilerstrip.recrawl import TOMBSTONES
 
 __all__ = ["finishing_inputs", "Record", "Dropped", "FinishContext", "Step", "run_steps", "Spill", "is_page", "dump_record",
-           "read_jsonl", "records_file_problem", "EMPTY", "count_lines"]
+           "read_jsonl", "records_file_problem", "refused_records_input", "EMPTY", "count_lines"]
 
 Record = dict[str, Any]
 
@@ -212,6 +213,19 @@ def records_file_problem(path: str | Path) -> str | None:
     if not any(isinstance(v.get("url"), str) for v in records):
         return "JSON lines without a url field, not a crawl's records"
     return None
+
+
+def refused_records_input(path: str | Path, prog: str, then: str = "") -> bool:
+    """A command's check of an input that must be a crawl's records (``dedup``, ``chunk``, ``export``): True,
+    with the reason on stderr (``{prog}: PATH is WHAT{then}``), when it is not one and the command exits 2
+    before writing anything; an empty file is a crawl that wrote nothing, noted and taken."""
+    problem = records_file_problem(path)
+    if problem == EMPTY:
+        print(f"{prog}: note: {path} is empty (a crawl that wrote nothing)", file=sys.stderr)
+    elif problem is not None:
+        print(f"{prog}: {path} is {problem}{then}", file=sys.stderr)
+        return True
+    return False
 
 
 class Spill:
