@@ -176,3 +176,25 @@ def test_read_html_file_gunzips_by_magic(tmp_path) -> None:
     with pytest.raises(OSError):
         extract_command.read_html_file(str(broken))
     assert io  # noqa: B018 - keep import list stable
+
+
+def test_cli_reads_the_html_files_of_a_folder_and_says_when_a_folder_has_none(tmp_path) -> None:
+    site = tmp_path / "mirror"
+    (site / "docs").mkdir(parents=True)
+    (site / ".git").mkdir()
+    (site / "index.html").write_text(HTML, encoding="utf-8")
+    (site / "docs" / "page.HTM").write_text(HTML, encoding="utf-8")
+    (site / "docs" / "old.html.gz").write_bytes(gzip.compress(HTML.encode("utf-8")))
+    (site / "docs" / "notes.txt").write_text("not a page", encoding="utf-8")
+    (site / ".git" / "hidden.html").write_text(HTML, encoding="utf-8")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = run_cli([str(site), str(empty)])
+    records = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+    # the folder's HTML files in path order (plain, any case, gzip; not hidden ones, not other files), then
+    # the folder without any: an error line, and exit 1 as for an unreadable file
+    assert [r["path"] for r in records] == [str(site / "docs" / "old.html.gz"), str(site / "docs" / "page.HTM"),
+                                            str(site / "index.html"), str(empty)]
+    assert all(r["text"].startswith("Volunteers rebuilt") for r in records[:3])
+    assert "no HTML files" in records[3]["error"] and "no HTML files" in proc.stderr.decode()
+    assert proc.returncode == 1

@@ -1,10 +1,12 @@
 """``boilerstrip extract FILE [FILE ...]``: the main content of saved HTML pages, without crawling.
 
-Each FILE is plain or gzip (``.gz``, or gzip magic bytes) HTML; ``-`` reads standard input. The bytes are
-decoded by the page's own charset. ``--format jsonl`` (the default) prints one JSON object per file with
+Each FILE is plain or gzip (``.gz``, or gzip magic bytes) HTML; ``-`` reads standard input; a folder
+stands for the HTML files under it (``*.html``, ``*.htm``, ``*.xhtml``, ``*.shtml``, each also ``.gz``; a
+saved site or a ``wget -r`` mirror), in path order. The bytes are decoded by the page's own charset. ``--format jsonl`` (the default) prints one JSON object per file with
 ``path``, ``text``, ``title``, ``method`` and the rest of the result (metadata, ``attempts``, ``flags``,
 ``reason``); ``--format text`` / ``markdown`` print the content alone, files separated by a form feed line.
-A file that cannot be read is reported on stderr and in its JSON line (``error``), and the exit status is 1.
+A file that cannot be read, or a folder without HTML files, is reported on stderr and in its JSON line
+(``error``), and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -13,17 +15,20 @@ import argparse
 import gzip
 import io
 import json
+import os
 import sys
 import zlib
 
 from boilerstrip.config import ConfigError, params_from_settings, unknown_settings
 from boilerstrip.extraction import ExtractionParams, extract
 
-HELP = "print the main content of saved HTML files (plain or .gz; - for stdin)"
+HELP = "print the main content of saved HTML files (plain or .gz; - for stdin; a folder for its HTML files)"
 
-__all__ = ["HELP", "add_arguments", "run", "read_html_file"]
+__all__ = ["HELP", "add_arguments", "run", "read_html_file", "html_files_in"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+#: the names a folder's HTML files end with (each also with ``.gz``)
+_HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".shtml")
 #: Read at most this many bytes of a (decompressed) file: past the extractor's own input limit anyway.
 _MAX_READ_BYTES = 64 * 1024 * 1024
 
@@ -44,8 +49,36 @@ def read_html_file(path: str) -> bytes:
     return data
 
 
+def html_files_in(folder: str) -> list[str]:
+    """The HTML files under ``folder`` (``_HTML_SUFFIXES``, plain or ``.gz``, case-insensitive), every level
+    down, in path order; hidden folders and files (a ``.git``) left out."""
+    out = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            bare = name.lower().removesuffix(".gz")
+            if not name.startswith(".") and bare.endswith(_HTML_SUFFIXES):
+                out.append(os.path.join(root, name))
+    return sorted(out)
+
+
+def _expanded(paths: list[str]) -> list[tuple[str, str | None]]:
+    """(path, error) for each file the arguments name: a folder becomes its HTML files
+    (:func:`html_files_in`), or one entry with an error when it holds none."""
+    out: list[tuple[str, str | None]] = []
+    for path in paths:
+        if path != "-" and os.path.isdir(path):
+            files = html_files_in(path)
+            out += [(f, None) for f in files] or [(path, f"no HTML files in this folder (names ending "
+                                                          f"{', '.join(_HTML_SUFFIXES)}, or .gz)")]
+        else:
+            out.append((path, None))
+    return out
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", metavar="FILE", help="HTML file, plain or .gz; - for stdin")
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="HTML file, plain or .gz; - for stdin; a folder for the HTML files under it")
     parser.add_argument(
         "--format", choices=("jsonl", "text", "markdown"), default="jsonl", help="output format (default: jsonl)"
     )
@@ -82,8 +115,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     status = 0
     out = sys.stdout
-    for index, path in enumerate(args.files):
+    for index, (path, error) in enumerate(_expanded(args.files)):
         try:
+            if error is not None:
+                raise OSError(error)
             data = read_html_file(path)
         except OSError as exc:
             print(f"boilerstrip extract: {path}: {exc}", file=sys.stderr)
