@@ -9,6 +9,8 @@ output, ledger, manifest and report are for other users and tools too.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -20,7 +22,8 @@ from pathlib import Path
 from typing import IO, Any
 
 __all__ = ["FILE_MODE", "atomic_open", "fsync_dir", "atomic_write_lines", "atomic_write_json", "append_line",
-           "read_whole_lines", "iter_whole_lines", "record_url", "written_urls"]
+           "read_whole_lines", "iter_whole_lines", "record_url", "written_urls", "OutputBusy", "output_lock",
+           "output_writer"]
 
 logger = logging.getLogger(__name__)
 
@@ -162,3 +165,65 @@ def append_line(path: Path, record: dict[str, Any]) -> None:
         os.write(fd, data)
     finally:
         os.close(fd)
+
+
+class OutputBusy(Exception):
+    """Another run holds the output's lock (:func:`output_lock`); the message names it."""
+
+
+@contextmanager
+def output_lock(out: Path) -> Iterator[None]:
+    """One run at a time writes ``out``: an exclusive lock on ``.OUT.lock`` beside it for the whole run (the
+    crawl, its finishing pass). Two runs on one output (a cron job over a manual run) each renamed and
+    rewrote the other's files, and one of them reported success over a short output. Raises
+    :class:`OutputBusy` when another run holds it. The kernel drops the lock with its process (``kill -9``
+    too); the file is removed when the run ends."""
+    path = _lock_path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)  # the folder the output goes to (each command makes it anyway)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 64).decode("ascii", "replace").strip()
+            os.close(fd)
+            raise OutputBusy(f"{out} is being written by another run (pid {holder or '?'}); wait for it to end, "
+                             "or write elsewhere with -o") from None
+        try:  # the run before may have removed the file between our open and our lock: lock the one that is there
+            current = os.fstat(fd).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            current = False
+        if current:
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.close(fd)
+
+
+def _lock_path(out: Path) -> Path:
+    return Path(out).with_name(f".{Path(out).name}.lock")
+
+
+def output_writer(path: str | Path) -> str | None:
+    """Who is writing ``path`` now: "pid N" of the run that holds its :func:`output_lock`, else None. Only
+    looks: it creates no file (an input may sit in a folder this run cannot write)."""
+    try:
+        fd = os.open(_lock_path(Path(path)), os.O_RDONLY)
+    except OSError:
+        return None  # no lock file: no run is writing it
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 64).decode("ascii", "replace").strip()
+        return f"pid {holder or '?'}"
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return None

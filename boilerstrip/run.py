@@ -19,17 +19,16 @@ them.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import json
 import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from boilerstrip.atomicfile import OutputBusy, output_lock
 from boilerstrip.config import ConfigError, is_params_hook, params_from_settings, stack_params_hooks, unknown_settings
 from boilerstrip.items import RECORD_FIELDS
 from boilerstrip.ledger import ledger_outcomes
@@ -344,44 +343,6 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = N
         say(LEDGER_MISMATCH, prog)
         return 3, stats
     return 0, stats
-
-
-class OutputBusy(Exception):
-    """Another run holds the output's lock (:func:`output_lock`); the message names it."""
-
-
-@contextlib.contextmanager
-def output_lock(out: Path) -> Iterator[None]:
-    """One run at a time writes ``out``: an exclusive lock on ``.OUT.lock`` beside it for the whole run (the
-    crawl, its finishing pass). Two runs on one output (a cron job over a manual run) each renamed and
-    rewrote the other's files, and one of them reported success over a short output. Raises
-    :class:`OutputBusy` when another run holds it. The kernel drops the lock with its process (``kill -9``
-    too); the file is removed when the run ends."""
-    path = out.with_name(f".{out.name}.lock")
-    while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 64).decode("ascii", "replace").strip()
-            os.close(fd)
-            raise OutputBusy(f"{out} is being written by another run (pid {holder or '?'}); wait for it to end, "
-                             "or write elsewhere with -o") from None
-        try:  # the run before may have removed the file between our open and our lock: lock the one that is there
-            current = os.fstat(fd).st_ino == os.stat(path).st_ino
-        except FileNotFoundError:
-            current = False
-        if current:
-            break
-        os.close(fd)
-    try:
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
-        yield
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        os.close(fd)
 
 
 def holding_output(out: Path, work: Callable[[], int], prog: str = PROG) -> int:

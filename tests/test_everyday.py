@@ -77,6 +77,33 @@ def test_a_second_run_on_the_same_output_is_refused_while_the_first_writes_it(tm
         assert (tmp_path / ".o.jsonl.lock").read_text().strip().isdigit()
 
 
+@pytest.mark.parametrize("command", ["dedup", "chunk", "export", "check"])
+def test_records_commands_refuse_an_input_a_crawl_writes_and_an_output_another_run_writes(tmp_path, command) -> None:
+    # dedup, chunk and export on an output another run writes raced it (the last one won whole); on an input
+    # a crawl is still writing they read part of a crawl. Both are refused now, before anything is written
+    from boilerstrip.atomicfile import output_lock
+
+    records = tmp_path / "in.jsonl"
+    records.write_text(json.dumps({"url": "http://a.example/", "status": 200, "text": "One page of text.",
+                                   "title": "A"}) + "\n", encoding="utf-8")
+    out = tmp_path / ("dataset" if command == "export" else "out.jsonl")
+    to = ("--json", str(out)) if command == "check" else ("-o", str(out))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    if command != "check":  # check writes reports, not records: it takes no lock
+        with output_lock(out):  # another run writes the output
+            proc = cli(command, str(records), *to)
+        assert proc.returncode == 2, proc.stderr
+        assert "is being written by another run (pid " in proc.stderr and "nothing written" in proc.stderr
+    with output_lock(records):  # a crawl is still writing the input
+        proc = cli(command, str(records), *to)
+    assert proc.returncode == 2, proc.stderr
+    assert f"{records} is being written by another run (pid " in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written; the locks gone
+    proc = cli(command, str(records), *to)  # free again: the command runs
+    assert proc.returncode == 0, proc.stderr
+    assert out.exists() and not (tmp_path / f".{out.name}.lock").exists()
+
+
 def test_state_on_a_file_is_refused_before_anything_is_written(tmp_path) -> None:
     (tmp_path / "state").write_text("not a folder")
     proc = cli("crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "out" / "o.jsonl"), "--state",

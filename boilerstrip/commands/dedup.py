@@ -18,6 +18,7 @@ from pathlib import Path
 from boilerstrip.boilerplate import BoilerplateParams, DuplicateParams
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings, unknown_settings
 from boilerstrip.finishing import finish_crawl
+from boilerstrip.atomicfile import OutputBusy, output_lock
 from boilerstrip.finishing.base import refused_records_input
 from boilerstrip.state import SqliteState, crawl_layout
 
@@ -72,10 +73,15 @@ def run(args: argparse.Namespace) -> int:
     if refused_records_input(in_path, "boilerstrip dedup", "; nothing written"):
         return 2
     report_dir = None if args.no_report else Path(args.report or default_report_dir(args.output))
-    state = SqliteState(Path(args.state_dir)) if args.state_dir else None
+    state = None
     try:
-        summary = finish_crawl(in_path, args.output, params, report_dir, dup_params=dup_params, state=state,
-                               duplicates_enabled=duplicates_enabled, trail=args.trail)
+        with output_lock(Path(args.output)):  # one run at a time writes OUTPUT (a crawl's, or another dedup's)
+            state = SqliteState(Path(args.state_dir)) if args.state_dir else None
+            summary = finish_crawl(in_path, args.output, params, report_dir, dup_params=dup_params, state=state,
+                                   duplicates_enabled=duplicates_enabled, trail=args.trail)
+    except OutputBusy as exc:
+        print(f"boilerstrip dedup: {exc}; nothing written", file=sys.stderr)
+        return 2
     except (OSError, UnicodeError) as exc:
         print(f"boilerstrip dedup: cannot finish {in_path} -> {args.output}: {exc}", file=sys.stderr)
         return 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 HELP = "export crawls' JSONL as a deduplicated dataset for AI training (Parquet shards, excluded.jsonl, card)"
 
@@ -79,11 +80,17 @@ def run(args: argparse.Namespace) -> int:
               "included; their ai_opt_out column names the signals", file=sys.stderr)
     from boilerstrip.finishing.steps import PassProgress, ProgressTicker
 
+    from boilerstrip.atomicfile import OutputBusy, output_lock
+
     progress = PassProgress(total=sum(count_lines(p) for p in args.inputs), phase="reading records", label="export")
     ticker = ProgressTicker(progress)
     try:
-        stats = run_export(args.inputs, args.output, params, index_dir=args.index, index_backend=args.index_backend,
-                           progress=progress)
+        with output_lock(Path(args.output)):  # one export at a time writes the folder
+            stats = run_export(args.inputs, args.output, params, index_dir=args.index,
+                               index_backend=args.index_backend, progress=progress)
+    except OutputBusy as exc:
+        print(f"boilerstrip export: {exc}; nothing written", file=sys.stderr)
+        return 2
     except ValueError as exc:  # an index made with another recipe, a bad backend
         print(f"boilerstrip export: {exc}", file=sys.stderr)
         return 2

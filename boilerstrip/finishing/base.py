@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from boilerstrip.atomicfile import output_writer
 from boilerstrip.boilerplate.finish import dump_record
 from boilerstrip.recrawl import TOMBSTONES
 
@@ -152,11 +153,14 @@ EMPTY = "empty"
 def records_file_problem(path: str | Path) -> str | None:
     """None when ``path`` looks like records (JSONL, one object a line, with a ``url``), else what it looks
     like instead, for a one-line refusal: ``"a crawl's ledger (OUT.ledger.jsonl: ...)"``, ``"an HTML
-    page"``, :data:`EMPTY` (the caller decides whether an empty file is fine). Reads at most
+    page"``, ``"being written by another run (pid N)..."`` (a crawl in progress), :data:`EMPTY` (the caller decides whether an empty file is fine). Reads at most
     ``SNIFF_BYTES``: a record longer than that is taken on trust."""
     path = Path(path)
     if not path.exists():
         return "not there (no such file)"
+    writer = output_writer(path)
+    if writer is not None:  # its output_lock is held: a crawl in progress, whose finishing pass rewrites it whole
+        return f"being written by another run ({writer}); wait for it to end"
     if path.is_dir():
         inside = sorted(p.name for p in path.glob("*.jsonl") if not p.name.endswith((".ledger.jsonl", ".deadletter.jsonl")))
         hint = f"; its records: {', '.join(inside[:5])}" if inside else ""
