@@ -12,6 +12,7 @@ import re
 import signal
 import sys
 import threading
+from pathlib import Path
 
 from boilerstrip import __version__
 
@@ -51,6 +52,25 @@ def url_given_as_path(args: argparse.Namespace, dests: tuple[str, ...] = LOCAL_P
     return None
 
 
+def wrong_kind_of_path(args: argparse.Namespace) -> str | None:
+    """The message for an existing file given where a folder belongs, or a folder where a file belongs, or
+    None. What each option takes is its metavar: ``DIR`` a folder, a name with a suffix (``OUT.jsonl``,
+    ``REPORT.html``) a file. Without this check the command did its work, then failed on its last rename
+    ("[Errno 21] Is a directory", exit 1); URLs (a ``redis://`` state) are not paths and are left alone."""
+    sub = getattr(args, "_parser", None)  # the command's own parser (build_parser)
+    for action in sub._actions if sub is not None else ():
+        value, metavar = getattr(args, action.dest, None), action.metavar
+        if not isinstance(value, str) or not isinstance(metavar, str) or not action.option_strings or _URL.match(value):
+            continue
+        path = Path(value).expanduser()
+        option = "-o" if action.dest == "output" else max(action.option_strings, key=len)
+        if metavar == "DIR" and path.is_file():
+            return f"{option} {value!r} is a file; it expects a folder"
+        if "." in metavar and path.is_dir():
+            return f"{option} {value!r} is a directory; it expects a file path ({metavar})"
+    return None
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; ``only``: with that command's module alone imported (the one being run:
     the other nine cost 75 ms of every run's start)."""
@@ -72,7 +92,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             continue  # a command still being built is simply not offered
         command = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(command)
-        command.set_defaults(_run=module.run)
+        command.set_defaults(_run=module.run, _parser=command)
     return parser
 
 
@@ -117,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     try:  # the commands are imported here: a Ctrl-C during those first moments ends as quietly as a later one
         args = build_parser(_command_named(sys.argv[1:] if argv is None else argv)).parse_args(argv)
-        wrong = url_given_as_path(args)
+        wrong = url_given_as_path(args) or wrong_kind_of_path(args)
         if wrong is not None:
             print(f"boilerstrip {args.command}: {wrong}", file=sys.stderr)
             return 2

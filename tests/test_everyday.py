@@ -104,6 +104,30 @@ def test_records_commands_refuse_an_input_a_crawl_writes_and_an_output_another_r
     assert out.exists() and not (tmp_path / f".{out.name}.lock").exists()
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (("export", "in.jsonl", "-o", "afile"), "-o 'afile' is a file; it expects a folder"),
+    (("export", "in.jsonl", "-o", "dataset", "--index", "afile"), "--index 'afile' is a file; it expects a folder"),
+    (("chunk", "in.jsonl", "-o", "c.jsonl", "--state", "afile"), "--state 'afile' is a file; it expects a folder"),
+    (("dedup", "in.jsonl", "-o", "adir"), "-o 'adir' is a directory; it expects a file path (OUT.jsonl)"),
+    (("dedup", "in.jsonl", "-o", "d.jsonl", "--report", "afile"), "--report 'afile' is a file; it expects a folder"),
+    (("check", "in.jsonl", "--html", "adir"), "--html 'adir' is a directory; it expects a file path (REPORT.html)"),
+    (("warc", "in.warc.gz", "-o", "adir"), "-o 'adir' is a directory; it expects a file path (OUT.jsonl)"),
+])
+def test_a_file_where_a_folder_belongs_or_the_reverse_is_refused_before_any_work(tmp_path, args, message) -> None:
+    # each of these did its whole work, then failed on its last rename or mkdir ("[Errno 21] Is a directory",
+    # "[Errno 17] File exists", exit 1), leaving a report folder behind: now each option's metavar (DIR, or a
+    # file name) is checked against what is there, before anything runs
+    (tmp_path / "in.jsonl").write_text(json.dumps({"url": "http://a.example/", "status": 200, "text": "Text."}) + "\n",
+                                       encoding="utf-8")
+    (tmp_path / "afile").write_text("a file", encoding="utf-8")
+    (tmp_path / "adir").mkdir()
+    proc = cli(*args, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert message in one_line(proc, args[0])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "afile", "in.jsonl"]
+    assert list((tmp_path / "adir").iterdir()) == []
+
+
 def test_state_on_a_file_is_refused_before_anything_is_written(tmp_path) -> None:
     (tmp_path / "state").write_text("not a folder")
     proc = cli("crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "out" / "o.jsonl"), "--state",

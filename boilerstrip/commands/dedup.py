@@ -34,7 +34,8 @@ def default_report_dir(out_path: str | Path) -> Path:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("input", help="records written by boilerstrip crawl (JSONL)")
-    parser.add_argument("-o", "--output", required=True, help="where to write the cleaned records (JSONL); may be INPUT")
+    parser.add_argument("-o", "--output", required=True, metavar="OUT.jsonl",
+                        help="where to write the cleaned records (JSONL); may be INPUT")
     parser.add_argument("--report", metavar="DIR", default=None,
                         help="folder for template-report.json/.txt (default: OUTPUT's name + .report)")
     parser.add_argument("--no-report", action="store_true", help="do not write the template report")
