@@ -315,7 +315,8 @@ def test_crawl_warc_round_trip(serve, tmp_path):
                               args=[*FAST, "--warc", str(tmp_path / "warc")])
     assert proc.returncode == 0, proc.stderr
     assert "WARC: " in proc.stderr and len(crawled) == 6
-    proc, replayed = _replay(*sorted((tmp_path / "warc").glob("*.warc.gz")), out=tmp_path / "replay.jsonl")
+    # the folder stands for the WARC files under it
+    proc, replayed = _replay(tmp_path / "warc", out=tmp_path / "replay.jsonl")
     assert proc.returncode == 0, proc.stderr
     assert {r["url"]: (r["text"], r["markdown"]) for r in replayed} == {r["url"]: (r["text"], r["markdown"]) for r in crawled}
     assert (tmp_path / "replay.manifest.json").exists() and (tmp_path / "replay.report" / "template-report.json").exists()
@@ -400,6 +401,12 @@ def test_bad_arguments_exit_2_before_anything_is_written(tmp_path):
     proc = run_cli(["warc", tmp_path / "crawl.jsonl", "-o", tmp_path / "o.jsonl"], timeout=60)
     assert proc.returncode == 2 and "is not a WARC file" in proc.stderr, proc.stderr
     assert not list(tmp_path.glob("o.*")) and not (tmp_path / ".boilerstrip-state").exists()
+    (tmp_path / "nowarcs" / ".hidden").mkdir(parents=True)  # a folder: its WARC files; none here (a hidden one
+    (tmp_path / "nowarcs" / "notes.txt").write_text("x")     # does not count)
+    (tmp_path / "nowarcs" / ".hidden" / "a.warc.gz").write_bytes(b"")
+    proc = run_cli(["warc", tmp_path / "nowarcs", "-o", tmp_path / "o.jsonl"], timeout=60)
+    assert proc.returncode == 2 and "is a folder without WARC files" in proc.stderr, proc.stderr
+    assert not list(tmp_path.glob("o.*"))
     (tmp_path / "afile").write_text("x")
     proc = run_cli(["crawl", "http://127.0.0.1:9/", "-o", tmp_path / "c.jsonl", "--warc", tmp_path / "afile"], timeout=60)
     assert proc.returncode == 2 and "--warc" in proc.stderr

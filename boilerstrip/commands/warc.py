@@ -47,7 +47,8 @@ _REPLAY_SETTINGS: dict[str, Any] = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="*", metavar="FILE", help="WARC file(s): .warc.gz (gzip per record) or .warc")
+    parser.add_argument("files", nargs="*", metavar="FILE", help="WARC file(s): .warc.gz (gzip per record) or .warc; "
+                        "a folder for the WARC files under it")
     parser.add_argument("-o", "--output", metavar="OUT.jsonl", help="the JSONL file to write (overwritten)")
     parser.add_argument("--state", metavar="DIR", help="the state folder (template counts, URL history; default: "
                         ".boilerstrip-state next to the output)")
@@ -88,6 +89,31 @@ def replay_settings(settings: Any, robots: bool) -> None:
         settings.set(name, components, priority="cmdline")
 
 
+#: the names a folder's WARC files end with (a crawler's output folder: wget, Heritrix, Browsertrix)
+_WARC_SUFFIXES = (".warc", ".warc.gz")
+
+
+def warc_files(names: list[str]) -> list[str]:
+    """The files ``names`` give: a folder stands for the WARC files under it (``_WARC_SUFFIXES``, any case,
+    every level down, hidden folders left out), in path order; a folder without any is a usage error."""
+    from boilerstrip import run as crawl
+
+    out: list[str] = []
+    for name in names:
+        if not Path(name).is_dir():
+            out.append(name)
+            continue
+        found = []
+        for root, dirs, files in os.walk(name):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            found += [os.path.join(root, f) for f in files if f.lower().endswith(_WARC_SUFFIXES) and not f.startswith(".")]
+        found.sort()
+        if not found:
+            raise crawl.UsageError(f"{name!r} is a folder without WARC files (names ending {', '.join(_WARC_SUFFIXES)})")
+        out += found
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from boilerstrip import run as crawl
     from boilerstrip.commands.crawl import check_output
@@ -97,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if not args.files:
             raise crawl.UsageError("no WARC file: boilerstrip warc FILE [FILE ...] -o OUT.jsonl")
+        args.files = warc_files(args.files)
         for name in args.files:
             path = Path(name)
             if not path.is_file():
