@@ -248,6 +248,31 @@ def test_export_leaves_out_a_bad_record_with_its_reason(tmp_path) -> None:
     assert stats["documents"] == 1
 
 
+def test_export_refuses_a_folder_of_other_files_and_reuses_its_own(tmp_path) -> None:
+    # `export -o ~` (or a project folder) overwrote the folder's README.md with the dataset card and put its
+    # shards beside the user's data/: now refused before anything is written; an earlier export's folder,
+    # and one an interrupted export left with an empty data/, are taken
+    from boilerstrip.export import ExportParams, run_export
+
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps({"url": "http://a.example/p", "text": words(40, "p")}) + "\n", encoding="utf-8")
+    home = tmp_path / "home"
+    (home / "data").mkdir(parents=True)
+    (home / "README.md").write_text("my project", encoding="utf-8")
+    (home / "data" / "mine.csv").write_text("1,2", encoding="utf-8")
+    proc = cli("export", str(path), "-o", str(home))
+    assert proc.returncode == 2, proc.stderr
+    assert "is a folder with files no earlier export wrote (README.md, data/)" in proc.stderr
+    assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == ["README.md", "data", "data/mine.csv"]
+    assert (home / "README.md").read_text(encoding="utf-8") == "my project"
+    with pytest.raises(ValueError, match="no earlier export wrote"):
+        run_export([path], home)
+    ds = tmp_path / "ds"
+    (ds / "data").mkdir(parents=True)  # what an interrupted export leaves
+    assert run_export([path], ds, ExportParams(format="jsonl"))["documents"] == 1
+    assert run_export([path], ds, ExportParams(format="jsonl"))["documents"] == 1  # again: its own folder
+
+
 # -- export: a series of recurring crawls ---------------------------------------------------------------------
 def series(tmp_path: Path) -> tuple[Path, Path]:
     """Monday's crawl: /a, /b, /c; Tuesday's: /a edited, /b unchanged, /c gone (a tombstone)."""

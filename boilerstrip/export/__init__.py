@@ -9,6 +9,7 @@ py3langid, pyarrow and numpy (datasketch's MinHash, ``boilerstrip.minhash``) do 
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import uuid
 from collections.abc import Iterable
@@ -76,15 +77,47 @@ def open_index(folder: str | Path, params: NearDedupParams, backend: str = DEFAU
     return cls(folder, params)
 
 
+def _holds_a_file(path: Path) -> bool:
+    """Is ``path`` a file, or a folder with a file somewhere under it?"""
+    if not path.is_dir():
+        return True
+    return any(files for _root, _dirs, files in os.walk(path))
+
+
+def foreign_folder_problem(out: Path) -> str | None:
+    """Why ``out`` must not take an export, or None: a folder holding files that no earlier export wrote (a
+    home folder, a project), whose ``README.md`` the dataset card would overwrite and whose ``data/`` the
+    shards would join. A missing or empty folder, or an earlier export's (its ``stats.json``), is fine; what
+    an export leaves in a folder it was given before, it replaces."""
+    if not out.is_dir():
+        return None
+    entries = sorted(p.name for p in out.iterdir() if not p.name.startswith(".boilerstrip-") and _holds_a_file(p))
+    if not entries:  # empty, or only empty folders (an interrupted export leaves its data/)
+        return None
+    try:
+        stats = json.loads((out / STATS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stats = None
+    if isinstance(stats, dict) and "shards" in stats and "documents" in stats:
+        return None  # an earlier export: this one replaces its files
+    shown = ", ".join(e + ("/" if (out / e).is_dir() else "") for e in entries[:5]) + (", ..." if len(entries) > 5 else "")
+    return (f"{out} is a folder with files no earlier export wrote ({shown}): its {CARD_FILE} and data/ would be "
+            "overwritten or mixed with the dataset's; export to a new or empty folder")
+
+
 def run_export(inputs: Iterable[str | Path], out_dir: str | Path, params: ExportParams | None = None,
                index_dir: str | Path | None = None, index_backend: str = DEFAULT_INDEX_BACKEND,
                progress: PassProgress | None = None) -> dict[str, Any]:
     """Export ``inputs`` (crawl JSONL files) to ``out_dir``; returns the stats written to ``stats.json``.
+    ValueError, before anything is written, for a folder of other files (:func:`foreign_folder_problem`).
 
     With ``index_dir`` the dedup index is kept there and committed once every file is written, so a later
     export leaves out what this one exported; without it a temporary index is used and deleted."""
     params = params or ExportParams()
     out = Path(out_dir)
+    problem = foreign_folder_problem(out)
+    if problem is not None:
+        raise ValueError(problem)
     out.mkdir(parents=True, exist_ok=True)
     inputs = [Path(p) for p in inputs]
     run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
