@@ -12,13 +12,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from boilerstrip.atomicfile import atomic_open
 from boilerstrip.check import RULES, CheckParams, check_records, failed_rules, render_html
 from boilerstrip.config import ConfigError, params_from_settings, unknown_settings
 from boilerstrip.items import complete_record
-from boilerstrip.finishing.base import EMPTY, FinishContext, read_jsonl, records_file_problem
+from boilerstrip.finishing.base import EMPTY, FinishContext, count_lines, read_jsonl, records_file_problem
+from boilerstrip.finishing.steps import PassProgress, ProgressTicker
 
 HELP = "judge a crawl's JSONL per site: repeated lines, navigation words, first paragraphs, empty pages"
 
@@ -65,9 +68,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"boilerstrip check: {path} is {what}", file=sys.stderr)
         return 2
     context = FinishContext()
+    progress = PassProgress(total=count_lines(path), phase="reading records", label="check")
+    ticker = ProgressTicker(progress)  # a line every few seconds: a large crawl takes minutes
+
+    def counted() -> Iterator[dict[str, Any]]:
+        for progress.done, record in enumerate(read_jsonl(path, context), 1):
+            yield complete_record(record)
+
     try:
-        report = check_records(map(complete_record, read_jsonl(path, context)), params,
-                               min_confidence=args.min_confidence)
+        report = check_records(counted(), params, min_confidence=args.min_confidence)
         if args.json:
             with atomic_open(Path(args.json), "w") as handle:
                 handle.write(json.dumps(report, ensure_ascii=False, indent=1) + "\n")
@@ -77,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, UnicodeError) as exc:
         print(f"boilerstrip check: {exc}", file=sys.stderr)
         return 1
+    finally:
+        ticker.stop()
     if context.invalid_lines:
         print(f"boilerstrip check: skipped {len(context.invalid_lines)} line(s) that were not JSON objects "
               f"(line {', '.join(map(str, context.invalid_lines[:5]))}{', ...' if len(context.invalid_lines) > 5 else ''})",

@@ -19,7 +19,8 @@ from boilerstrip.boilerplate import BoilerplateParams, DuplicateParams
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings, unknown_settings
 from boilerstrip.finishing import finish_crawl
 from boilerstrip.atomicfile import OutputBusy, output_lock
-from boilerstrip.finishing.base import refused_records_input
+from boilerstrip.finishing.base import count_lines, refused_records_input
+from boilerstrip.finishing.steps import PassProgress, ProgressTicker
 from boilerstrip.state import SqliteState, crawl_layout
 
 HELP = "re-clean a crawl's JSONL with the final per-site template model and drop duplicate pages"
@@ -75,11 +76,14 @@ def run(args: argparse.Namespace) -> int:
         return 2
     report_dir = None if args.no_report else Path(args.report or default_report_dir(args.output))
     state = None
+    # a line every few seconds while it runs (a pass over a large crawl takes minutes)
+    progress = PassProgress(total=count_lines(in_path), label="dedup")
+    ticker = ProgressTicker(progress)
     try:
         with output_lock(Path(args.output)):  # one run at a time writes OUTPUT (a crawl's, or another dedup's)
             state = SqliteState(Path(args.state_dir)) if args.state_dir else None
             summary = finish_crawl(in_path, args.output, params, report_dir, dup_params=dup_params, state=state,
-                                   duplicates_enabled=duplicates_enabled, trail=args.trail)
+                                   duplicates_enabled=duplicates_enabled, trail=args.trail, progress=progress)
     except OutputBusy as exc:
         print(f"boilerstrip dedup: {exc}; nothing written", file=sys.stderr)
         return 2
@@ -87,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"boilerstrip dedup: cannot finish {in_path} -> {args.output}: {exc}", file=sys.stderr)
         return 1
     finally:
+        ticker.stop()
         if state is not None:
             state.close()
     if summary["invalid_lines"]:
