@@ -749,8 +749,8 @@ def test_the_ticker_prints_while_the_pass_runs(capsys) -> None:
     assert time.monotonic() < deadline
 
 
-@pytest.mark.parametrize("command", ["dedup", "check"])
-def test_dedup_and_check_say_how_far_they_got_while_they_run(tmp_path, monkeypatch, capsys, command) -> None:
+@pytest.mark.parametrize("command", ["dedup", "check", "chunk"])
+def test_dedup_check_and_chunk_say_how_far_they_got_while_they_run(tmp_path, monkeypatch, capsys, command) -> None:
     # both were silent for their whole length (minutes over a large crawl): now they print the ticker's line,
     # as the crawl's pass and export do (a tick of 1 ms here instead of 5 s; 2,000 records take 0.1 s or more)
     import argparse
@@ -765,7 +765,7 @@ def test_dedup_and_check_say_how_far_they_got_while_they_run(tmp_path, monkeypat
                             for i in range(2000)), encoding="utf-8")
     parser = argparse.ArgumentParser()
     module.add_arguments(parser)
-    args = [str(path), "-o", str(tmp_path / "out.jsonl")] if command == "dedup" else [str(path)]
+    args = [str(path), "-o", str(tmp_path / "out.jsonl")] if command != "check" else [str(path)]
     assert module.run(parser.parse_args(args)) == 0
     err = capsys.readouterr().err
     assert f"[boilerstrip] {command}: reading " in err and "/2000 (" in err, err[-2000:]

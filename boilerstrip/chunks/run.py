@@ -72,9 +72,11 @@ def _dump(record: dict[str, Any]) -> str:
 
 
 def chunk_file(in_path: str | Path, out_path: str | Path, params: RunParams | None = None,
-               counter: TokenCounter | None = None, store: ChunkStore | None = None) -> dict[str, Any]:
+               counter: TokenCounter | None = None, store: ChunkStore | None = None,
+               progress: Any = None) -> dict[str, Any]:
     """Chunk ``in_path`` into ``out_path`` (written atomically); with a ``store``, report and remember
-    changes (committed only when the whole run succeeded). Returns a summary; raises
+    changes (committed only when the whole run succeeded); ``progress`` (a
+    :class:`~boilerstrip.finishing.steps.PassProgress`) counts the records read. Returns a summary; raises
     :class:`NotCrawlRecord` (with the line number) for a line that is not a crawl's record, ``OSError`` /
     ``UnicodeError`` when a file cannot be read or written."""
     params = params or RunParams()
@@ -91,6 +93,8 @@ def chunk_file(in_path: str | Path, out_path: str | Path, params: RunParams | No
     sites: set[str] = set()
     with open(in_path, encoding="utf-8") as source, atomic_open(out_path, "w") as out:
         for number, line in enumerate(source, 1):
+            if progress is not None:
+                progress.done = number
             if not line.strip():
                 continue
             try:

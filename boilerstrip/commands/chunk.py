@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from boilerstrip.finishing.steps import ProgressTicker
+
 HELP = "cut a crawl's pages into chunks for retrieval, with IDs that survive a recrawl (--state: new/unchanged/removed)"
 
 __all__ = ["HELP", "add_arguments", "run", "add_chunk_options", "chunk_settings", "run_chunks", "ChunkUsageError"]
@@ -107,11 +109,17 @@ def run_chunks(in_path: Path, out_path: Path, params: Any, counter: Any, state: 
 
     found_partial = bool(state) and not partial and input_is_partial(in_path)
     run_params = RunParams(chunks=params, changes_only=changes_only, partial=partial or found_partial)
+    from boilerstrip.finishing.base import count_lines
+    from boilerstrip.finishing.steps import PassProgress
+
     store = None
+    # a line every few seconds while it runs (100,000 pages take a minute)
+    progress = PassProgress(total=count_lines(in_path), phase="reading records", label="chunk")
+    ticker = ProgressTicker(progress)
     try:
         if state:
             store = SqliteChunkStore(Path(state).expanduser())
-        summary = chunk_file(in_path, out_path, run_params, counter, store)
+        summary = chunk_file(in_path, out_path, run_params, counter, store, progress)
     except NotCrawlRecord as exc:
         print(f"{prog}: {in_path} is not a crawl's records ({exc}); nothing written", file=sys.stderr)
         return 2
@@ -119,6 +127,7 @@ def run_chunks(in_path: Path, out_path: Path, params: Any, counter: Any, state: 
         print(f"{prog}: cannot chunk {in_path} -> {out_path}: {exc}", file=sys.stderr)
         return 1
     finally:
+        ticker.stop()
         if store is not None:
             store.close()
     flags = ", ".join(f"{n} {flag}" for flag, n in sorted(summary["flags"].items()))
