@@ -338,6 +338,10 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = N
     if outcome.get("reason") != "finished":
         say(stopped_early(outcome.get("reason", "unknown")), prog)
         return 1, stats
+    if stats.get("boilerstrip/ledger/write_failed"):  # a full disk as the crawl ended
+        say(f"cannot write {stats['boilerstrip/ledger/write_failed']}; free space, then the same command with --resume",
+            prog)
+        return 1, stats
     if stats.get("boilerstrip/ledger/mismatch"):
         # the ledger did not reconcile (a URL never settled, or settled twice): an error, not a log line
         say(LEDGER_MISMATCH, prog)

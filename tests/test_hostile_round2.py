@@ -141,6 +141,73 @@ def test_a_write_error_stops_the_crawl_non_zero_and_resume_recovers(serve, tmp_p
     assert sorted(r["url"] for r in records) == sorted({site.url + "/"} | {f"{site.url}/p{i}" for i in range(pages)})
 
 
+def test_a_full_disk_under_the_ledger_and_the_state_is_one_line_each_and_stops_the_crawl(tmp_path, monkeypatch,
+                                                                                        caplog) -> None:
+    # on a real full disk (a 700 KB tmpfs) the crawl logged a traceback for every URL the ledger's journal
+    # could not take, and the cross-page pipeline's state.close() raised inside Scrapy's close, so the
+    # pipelines after it were never closed ("coroutine ... was never awaited"). Now: one line each, the crawl
+    # stops as write_error (as for the records file), and the closing goes on
+    import logging
+    import sqlite3
+
+    from boilerstrip.extensions.ledger import LedgerExtension, LedgerParams
+    from boilerstrip.ledger import journal as journal_module
+    from boilerstrip.pipelines.boilerplate import CrossPageBoilerplatePipeline
+    from boilerstrip.boilerplate import BoilerplateParams
+    from boilerstrip.state import crawl_layout
+
+    class Engine:
+        def __init__(self) -> None:
+            self.closed: list[str] = []
+
+        def close_spider_async(self, reason: str = "") -> None:  # what deferred_from_coro passes through
+            self.closed.append(reason)
+
+    class Stats(dict):
+        def inc_value(self, key, count=1, start=0) -> None:
+            self[key] = self.get(key, start) + count
+
+        def set_value(self, key, value) -> None:
+            self[key] = value
+
+    class Crawler:
+        engine = Engine()
+        stats = Stats()
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    crawler = Crawler()
+    ext = LedgerExtension(LedgerParams(), crawl_layout(tmp_path / "o.jsonl"), stats=crawler.stats)
+    ext.crawler = crawler
+    monkeypatch.setattr(journal_module, "append_line", full)
+
+    class Line:
+        def as_line(self) -> dict:
+            return {"url": "http://a.example/", "outcome": "item"}
+
+    with caplog.at_level(logging.ERROR):
+        for _ in range(5):
+            ext._journal(Line())  # what each settled URL does
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "stopping the crawl" in errors[0] and "--resume" in errors[0], errors
+    assert crawler.engine.closed == ["write_error"] and crawler.stats["boilerstrip/ledger/write_errors"] == 1
+
+    class FullState:
+        templates = None
+
+        def close(self) -> None:
+            raise sqlite3.OperationalError("database or disk is full")
+
+    pipeline = CrossPageBoilerplatePipeline(BoilerplateParams())
+    pipeline.state = FullState()
+    caplog.clear()
+    with caplog.at_level(logging.ERROR):
+        pipeline.close_spider()  # raised into Scrapy's close before
+    assert pipeline.state is None
+    assert ["database or disk is full" in r.getMessage() for r in caplog.records] == [True]
+
+
 # -- 4. a truncated or corrupt gzip body ------------------------------------------------------------------------------
 def _gzip_reply(body: bytes, mangle=None) -> Reply:
     data = gzip.compress(body)

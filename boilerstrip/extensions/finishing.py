@@ -125,6 +125,10 @@ class FinishingExtension:
         if not self.output.is_file():
             logger.warning("finishing pass skipped: %s was not written", self.output)
             return "skipped:no_output"
+        if self.stats is not None and self.stats.get_value("boilerstrip/ledger/write_failed"):
+            logger.warning("finishing pass skipped: the crawl's ledger could not be written; %s left as crawled",
+                           self.output)
+            return "skipped:ledger_not_written"
         if not component_enabled(self.settings, "boilerplate"):
             return "skipped:boilerplate_disabled"
         try:

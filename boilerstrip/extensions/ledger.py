@@ -30,7 +30,7 @@ from scrapy.exceptions import NotConfigured
 
 from boilerstrip.atomicfile import append_line, atomic_write_json
 from boilerstrip.config import component_enabled, params_from_settings
-from boilerstrip.feeds import export_failed, resume_requested
+from boilerstrip.feeds import WRITE_ERROR, export_failed, resume_requested
 from boilerstrip.ledger import (
     Journal,
     Ledger,
@@ -65,6 +65,10 @@ class LedgerExtension:
         self.ledger = Ledger(journal=self._journal, count=self._inc)
         self.run_id = uuid.uuid4().hex[:12]
         self.started_at = utc_now()
+        #: the crawl (stopped when the journal cannot be written); None outside one
+        self.crawler: Any = None
+        #: the journal refused a line (a full disk): the crawl is stopping, later lines stay in memory only
+        self._journal_failed = False
         self.reconciled: bool | None = None
         self.summary: dict[str, Any] = {}
         #: requests scheduled so far: each scheduling's number, left on the request's meta, names it to the
@@ -106,6 +110,7 @@ class LedgerExtension:
             stats=crawler.stats,
             settings_digest=hashlib.sha256(digest_source.encode()).hexdigest()[:16],
         )
+        ext.crawler = crawler
         connect = crawler.signals.connect
         connect(ext.spider_opened, signal=signals.spider_opened)
         connect(ext.request_scheduled, signal=signals.request_scheduled)
@@ -179,8 +184,22 @@ class LedgerExtension:
         self.ledger.unwrite(key, reason)
 
     def _journal(self, record: Any) -> None:
-        if self.journal is not None:
+        if self.journal is None or self._journal_failed:
+            return
+        try:
             self.journal.append(record.as_line())
+        except OSError as exc:
+            # a full disk: one line, and the crawl stops as it does when the feed cannot write (a traceback for
+            # every later URL before); the ledger keeps its lines in memory and writes them whole at the end
+            self._journal_failed = True
+            self._inc("write_errors")
+            logger.error("ledger: cannot write %s (%s): stopping the crawl; free space, then the same command with "
+                         "--resume", self.journal.layout.ledger_journal, exc)
+            engine = getattr(self.crawler, "engine", None)
+            if engine is not None:
+                from scrapy.utils.defer import deferred_from_coro
+
+                deferred_from_coro(engine.close_spider_async(reason=WRITE_ERROR))
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:
@@ -234,13 +253,31 @@ class LedgerExtension:
         self.reconcile()
         if self.paths is not None:
             assert self.journal is not None
-            self.journal.close(self.ledger.lines())
-            self.write_manifest()
+            try:
+                self.journal.close(self.ledger.lines())
+            except OSError as exc:  # a full disk: the journal stays, --resume reads it
+                self._write_failed(self.paths.ledger, exc)
+                return
+            self._write_manifest()
 
     def feed_exporter_closed(self) -> None:
         self._feed_closed = True
         if self._spider_closed and self.paths is not None:
+            self._write_manifest()
+
+    def _write_manifest(self) -> None:
+        try:
             self.write_manifest()
+        except OSError as exc:
+            self._write_failed(self.paths.manifest, exc)
+
+    def _write_failed(self, path: Any, exc: OSError) -> None:
+        """The ledger or the manifest could not be written (a full disk): one line, and the stat
+        ``boilerstrip/ledger/write_failed`` that makes the run fail (``boilerstrip.run.run_spider``)."""
+        logger.error("ledger: cannot write %s (%s); the journal %s stays for --resume", path, exc,
+                     self.paths.ledger_journal if self.paths is not None else "")
+        if self.stats is not None:
+            self.stats.set_value("boilerstrip/ledger/write_failed", f"{path}: {exc}")
 
     def write_manifest(self) -> None:
         assert self.paths is not None

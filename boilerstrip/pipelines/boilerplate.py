@@ -14,6 +14,7 @@ waits on, or reads, the engine's state.
 from __future__ import annotations
 
 import logging
+import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
@@ -181,10 +182,17 @@ class CrossPageBoilerplatePipeline:
     def close_spider(self) -> None:
         self._inc("model/distinct_blocks", self.model.distinct_blocks())
         if self.state is not None:
-            if self._state_arg is None:
-                self.state.close()
-            else:
-                self.state.commit()
+            try:
+                if self._state_arg is None:
+                    self.state.close()
+                else:
+                    self.state.commit()
+            except (sqlite3.Error, OSError) as exc:
+                # a full disk: one line, not a traceback that also kept the other pipelines from closing; the
+                # finishing pass counts what the state lacks from the records
+                logger.error("cross-page: cannot save this crawl's template counts in the state (%s); the "
+                             "finishing pass counts them from the records", exc)
+                self._inc("state_save_failed")
             self.state = None
 
     def learns_into_shared_state(self) -> bool:
