@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import re
 import signal
 import sys
@@ -50,6 +51,17 @@ def url_given_as_path(args: argparse.Namespace, dests: tuple[str, ...] = LOCAL_P
             return (f"{option} {value!r} is a URL; it takes a path on this machine "
                     "(start URLs go before -o: boilerstrip crawl URL [URL ...] -o OUT.jsonl)")
     return None
+
+
+def files_under(folder: str, suffixes: tuple[str, ...]) -> list[str]:
+    """The files under ``folder`` whose names end with one of ``suffixes`` (lower case; matched in any case),
+    every level down, hidden files and folders (a ``.git``) left out, in path order: what a folder given
+    for files stands for (``extract DIR``, ``warc DIR``)."""
+    out = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        out += [os.path.join(root, f) for f in files if not f.startswith(".") and f.lower().endswith(suffixes)]
+    return sorted(out)
 
 
 def wrong_kind_of_path(args: argparse.Namespace) -> str | None:

@@ -50,16 +50,11 @@ def read_html_file(path: str) -> bytes:
 
 
 def html_files_in(folder: str) -> list[str]:
-    """The HTML files under ``folder`` (``_HTML_SUFFIXES``, plain or ``.gz``, case-insensitive), every level
-    down, in path order; hidden folders and files (a ``.git``) left out."""
-    out = []
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        for name in files:
-            bare = name.lower().removesuffix(".gz")
-            if not name.startswith(".") and bare.endswith(_HTML_SUFFIXES):
-                out.append(os.path.join(root, name))
-    return sorted(out)
+    """The HTML files under ``folder`` (``_HTML_SUFFIXES``, plain or ``.gz``, any case), every level down,
+    hidden folders and files left out, in path order."""
+    from boilerstrip.cli import files_under
+
+    return files_under(folder, (*_HTML_SUFFIXES, *(f"{s}.gz" for s in _HTML_SUFFIXES)))
 
 
 def _expanded(paths: list[str]) -> list[tuple[str, str | None]]:

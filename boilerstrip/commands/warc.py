@@ -97,17 +97,14 @@ def warc_files(names: list[str]) -> list[str]:
     """The files ``names`` give: a folder stands for the WARC files under it (``_WARC_SUFFIXES``, any case,
     every level down, hidden folders left out), in path order; a folder without any is a usage error."""
     from boilerstrip import run as crawl
+    from boilerstrip.cli import files_under
 
     out: list[str] = []
     for name in names:
         if not Path(name).is_dir():
             out.append(name)
             continue
-        found = []
-        for root, dirs, files in os.walk(name):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
-            found += [os.path.join(root, f) for f in files if f.lower().endswith(_WARC_SUFFIXES) and not f.startswith(".")]
-        found.sort()
+        found = files_under(name, _WARC_SUFFIXES)
         if not found:
             raise crawl.UsageError(f"{name!r} is a folder without WARC files (names ending {', '.join(_WARC_SUFFIXES)})")
         out += found
