@@ -295,14 +295,16 @@ class Scheduler:
                 if name in self._defs:
                     self._scheduler.remove_job(name)
                     del self._defs[name]
-                missed = missed_run(job, self.store.last_run(name), now)
+                last = self.store.last_run(name)
+                missed = missed_run(job, last, now)
                 options: dict[str, Any] = {"next_run_time": now} if missed else {}
                 self._scheduler.add_job(run_job, trigger, id=name, name=name,
                                         kwargs={"job": job, "store": self.store, "python": self.python,
                                                 "running": self.running},
                                         max_instances=1, coalesce=True, misfire_grace_time=None, **options)
                 self._defs[name] = asdict(job)
-                logger.info("schedule: %s%s", job.describe(), " (a run was missed: running it now)" if missed else "")
+                why = "never run yet" if last is None else "a run was missed"
+                logger.info("schedule: %s%s", job.describe(), f" ({why}: running it now)" if missed else "")
 
     def run(self) -> int:
         from apscheduler.executors.pool import ThreadPoolExecutor
