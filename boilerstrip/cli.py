@@ -53,6 +53,10 @@ def url_given_as_path(args: argparse.Namespace, dests: tuple[str, ...] = LOCAL_P
     return None
 
 
+#: file names a tool would take for compressed: a JSONL output under one of them would be plain text
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zip")
+
+
 def files_under(folder: str, suffixes: tuple[str, ...]) -> list[str]:
     """The files under ``folder`` whose names end with one of ``suffixes`` (lower case; matched in any case),
     every level down, hidden files and folders (a ``.git``) left out, in path order: what a folder given
@@ -67,7 +71,8 @@ def files_under(folder: str, suffixes: tuple[str, ...]) -> list[str]:
 def wrong_kind_of_path(args: argparse.Namespace) -> str | None:
     """The message for an existing file given where a folder belongs, or a folder where a file belongs, or
     None. What each option takes is its metavar: ``DIR`` a folder, a name with a suffix (``OUT.jsonl``,
-    ``REPORT.html``) a file. Without this check the command did its work, then failed on its last rename
+    ``REPORT.html``) a file; a JSONL output named as compressed (``out.jsonl.gz``) is refused too, as it would
+    hold plain text. Without this check the command did its work, then failed on its last rename
     ("[Errno 21] Is a directory", exit 1); URLs (a ``redis://`` state) are not paths and are left alone."""
     sub = getattr(args, "_parser", None)  # the command's own parser (build_parser)
     for action in sub._actions if sub is not None else ():
@@ -76,6 +81,10 @@ def wrong_kind_of_path(args: argparse.Namespace) -> str | None:
             continue
         path = Path(value).expanduser()
         option = "-o" if action.dest == "output" else max(action.option_strings, key=len)
+        suffix = next((s for s in _COMPRESSED if value.lower().endswith(s)), None)
+        if metavar.endswith(".jsonl") and suffix is not None:
+            return (f"{option} {value!r} names a compressed file, and the records are written as plain JSON lines; "
+                    f"write {value[:-len(suffix)]!r} and compress it afterwards")
         if metavar == "DIR" and path.is_file():
             return f"{option} {value!r} is a file; it expects a folder"
         if "." in metavar and path.is_dir():

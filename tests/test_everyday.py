@@ -112,6 +112,9 @@ def test_records_commands_refuse_an_input_a_crawl_writes_and_an_output_another_r
     (("dedup", "in.jsonl", "-o", "d.jsonl", "--report", "afile"), "--report 'afile' is a file; it expects a folder"),
     (("check", "in.jsonl", "--html", "adir"), "--html 'adir' is a directory; it expects a file path (REPORT.html)"),
     (("warc", "in.warc.gz", "-o", "adir"), "-o 'adir' is a directory; it expects a file path (OUT.jsonl)"),
+    # a .gz name held plain JSON lines (zcat refused it): refused too, with the name to use instead
+    (("crawl", "http://127.0.0.1:9/", "-o", "o.jsonl.gz"), "-o 'o.jsonl.gz' names a compressed file"),
+    (("dedup", "in.jsonl", "-o", "d.jsonl.zst"), "write 'd.jsonl' and compress it afterwards"),
 ])
 def test_a_file_where_a_folder_belongs_or_the_reverse_is_refused_before_any_work(tmp_path, args, message) -> None:
     # each of these did its whole work, then failed on its last rename or mkdir ("[Errno 21] Is a directory",
