@@ -41,12 +41,17 @@ LOCAL_PATHS = ("output", "html", "json", "report", "chunks", "warc")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
+def is_url(value: str) -> bool:
+    """Does ``value`` start like a URL (``scheme://``), not a path on this machine?"""
+    return bool(_URL.match(value))
+
+
 def url_given_as_path(args: argparse.Namespace, dests: tuple[str, ...] = LOCAL_PATHS) -> str | None:
     """The message for a URL passed where a local path belongs (``boilerstrip crawl URL -o URL``, a second
     start URL typed after ``-o``), or None. Without this check the URL became a folder ``http:/host/``."""
     for dest in dests:
         value = getattr(args, dest, None)
-        if isinstance(value, str) and _URL.match(value):
+        if isinstance(value, str) and is_url(value):
             option = "-o" if dest == "output" else f"--{dest}"
             return (f"{option} {value!r} is a URL; it takes a path on this machine "
                     "(start URLs go before -o: boilerstrip crawl URL [URL ...] -o OUT.jsonl)")
@@ -77,7 +82,7 @@ def wrong_kind_of_path(args: argparse.Namespace) -> str | None:
     sub = getattr(args, "_parser", None)  # the command's own parser (build_parser)
     for action in sub._actions if sub is not None else ():
         value, metavar = getattr(args, action.dest, None), action.metavar
-        if not isinstance(value, str) or not isinstance(metavar, str) or not action.option_strings or _URL.match(value):
+        if not isinstance(value, str) or not isinstance(metavar, str) or not action.option_strings or is_url(value):
             continue
         path = Path(value).expanduser()
         option = "-o" if action.dest == "output" else max(action.option_strings, key=len)

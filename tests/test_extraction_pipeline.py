@@ -198,3 +198,12 @@ def test_cli_reads_the_html_files_of_a_folder_and_says_when_a_folder_has_none(tm
     assert all(r["text"].startswith("Volunteers rebuilt") for r in records[:3])
     assert "no HTML files" in records[3]["error"] and "no HTML files" in proc.stderr.decode()
     assert proc.returncode == 1
+
+
+def test_cli_refuses_a_url_where_a_saved_page_belongs(tmp_path) -> None:
+    # "No such file or directory: 'https://example.com/'" (exit 1) said nothing of what to do instead
+    plain = tmp_path / "a.html"
+    plain.write_text(HTML, encoding="utf-8")
+    proc = run_cli([str(plain), "https://example.com/"])
+    assert proc.returncode == 2 and proc.stdout == b""  # nothing printed for the file before it either
+    assert "is a URL; extract reads saved pages (curl -s https://example.com/ | boilerstrip extract -" in proc.stderr.decode()

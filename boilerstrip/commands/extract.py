@@ -108,6 +108,14 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"boilerstrip extract: {exc}", file=sys.stderr)
         return 2
+    from boilerstrip.cli import is_url
+
+    for path in args.files:
+        if is_url(path) and not os.path.exists(path):
+            print(f"boilerstrip extract: {path!r} is a URL; extract reads saved pages (curl -s {path} | boilerstrip "
+                  f"extract - --url {path}), crawl fetches them (boilerstrip crawl {path} -o OUT.jsonl)",
+                  file=sys.stderr)
+            return 2
     status = 0
     out = sys.stdout
     for index, (path, error) in enumerate(_expanded(args.files)):
