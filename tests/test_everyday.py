@@ -276,6 +276,16 @@ def test_export_refuses_a_folder_of_other_files_and_reuses_its_own(tmp_path) -> 
     assert run_export([path], ds, ExportParams(format="jsonl"))["documents"] == 1  # again: its own folder
 
 
+def test_export_refuses_a_language_py3langid_never_gives(tmp_path) -> None:
+    # --languages english (for en) kept nothing: 0 documents, exit 0, every page "language_not_selected"
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps({"url": "http://a.example/p", "text": words(40, "p")}) + "\n", encoding="utf-8")
+    proc = cli("export", str(path), "-o", str(tmp_path / "ds"), "--languages", "en,english")
+    assert proc.returncode == 2, proc.stderr
+    assert "--languages: 'english' is not a language code py3langid gives" in one_line(proc, "export")
+    assert not (tmp_path / "ds").exists()
+
+
 # -- export: a series of recurring crawls ---------------------------------------------------------------------
 def series(tmp_path: Path) -> tuple[Path, Path]:
     """Monday's crawl: /a, /b, /c; Tuesday's: /a edited, /b unchanged, /c gone (a tombstone)."""

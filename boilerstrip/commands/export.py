@@ -71,6 +71,14 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"boilerstrip export: {exc}", file=sys.stderr)
         return 2
+    if params.filters.languages:
+        from boilerstrip.export.language import unknown_languages
+
+        unknown = unknown_languages(params.filters.languages)
+        if unknown:
+            print(f"boilerstrip export: --languages: {', '.join(map(repr, unknown))} is not a language code py3langid "
+                  "gives (ISO 639: en, de, fr, zh, ...); nothing would be kept of it", file=sys.stderr)
+            return 2
     from boilerstrip.finishing.base import count_lines, refused_records_input
 
     if any(refused_records_input(path, "boilerstrip export") for path in args.inputs):

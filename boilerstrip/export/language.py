@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-__all__ = ["LanguageIdentifier"]
+__all__ = ["LanguageIdentifier", "unknown_languages"]
 
 
 class LanguageIdentifier:
@@ -31,3 +31,10 @@ def _bundled_model() -> Any:
     from py3langid.langid import LanguageIdentifier as _Identifier
 
     return _Identifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def unknown_languages(codes: tuple[str, ...]) -> list[str]:
+    """The codes among ``codes`` that py3langid never gives (``--languages english`` for ``en``): a filter on
+    them keeps nothing of that language. Loads the model (as the export does anyway)."""
+    known = set(_bundled_model().nb_classes)
+    return [code for code in codes if code not in known]
