@@ -56,9 +56,14 @@ def say(message: str, prog: str = PROG) -> None:
     print(f"{prog}: {message}", file=sys.stderr, flush=True)
 
 
-def stopped_early(reason: str) -> str:
-    hint = "; free space, then the same command with --resume" if reason == "write_error" else ""
-    return f"stopped early ({reason}){hint}"
+def stopped_early(reason: str, hint: bool = True) -> str:
+    """The line of a crawl that did not finish, with what to do next (``hint``): the same command with
+    ``--resume`` goes on from where it stopped (after freeing space, for a write error)."""
+    if not hint:
+        return f"stopped early ({reason})"
+    if reason == "write_error":
+        return f"stopped early ({reason}); free space, then the same command with --resume"
+    return f"stopped early ({reason}); the same command with --resume goes on from where it stopped"
 
 
 def apply_settings(settings: Any, values: dict[str, Any]) -> None:

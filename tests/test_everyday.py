@@ -637,7 +637,8 @@ def test_ctrl_c_in_a_terminal_ends_like_a_sigint_to_the_crawl(serve, tmp_path) -
 
     code, shown = crawl_in_a_terminal(server.url + "/", out, some_pages_written)
     assert code == 1, shown[-3000:]
-    assert "finished (shutdown)" in shown and "stopped early (shutdown)" in shown
+    assert "finished (shutdown)" in shown
+    assert "stopped early (shutdown); the same command with --resume goes on from where it stopped" in shown
     assert "Traceback" not in shown and "worker process died" not in shown, shown[-3000:]
     manifest = json.loads((tmp_path / "o.manifest.json").read_text())
     assert manifest["finish_reason"] == "shutdown" and manifest["reconciled"] is False

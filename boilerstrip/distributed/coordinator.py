@@ -268,7 +268,7 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
         client.delete(CURRENT_KEY)
     if finish_reason != "finished":
         # the frontier, the ledger and the records stay in Redis: the same command with --resume goes on
-        say(f"{stopped_early(finish_reason)}; crawl {crawl_id} stays in Redis: "
+        say(f"{stopped_early(finish_reason, hint=finish_reason == 'write_error')}; crawl {crawl_id} stays in Redis: "
             "the same command with --resume goes on from where it stopped")
         return 1
     store.clear()
