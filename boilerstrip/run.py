@@ -24,6 +24,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -270,6 +271,8 @@ class ShutdownOnSignal:
     def __init__(self, crawler: Any) -> None:
         self.crawler = crawler
         self.received = 0
+        #: the signal that stopped the crawl at once (the reactor stopped: the spider never closed)
+        self.killed = ""
 
     def install(self) -> None:
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -292,6 +295,14 @@ class ShutdownOnSignal:
                 reactor.callLater(self.retry_s, self.stop, name)  # not started yet: stop it once it runs
             return
         logging.getLogger(__name__).warning("received %s: stopping the crawl (send it again to stop at once)", name)
+        from boilerstrip.extensions.progress import paused_hosts
+
+        held, until = paused_hosts(self.crawler.stats.get_stats() if self.crawler.stats is not None else {})
+        if held:  # the stop waits for the requests a paused host holds (Scrapy's engine ends what it began)
+            logging.getLogger(__name__).warning(
+                "%d host(s) asked to wait (429/503) until %s UTC: their held pages go out then, and the crawl stops "
+                "after them; send %s again to stop at once (--resume fetches what was not)",
+                held, time.strftime("%H:%M:%S", time.gmtime(until)), name)
         from scrapy.utils.defer import deferred_from_coro
 
         deferred_from_coro(self.crawler.stop_async())
@@ -299,6 +310,7 @@ class ShutdownOnSignal:
     def kill(self, name: str) -> None:
         from twisted.internet import reactor
 
+        self.killed = name
         logging.getLogger(__name__).warning("received %s twice: stopping at once", name)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if reactor.running:
@@ -329,7 +341,8 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = N
         outcome["error"] = failure.value
 
     deferred.addErrback(failed)
-    ShutdownOnSignal(crawler).install()
+    shutdown = ShutdownOnSignal(crawler)
+    shutdown.install()
     process.start(install_signal_handlers=False)
     error = outcome.get("error")
     if isinstance(error, (KeyboardInterrupt, SystemExit)):
@@ -341,7 +354,8 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = N
         return (2 if isinstance(error, (ConfigError, ValueError)) else 1), {}
     stats = crawler.stats.get_stats() if crawler.stats is not None else {}
     if outcome.get("reason") != "finished":
-        say(stopped_early(outcome.get("reason", "unknown")), prog)
+        # a second signal stops the reactor before the spider closes: no reason of Scrapy's then
+        say(stopped_early(outcome.get("reason") or (f"{shutdown.killed} twice" if shutdown.killed else "unknown")), prog)
         return 1, stats
     if stats.get("boilerstrip/ledger/write_failed"):  # a full disk as the crawl ended
         say(f"cannot write {stats['boilerstrip/ledger/write_failed']}; free space, then the same command with --resume",

@@ -42,6 +42,23 @@ def test_429_with_retry_after_pauses_the_host_and_retries() -> None:
     assert crawler.stats.get_value("boilerstrip/politeness/paused/http_429") == 1
 
 
+def test_a_paused_host_is_on_the_progress_line_until_its_pause_ends() -> None:
+    # a host that answers "Retry-After: 600" held its pages for minutes while the line said only
+    # "fetched 1 ... 0.0 pages/s" (a stalled crawl, to the eye), and a Ctrl-C waited for them in silence
+    from boilerstrip.extensions.progress import paused_hosts, paused_note
+
+    mw, crawler = politeness(max_retry_after_s=60)
+    request = page_request()
+    before = time.time()
+    mw.process_response(request, Response(request.url, status=429, headers={"Retry-After": "40"}, request=request))
+    stats = crawler.stats.get_stats()
+    count, until = paused_hosts(stats)
+    assert count == 1 and until - before == pytest.approx(40, abs=1)
+    expected = time.strftime("%H:%M:%S", time.gmtime(until))
+    assert paused_note(stats) == f"  [1 host(s) asked to wait (429/503): paused until {expected} UTC]"
+    assert paused_note(stats, now=until + 1) == "" and paused_hosts(stats, now=until + 1) == (0, 0.0)  # pause over
+
+
 def test_retry_after_is_capped_and_backoff_doubles_per_host() -> None:
     mw, _ = politeness(max_retry_after_s=5, retry_backoff_base_s=1, max_retries=10)
     request = page_request()

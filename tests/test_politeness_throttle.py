@@ -66,6 +66,42 @@ def test_retry_after_pauses_the_host(serve, tmp_path) -> None:
     assert len(server.hits("/p1")) == 2
 
 
+def test_a_stop_while_a_host_is_paused_says_why_it_waits_and_a_second_signal_ends_it(serve, tmp_path) -> None:
+    # SIGTERM while a host said "Retry-After: 600" waited up to the capped pause (300 s) with nothing said;
+    # now the stop names the pause and its end, and the second signal's exit line says how to go on
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+
+    slow = Reply(429, b"slow down", (("Retry-After", "600"), ("Content-Type", "text/plain")))
+    server = serve(routes=small_site(n=3, robots_reply=None, extra={"/p1": slow, "/p2": slow, "/p3": slow}))
+    log = tmp_path / "crawl.log"
+    with open(log, "wb") as handle:
+        proc = subprocess.Popen([sys.executable, "-m", "boilerstrip", "crawl", server.url + "/", "-o",
+                                 str(tmp_path / "o.jsonl"), *FAST, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1",
+                                 "-s", 'BOILERSTRIP_POLITENESS_PARAMS={"max_retry_after_s": 600}'],  # the site's 600 s
+                                cwd=ROOT, stdout=handle, stderr=handle)
+        try:
+            deadline = time.monotonic() + 120
+            while b"asked to wait" not in log.read_bytes() and time.monotonic() < deadline:
+                time.sleep(0.05)  # a 429 came (on the progress line, at its next tick): the host is paused
+            proc.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + 120
+            while b"received SIGTERM:" not in log.read_bytes() and time.monotonic() < deadline:
+                time.sleep(0.05)  # (two signals close together are one to the process: the second waits)
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=120)
+        finally:
+            proc.kill()
+    shown = log.read_text(encoding="utf-8", errors="replace")
+    assert "host(s) asked to wait (429/503) until " in shown and "send SIGTERM again to stop at once" in shown, shown
+    assert code == 1, shown[-3000:]
+    assert "stopped early (SIGTERM twice); the same command with --resume goes on from where it stopped" in shown
+
+
 def test_retry_after_http_date_and_give_up_recorded(serve, tmp_path) -> None:
     unavailable = Reply(503, b"maintenance", (("Retry-After", "Thu, 01 Jan 1970 00:00:00 GMT"),))
     server = serve(routes=small_site(n=2, robots_reply=None, extra={"/p2": unavailable}))

@@ -45,6 +45,8 @@ from boilerstrip.politeness import (
 
 __all__ = ["PolitenessMiddleware", "RETRIES_META"]
 
+#: stat prefix: the wall-clock time (epoch seconds) until which each paused host (download slot) is held
+PAUSED_UNTIL_STAT = "boilerstrip/politeness/paused_until"
 logger = logging.getLogger(__name__)
 
 #: meta key counting how often a request was retried after 429/503
@@ -213,6 +215,9 @@ class PolitenessMiddleware:
         if until <= self.paused_until.get(key, 0.0):
             return
         self.paused_until[key] = until
+        # the host's pause as a gauge, in wall-clock seconds, for the progress line and a stop's warning
+        # (boilerstrip.extensions.progress.paused_hosts): a host asking for minutes looks like a stalled crawl
+        self.crawler.stats.set_value(f"{PAUSED_UNTIL_STAT}/{key}", round(time.time() + seconds, 1))
         downloader = self._downloader()
         slot = downloader.slots.get(key) if downloader is not None else None
         if slot is None or seconds <= 0:

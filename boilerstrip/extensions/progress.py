@@ -61,6 +61,28 @@ def robots_wait(stats: dict[str, Any]) -> str:
     return ""
 
 
+#: the politeness middleware's gauge, per host: the wall-clock time until which it is paused (not imported)
+PAUSED_UNTIL = "boilerstrip/politeness/paused_until/"
+
+
+def paused_hosts(stats: dict[str, Any], now: float | None = None) -> tuple[int, float]:
+    """(hosts paused now by a 429/503's Retry-After or a back-off, the latest time one of them is paused
+    until, epoch seconds); (0, 0.0) when none is."""
+    now = time.time() if now is None else now
+    until = [float(v) for k, v in stats.items() if k.startswith(PAUSED_UNTIL) and isinstance(v, (int, float)) and v > now]
+    return len(until), max(until, default=0.0)
+
+
+def paused_note(stats: dict[str, Any], now: float | None = None) -> str:
+    """The progress line's note while hosts are paused: a host that asks for minutes (Retry-After: 600) holds
+    its pages that long, and the crawl looks stalled."""
+    count, until = paused_hosts(stats, now)
+    if not count:
+        return ""
+    when = time.strftime("%H:%M:%S", time.gmtime(until))
+    return f"  [{count} host(s) asked to wait (429/503): paused until {when} UTC]"
+
+
 def format_counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{reason}={n}" for reason, n in counts.items()) or "none"
 
@@ -114,6 +136,7 @@ class ProgressExtension:
         return (
             f"[boilerstrip] {s['elapsed_s']:6.1f}s  fetched {s['fetched']}  extracted {s['written']}  "
             f"skipped {skipped}{detail}  failed {failed}  ({rate:.1f} pages/s){robots_wait(self.stats.get_stats())}"
+            f"{paused_note(self.stats.get_stats())}"
         )
 
     def tick(self) -> None:
