@@ -131,6 +131,14 @@ def test_a_file_where_a_folder_belongs_or_the_reverse_is_refused_before_any_work
     assert list((tmp_path / "adir").iterdir()) == []
 
 
+def test_a_redis_that_cannot_be_reached_is_refused_before_anything_is_written(tmp_path) -> None:
+    # it exited 2 with the right line, but after the output's folder was made
+    proc = cli("crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "out" / "o.jsonl"), "--redis", "redis://127.0.0.1:1/0")
+    assert proc.returncode == 2, proc.stderr
+    assert "cannot reach redis://127.0.0.1:1/0" in one_line(proc, "crawl")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_state_on_a_file_is_refused_before_anything_is_written(tmp_path) -> None:
     (tmp_path / "state").write_text("not a folder")
     proc = cli("crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "out" / "o.jsonl"), "--state",

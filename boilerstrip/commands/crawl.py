@@ -22,7 +22,7 @@ from typing import Any
 from boilerstrip.chunks import ChunkParams, word_counter
 from boilerstrip.commands.chunk import run_chunks
 from boilerstrip.config import params_from_settings
-from boilerstrip.distributed.command import crawl_distributed
+from boilerstrip.distributed.command import crawl_distributed, redis_problem
 from boilerstrip.ledger import finished_run, run_status
 from boilerstrip.recrawl import RecrawlParams
 from boilerstrip.run import (
@@ -149,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
         if getattr(args, "state", None):
             check_state_dir(args.state)  # before the output's folder is made
+        if getattr(args, "redis", None) and (problem := redis_problem(args.redis)) is not None:
+            raise UsageError(problem)  # before the output's folder is made too
         out = check_output(args.output)
         settings, spider_kwargs = build_settings(args, out)
         workers = count_option(getattr(args, "workers", None), "--workers", 0)

@@ -9,7 +9,7 @@ from typing import Any
 
 from boilerstrip.run import apply_settings
 
-__all__ = ["crawl_distributed", "crawl_config"]
+__all__ = ["crawl_distributed", "crawl_config", "redis_problem"]
 
 
 def crawl_config(args: argparse.Namespace) -> dict[str, Any]:
@@ -21,16 +21,25 @@ def crawl_config(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def crawl_distributed(args: argparse.Namespace, settings: Any, out: Path, workers: int) -> int:
-    # redis and the coordinator load for a --redis crawl only (the CLI imports this module to build its parser)
+def redis_problem(url: str) -> str | None:
+    """Why the Redis at ``url`` cannot serve a crawl (a bad URL, nothing listening), or None: asked before
+    anything is written (the output's folder included)."""
+    # redis loads for a --redis crawl only (the CLI imports this module to build its parser)
     import redis
 
+    try:
+        redis.Redis.from_url(url).ping()
+    except (ValueError, redis.RedisError) as exc:
+        return f"cannot reach {url}: {exc}"
+    return None
+
+
+def crawl_distributed(args: argparse.Namespace, settings: Any, out: Path, workers: int) -> int:
     from boilerstrip.distributed.coordinator import coordinate
 
-    try:
-        redis.Redis.from_url(args.redis).ping()
-    except (ValueError, redis.RedisError) as exc:
-        print(f"boilerstrip crawl: cannot reach {args.redis}: {exc}", file=sys.stderr)
+    problem = redis_problem(args.redis)  # checked before the output's folder was made; it may have gone since
+    if problem is not None:
+        print(f"boilerstrip crawl: {problem}", file=sys.stderr)
         return 2
     # the finishing pass reads the template counts the workers kept in Redis
     apply_settings(settings, {"BOILERSTRIP_STATE_DIR": args.redis, "BOILERSTRIP_STATE_BACKEND": "boilerstrip.state.RedisState"})
