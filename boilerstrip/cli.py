@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 
 from boilerstrip import __version__
+from boilerstrip.atomicfile import OutputBusy
 
 __all__ = ["main", "COMMANDS"]
 
@@ -161,13 +162,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    command = "?"
     try:  # the commands are imported here: a Ctrl-C during those first moments ends as quietly as a later one
         args = build_parser(_command_named(sys.argv[1:] if argv is None else argv)).parse_args(argv)
+        command = args.command
         wrong = url_given_as_path(args) or wrong_kind_of_path(args)
         if wrong is not None:
-            print(f"boilerstrip {args.command}: {wrong}", file=sys.stderr)
+            print(f"boilerstrip {command}: {wrong}", file=sys.stderr)
             return 2
         return int(args._run(args) or 0)
+    except OutputBusy as exc:  # another run holds the output's lock (crawl, dedup, chunk, export...)
+        print(f"boilerstrip {command}: {exc}; nothing written", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("boilerstrip: interrupted", file=sys.stderr)
         return 130

@@ -25,7 +25,6 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,7 @@ from boilerstrip.state import crawl_layout
 
 __all__ = ["UsageError", "build_settings", "run_spider", "crawl_and_finish", "count_option", "check_state_dir",
            "check_fields", "parse_set_options", "apply_settings", "note_early_signals", "ShutdownOnSignal",
-           "RENDER_MISSED_EXIT", "browser_misses", "output_lock", "OutputBusy", "holding_output", "finishing_stopped",
+           "RENDER_MISSED_EXIT", "browser_misses", "output_lock", "OutputBusy", "finishing_stopped",
            "written_line", "unreachable_start_urls", "report_finishing",
            "say", "stopped_early", "FINISHING_FAILED", "LEDGER_MISMATCH", "LEDGER_MISMATCH_AFTER_PASS",
            "CHANGE_KINDS", "FINISHING_STATUS", "LOG_LEVELS"]
@@ -368,17 +367,6 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = N
     return 0, stats
 
 
-def holding_output(out: Path, work: Callable[[], int], prog: str = PROG) -> int:
-    """``work()``'s exit status, run while holding ``out``'s lock (:func:`output_lock`); 2, with the line that
-    says why, when another run holds it (nothing written)."""
-    try:
-        with output_lock(out):
-            return work()
-    except OutputBusy as exc:
-        say(str(exc), prog)
-        return 2
-
-
 def finishing_stopped(out: Path, by: str | None = None, again: str | None = None) -> str:
     """The line of a run whose finishing pass a signal stopped (``by``); ``again``: what finishes it
     (default: ``boilerstrip dedup``)."""
@@ -389,10 +377,11 @@ def finishing_stopped(out: Path, by: str | None = None, again: str | None = None
 def crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, spider_cls: Any = None,
                      prog: str = PROG) -> int:
     """Run the crawl; the finishing pass and the ledger's reconciliation run inside it (FinishingExtension).
-    Exit status as the module says; a crawl that wrote nothing because no start URL could be reached is 1;
-    another run writing the same output is 2, before anything is written (:func:`output_lock`).
-    ``prog``: the command the user ran, before each line it prints."""
-    return holding_output(out, lambda: _crawl_and_finish(settings, spider_kwargs, out, spider_cls, prog), prog)
+    Exit status as the module says; a crawl that wrote nothing because no start URL could be reached is 1.
+    Another run writing the same output raises :class:`OutputBusy` before anything is written (the CLI says
+    so and exits 2: :func:`output_lock`). ``prog``: the command the user ran, before each line it prints."""
+    with output_lock(out):
+        return _crawl_and_finish(settings, spider_kwargs, out, spider_cls, prog)
 
 
 def _crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, spider_cls: Any, prog: str) -> int:

@@ -90,14 +90,10 @@ def run(args: argparse.Namespace) -> int:
 
     if refused_records_input(in_path, "boilerstrip chunk", "; nothing written"):
         return 2
-    from boilerstrip.atomicfile import OutputBusy, output_lock
+    from boilerstrip.atomicfile import output_lock
 
-    try:
-        with output_lock(out_path):  # one run at a time writes OUTPUT
-            return run_chunks(in_path, out_path, params, counter, args.state, args.changes_only, args.partial)
-    except OutputBusy as exc:
-        print(f"boilerstrip chunk: {exc}; nothing written", file=sys.stderr)
-        return 2
+    with output_lock(out_path):  # one run at a time writes OUTPUT (busy: OutputBusy, exit 2)
+        return run_chunks(in_path, out_path, params, counter, args.state, args.changes_only, args.partial)
 
 
 def run_chunks(in_path: Path, out_path: Path, params: Any, counter: Any, state: str | None,

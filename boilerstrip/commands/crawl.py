@@ -32,8 +32,8 @@ from boilerstrip.run import (
     check_state_dir,
     count_option,
     crawl_and_finish,
-    holding_output,
     note_early_signals,
+    output_lock,
 )
 from boilerstrip.state import StateParams, resolve_state_dir
 
@@ -171,7 +171,8 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, signal.default_int_handler)  # the coordinator's own handling, as before
         signal.signal(signal.SIGTERM, _terminated_as_interrupted)
 
-        code = holding_output(out, lambda: crawl_distributed(args, settings, out, 1 if workers is None else workers))
+        with output_lock(out):  # another run on this output: OutputBusy, exit 2 (cli)
+            code = crawl_distributed(args, settings, out, 1 if workers is None else workers)
     else:
         code = crawl_and_finish(settings, spider_kwargs, out)
     if code in (0, RENDER_MISSED_EXIT) and chunks is not None:  # the records are complete: chunk them

@@ -18,7 +18,7 @@ from pathlib import Path
 from boilerstrip.boilerplate import BoilerplateParams, DuplicateParams
 from boilerstrip.config import ConfigError, component_enabled, params_from_settings, unknown_settings
 from boilerstrip.finishing import finish_crawl
-from boilerstrip.atomicfile import OutputBusy, output_lock
+from boilerstrip.atomicfile import output_lock
 from boilerstrip.finishing.base import count_lines, refused_records_input
 from boilerstrip.finishing.steps import PassProgress, ProgressTicker
 from boilerstrip.state import SqliteState, crawl_layout
@@ -80,13 +80,10 @@ def run(args: argparse.Namespace) -> int:
     progress = PassProgress(total=count_lines(in_path), label="dedup")
     ticker = ProgressTicker(progress)
     try:
-        with output_lock(Path(args.output)):  # one run at a time writes OUTPUT (a crawl's, or another dedup's)
+        with output_lock(Path(args.output)):  # one run at a time writes OUTPUT (busy: OutputBusy, exit 2)
             state = SqliteState(Path(args.state_dir)) if args.state_dir else None
             summary = finish_crawl(in_path, args.output, params, report_dir, dup_params=dup_params, state=state,
                                    duplicates_enabled=duplicates_enabled, trail=args.trail, progress=progress)
-    except OutputBusy as exc:
-        print(f"boilerstrip dedup: {exc}; nothing written", file=sys.stderr)
-        return 2
     except (OSError, UnicodeError) as exc:
         print(f"boilerstrip dedup: cannot finish {in_path} -> {args.output}: {exc}", file=sys.stderr)
         return 1

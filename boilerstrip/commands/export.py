@@ -88,17 +88,14 @@ def run(args: argparse.Namespace) -> int:
               "included; their ai_opt_out column names the signals", file=sys.stderr)
     from boilerstrip.finishing.steps import PassProgress, ProgressTicker
 
-    from boilerstrip.atomicfile import OutputBusy, output_lock
+    from boilerstrip.atomicfile import output_lock
 
     progress = PassProgress(total=sum(count_lines(p) for p in args.inputs), phase="reading records", label="export")
     ticker = ProgressTicker(progress)
     try:
-        with output_lock(Path(args.output)):  # one export at a time writes the folder
+        with output_lock(Path(args.output)):  # one export at a time writes the folder (busy: OutputBusy, exit 2)
             stats = run_export(args.inputs, args.output, params, index_dir=args.index,
                                index_backend=args.index_backend, progress=progress)
-    except OutputBusy as exc:
-        print(f"boilerstrip export: {exc}; nothing written", file=sys.stderr)
-        return 2
     except ValueError as exc:  # an index made with another recipe, a bad backend
         print(f"boilerstrip export: {exc}", file=sys.stderr)
         return 2
