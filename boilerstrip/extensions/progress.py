@@ -127,7 +127,8 @@ class ProgressExtension:
         return ext
 
     def line(self) -> str:
-        s = summarize(self.stats.get_stats(), time.monotonic() - self.started)
+        stats = self.stats.get_stats()
+        s = summarize(stats, time.monotonic() - self.started)
         skipped = sum(s["filtered"].values())
         failed = sum(s["failed"].values())
         rate = s["fetched"] / s["elapsed_s"] if s["elapsed_s"] > 0 else 0.0
@@ -135,8 +136,7 @@ class ProgressExtension:
         detail = f" ({format_counts(top)}{', ...' if len(s['filtered']) > len(top) else ''})" if top else ""
         return (
             f"[boilerstrip] {s['elapsed_s']:6.1f}s  fetched {s['fetched']}  extracted {s['written']}  "
-            f"skipped {skipped}{detail}  failed {failed}  ({rate:.1f} pages/s){robots_wait(self.stats.get_stats())}"
-            f"{paused_note(self.stats.get_stats())}"
+            f"skipped {skipped}{detail}  failed {failed}  ({rate:.1f} pages/s){robots_wait(stats)}{paused_note(stats)}"
         )
 
     def tick(self) -> None:
@@ -161,7 +161,8 @@ class ProgressExtension:
                 pass
         if self._drawn:
             self.stream.write("\r\x1b[2K")
-        s = summarize(self.stats.get_stats(), time.monotonic() - self.started)
+        stats = self.stats.get_stats()
+        s = summarize(stats, time.monotonic() - self.started)
         rate = s["fetched"] / s["elapsed_s"] if s["elapsed_s"] > 0 else 0.0
         lines = [
             f"[boilerstrip] finished ({reason or 'unknown'}) in {s['elapsed_s']:.1f} s: "
