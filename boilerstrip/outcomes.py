@@ -22,6 +22,7 @@ from scrapy.exceptions import DropItem, IgnoreRequest
 __all__ = [
     "url_settled",
     "Filtered",
+    "HostDown",
     "FilteredItem",
     "FailedItem",
     "report_filtered",
@@ -40,6 +41,14 @@ class Filtered(IgnoreRequest):
         self.reason = reason
         self.detail = detail
         super().__init__(f"filtered:{reason}" + (f" ({detail})" if detail else ""))
+
+
+class HostDown(Exception):
+    """A request to a host given up for this crawl (it gave nothing but failures for minutes: the politeness
+    middleware's ``host_down_after_s``): the page fails at once, reason ``host_down``, the message says why."""
+
+    #: what :func:`failure_reason` reads off the exception
+    refusal_reason = "host_down"
 
 
 class FilteredItem(DropItem):

@@ -38,7 +38,7 @@ from boilerstrip.state import crawl_layout
 
 __all__ = ["UsageError", "build_settings", "run_spider", "crawl_and_finish", "count_option", "check_state_dir",
            "check_fields", "parse_set_options", "apply_settings", "note_early_signals", "ShutdownOnSignal",
-           "RENDER_MISSED_EXIT", "browser_misses", "output_lock", "OutputBusy", "finishing_stopped",
+           "RENDER_MISSED_EXIT", "browser_misses", "HOSTS_DOWN_EXIT", "hosts_down_line", "output_lock", "OutputBusy", "finishing_stopped",
            "written_line", "unreachable_start_urls", "report_finishing",
            "say", "stopped_early", "FINISHING_FAILED", "LEDGER_MISMATCH", "LEDGER_MISMATCH_AFTER_PASS",
            "CHANGE_KINDS", "FINISHING_STATUS", "LOG_LEVELS"]
@@ -299,8 +299,9 @@ class ShutdownOnSignal:
         held, until = paused_hosts(self.crawler.stats.get_stats() if self.crawler.stats is not None else {})
         if held:  # the stop waits for the requests a paused host holds (Scrapy's engine ends what it began)
             logging.getLogger(__name__).warning(
-                "%d host(s) asked to wait (429/503) until %s UTC: their held pages go out then, and the crawl stops "
-                "after them; send %s again to stop at once (--resume fetches what was not)",
+                "%d host(s) paused until %s UTC (they asked to wait, 429/503, or do not answer): their held pages "
+                "go out then, and the crawl stops after them; send %s again to stop at once (--resume fetches what "
+                "was not)",
                 held, time.strftime("%H:%M:%S", time.gmtime(until)), name)
         from scrapy.utils.defer import deferred_from_coro
 
@@ -411,13 +412,38 @@ def _crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, s
         listed = ", ".join(f"{url} ({reason})" for url, reason in unreachable[:5])
         say(f"no start URL could be reached, nothing written: {listed}", prog)
         return 1
+    code = 0
     missed = browser_misses(stats or {})
     if missed:
         say(f"{sum(missed.values())} page(s) that needed a browser did not get a whole render: "
             + ", ".join(f"{n} {why}" for why, n in sorted(missed.items()))
             + " (their records say so in flags render_failed:* / render_placeholder:*)", prog)
-        return RENDER_MISSED_EXIT
-    return 0
+        code = RENDER_MISSED_EXIT
+    down = hosts_down_line(stats or {})
+    if down:
+        say(down, prog)
+        code = HOSTS_DOWN_EXIT
+    return code
+
+
+#: exit status of a crawl that finished, but gave up on a host that stopped answering: the records written
+#: are whole, the site is not (its other pages failed as ``host_down``; the politeness middleware's
+#: ``host_down_after_s``)
+HOSTS_DOWN_EXIT = 6
+
+
+def hosts_down_line(stats: dict[str, Any]) -> str:
+    """The line of a crawl that gave up on hosts (``host_down``), or "" when it gave up on none."""
+    from boilerstrip.extensions.progress import down_hosts
+
+    down = down_hosts(stats)
+    if not down:
+        return ""
+    failed = int(stats.get("boilerstrip/failed/host_down", 0) or 0)
+    hosts = "; ".join(f"{host} ({why})" for host, why in sorted(down.items())[:3]) + ("; ..." if len(down) > 3 else "")
+    return (f"{len(down)} host(s) stopped answering and were given up: {hosts}; {failed} page(s) failed as "
+            f"host_down; once the site answers again, run the same command again (what it has is asked for "
+            f"conditionally, the rest fetched)")
 
 
 def report_finishing(summary: dict[str, Any], out: Path, prog: str = PROG) -> None:

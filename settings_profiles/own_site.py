@@ -18,6 +18,7 @@ BOILERSTRIP_POLITENESS_PARAMS = {
     "retry_backoff_base_s": 0.5,
     "max_backoff_s": 10.0,
     "max_retries": 4,
+    "host_down_after_s": 60.0,  # your own server: a minute without a good answer and it is down
 }
 BOILERSTRIP_ROBOTS_PARAMS = {
     "unreachable_retry_s": 5.0,

@@ -17,6 +17,7 @@ BOILERSTRIP_POLITENESS_PARAMS = {
     "retry_backoff_base_s": 0.1,
     "max_backoff_s": 1.0,
     "max_retries": 2,
+    "host_down_after_s": 5.0,
 }
 BOILERSTRIP_ROBOTS_PARAMS = {
     "fetch_timeout_s": 5.0,

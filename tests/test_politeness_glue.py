@@ -179,3 +179,88 @@ def test_progress_live_line_names_top_reasons() -> None:
     ext = ProgressExtension(ProgressParams(live_reasons=2), crawler.stats, [], stream=io.StringIO())
     line = ext.line()
     assert "fetched 3" in line and "skipped 16 (offsite=9, max_pages=4, ...)" in line
+
+
+def test_a_host_failing_for_minutes_is_given_up_and_its_held_requests_fail_at_once() -> None:
+    # a site that went down mid-crawl held the crawl for days: each of its ~1,000 pages waited out the capped
+    # back-off three times (connection refused), the line said "0.1 pages/s"
+    import asyncio
+
+    from twisted.internet.error import ConnectionRefusedError as Refused
+
+    from boilerstrip.extensions.progress import down_hosts, paused_note
+    from boilerstrip.outcomes import HostDown, failure_reason
+
+    mw, crawler = politeness(host_down_after_s=300, host_down_min_failures=5, retry_backoff_base_s=2)
+    now = [1000.0]
+    mw.clock = lambda: now[0]
+    request = page_request()
+    for _ in range(4):  # four failures over ten minutes: not yet (five are needed)
+        mw.process_exception(request, Refused())
+        now[0] += 150
+    assert "example.org" not in mw.down and mw.paused_until["example.org"] > time.monotonic()
+    assert "not answering: next try at" in paused_note(crawler.stats.get_stats())
+    mw.process_exception(request, Refused())  # the fifth, 600 s after the first
+    assert "600 s: 5 failures in a row, the last connection_refused" in mw.down["example.org"]
+    assert "example.org" not in mw.paused_until  # the pause it held its requests for is over
+    stats = crawler.stats.get_stats()
+    assert set(down_hosts(stats)) == {"example.org"}
+    assert paused_note(stats) == "  [1 host(s) given up: their pages fail as host_down]"
+    with pytest.raises(HostDown) as raised:  # the retry (and every later page) fails at once, with the reason
+        asyncio.run(mw.process_request(page_request("http://example.org/b")))
+    assert failure_reason(raised.value) == "host_down" and "5 failures in a row" in str(raised.value)
+    other = Request("http://example.net/", meta={"download_slot": "example.net", "boilerstrip_kind": "page"})
+    assert asyncio.run(mw.process_request(other)) is None  # another host goes on
+
+
+def test_a_good_answer_ends_a_hosts_failures_and_a_moments_burst_is_no_outage() -> None:
+    from twisted.internet.error import TimeoutError as TimedOut
+
+    mw, _ = politeness(host_down_after_s=300, host_down_min_failures=5)
+    now = [0.0]
+    mw.clock = lambda: now[0]
+    request = page_request()
+    for _ in range(20):  # the requests in flight when a site restarts fail together: twenty in one second
+        mw.process_exception(request, TimedOut())
+        now[0] += 0.05
+    assert mw.down == {}
+    now[0] += 400  # back after the restart: a page answers, then one more failure starts a new streak
+    ok = Response(request.url, status=200, request=request)
+    assert mw.process_response(request, ok) is ok
+    mw.process_exception(request, TimedOut())
+    now[0] += 400
+    mw.process_exception(request, TimedOut())
+    assert mw.down == {} and mw.streaks["example.org"].count == 2
+    # a 5xx answer is a failure too (a proxy in front of a dead site: 502 after 502)
+    for _ in range(3):
+        bad = Response(request.url, status=502, request=request)
+        assert mw.process_response(request, bad) is bad
+    assert "the last http_502" in mw.down["example.org"]
+
+
+def test_a_host_answering_429_for_good_is_given_up_and_the_answer_in_hand_is_not_retried() -> None:
+    mw, crawler = politeness(host_down_after_s=300, host_down_min_failures=5, max_retries=10)
+    now = [0.0]
+    mw.clock = lambda: now[0]
+    request = page_request()
+    for _ in range(4):
+        retry = mw.process_response(request, Response(request.url, status=429, request=request))
+        assert isinstance(retry, Request)
+        request = retry
+        now[0] += 100
+    last = Response(request.url, status=429, request=request)
+    assert mw.process_response(request, last) is last  # given up: no retry, the errback records it
+    assert request.meta["dont_retry"] is True and "the last http_429" in mw.down["example.org"]
+    assert crawler.stats.get_value("boilerstrip/politeness/paused_until/example.org") == 0.0  # no pause shown
+
+
+def test_never_giving_up_on_a_host_is_a_setting() -> None:
+    from boilerstrip.politeness import FailureStreak, PolitenessParams, host_down
+
+    streak = FailureStreak(since=0.0, count=1000, last="timeout")
+    assert host_down(streak, 10_000.0, PolitenessParams())
+    assert not host_down(streak, 10_000.0, PolitenessParams(host_down_after_s=0))
+    assert not host_down(streak, 299.0, PolitenessParams())  # not long enough
+    assert not host_down(FailureStreak(since=0.0, count=4), 10_000.0, PolitenessParams())  # not often enough
+    with pytest.raises(ValueError, match="host_down_min_failures"):
+        PolitenessParams(host_down_min_failures=0)

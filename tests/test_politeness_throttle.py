@@ -97,7 +97,7 @@ def test_a_stop_while_a_host_is_paused_says_why_it_waits_and_a_second_signal_end
         finally:
             proc.kill()
     shown = log.read_text(encoding="utf-8", errors="replace")
-    assert "host(s) asked to wait (429/503) until " in shown and "send SIGTERM again to stop at once" in shown, shown
+    assert "host(s) paused until " in shown and "send SIGTERM again to stop at once" in shown, shown
     assert code == 1, shown[-3000:]
     assert "stopped early (SIGTERM twice); the same command with --resume goes on from where it stopped" in shown
 
@@ -124,3 +124,55 @@ def test_backoff_without_retry_after_grows(serve, tmp_path) -> None:
     waits = gaps(hits)  # 0.4, 0.8, 1.6 s (consecutive 429s on the host)
     assert waits[0] >= 0.35 and waits[1] >= 0.75 and waits[2] >= 1.5, waits
     assert reasons(proc.stderr, "failed") == {"http_429": 1}
+
+
+def test_a_host_that_stops_answering_is_given_up_and_the_crawl_ends_saying_so(serve, tmp_path) -> None:
+    # a site that went down mid-crawl held the crawl for days (each page waited out the capped back-off three
+    # times); now, after host_down_after_s (5 s in the test profile) of nothing but failures, its pages fail
+    # at once as host_down, the crawl ends with exit 6 and says what to do
+    import json
+
+    down = Reply(503, b"upstream down", (("Content-Type", "text/plain"),))
+    pages = 30
+    server = serve(routes=small_site(n=pages, robots_reply=None, extra={f"/p{i}": down for i in range(1, pages + 1)}))
+    out = tmp_path / "o.jsonl"
+    proc, records = run_crawl(server.url + "/", out=out, args=FAST, timeout=600)
+    assert proc.returncode == 6, proc.stderr[-3000:]
+    assert [r["url"] for r in records] == [server.url + "/"]
+    failed = reasons(proc.stderr, "failed")
+    assert sum(failed.values()) == pages and set(failed) <= {"host_down", "http_503"} and failed["host_down"] >= 1, failed
+    assert "1 host(s) stopped answering and were given up: 127.0.0.1 (no good answer for " in proc.stderr
+    assert f"{failed['host_down']} page(s) failed as host_down; once the site answers again, run the same command again" in proc.stderr
+    assert "(crawl cut by host_down: nothing marked removed)" in proc.stderr
+    manifest = json.loads((tmp_path / "o.manifest.json").read_text())
+    assert manifest["reconciled"] is True and manifest["reasons"]["failed:host_down"] == failed["host_down"]
+    # the give-up came long before every page's retries would have: at most 3 tries of each page
+    assert len(page_hits(server)) < 1 + 3 * pages
+
+
+def test_a_short_outage_is_waited_out(serve, tmp_path) -> None:
+    # every page answers 503 for the first 0.5 s after the first one did (a restart): a tenth of the 5 s the
+    # test profile gives a host before it is given up, so every page comes through
+    import time
+
+    lock = threading.Lock()
+    first: list[float] = []
+
+    def restarting(name):
+        def route(path, headers):
+            with lock:
+                if not first:
+                    first.append(time.monotonic())
+                if time.monotonic() - first[0] < 0.5:
+                    return Reply(503, b"restarting", (("Content-Type", "text/plain"),))
+            return page(name, ["/"])
+        return route
+
+    pages = 6
+    server = serve(routes=small_site(n=pages, robots_reply=None,
+                                     extra={f"/p{i}": restarting(f"p{i}") for i in range(1, pages + 1)}))
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST,
+                              settings={"BOILERSTRIP_POLITENESS_PARAMS": '{"max_retries": 10}'})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(records) == pages + 1 and reasons(proc.stderr, "failed") == {}
+    assert "given up" not in proc.stderr

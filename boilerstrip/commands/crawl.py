@@ -5,7 +5,8 @@ output folder we can write to): a bad one prints one line to stderr and exits 2.
 the ``site`` spider in a ``CrawlerProcess`` with the project settings, the profile below them and ``-s``
 values above them. Exit status: 0 when the crawl finished, 1 when it stopped early or could not start,
 3 when the ledger does not reconcile (a URL unaccounted for or settled twice), 5 when it finished but
-pages that needed a browser did not get a whole render (``RENDER_MISSED_EXIT``).
+pages that needed a browser did not get a whole render (``RENDER_MISSED_EXIT``), 6 when it finished but gave
+up on a host that stopped answering (``HOSTS_DOWN_EXIT``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from boilerstrip.distributed.command import crawl_distributed, redis_problem
 from boilerstrip.ledger import finished_run, run_status
 from boilerstrip.recrawl import RecrawlParams
 from boilerstrip.run import (
+    HOSTS_DOWN_EXIT,
     RENDER_MISSED_EXIT,
     UsageError,
     build_settings,
@@ -175,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
             code = crawl_distributed(args, settings, out, 1 if workers is None else workers)
     else:
         code = crawl_and_finish(settings, spider_kwargs, out)
-    if code in (0, RENDER_MISSED_EXIT) and chunks is not None:  # the records are complete: chunk them
+    if code in (0, RENDER_MISSED_EXIT, HOSTS_DOWN_EXIT) and chunks is not None:  # the records are complete: chunk them
         return chunk_crawl(out, chunks, settings) or code
     return code
 

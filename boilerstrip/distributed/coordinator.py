@@ -46,9 +46,10 @@ from boilerstrip.distributed.connection import crawl_outage, redis_client
 from boilerstrip.distributed.params import DistributedParams
 from boilerstrip.distributed.store import KEY_ROOT, CrawlStore
 from boilerstrip.extensions.finishing import FinishingExtension
-from boilerstrip.ledger import build_manifest, tally, write_ledger
+from boilerstrip.ledger import build_manifest, read_manifest, tally, write_ledger
 from boilerstrip.lifetime import parent_death_hook
-from boilerstrip.run import FINISHING_FAILED, LEDGER_MISMATCH, finishing_stopped, report_finishing, say, stopped_early
+from boilerstrip.run import (FINISHING_FAILED, HOSTS_DOWN_EXIT, LEDGER_MISMATCH, finishing_stopped, report_finishing, say,
+                             stopped_early)
 from boilerstrip.state import crawl_layout
 
 __all__ = ["CoordinatorParams", "coordinate", "CURRENT_KEY", "merge_outputs", "read_config", "progress_line"]
@@ -281,6 +282,11 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
     if not ok or status == "mismatch":
         say(LEDGER_MISMATCH)
         return 3
+    down = int(((read_manifest(out) or {}).get("reasons") or {}).get("failed:host_down", 0) or 0)
+    if down:  # (the workers gave the hosts up: which ones and why is in their logs)
+        say(f"{down} page(s) failed as host_down: a host stopped answering and was given up; once the site answers "
+            "again, run the same command again")
+        return HOSTS_DOWN_EXIT
     return 0
 
 

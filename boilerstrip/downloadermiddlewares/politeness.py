@@ -12,6 +12,9 @@
 - **Timeouts, resets, refused connections**: Scrapy's RetryMiddleware retries them at once; here
   ``process_exception`` (which runs before RetryMiddleware's) first pauses the host for an exponential
   back-off with jitter (``transport_backoff_s``), so the retry waits for it. A response resets the count.
+- **A host that is down**: one that gives nothing but failures (no answer, 429/503 or another 5xx) for
+  ``host_down_after_s`` (``host_down``) is given up for the rest of the crawl: its pages fail at once with
+  reason ``host_down`` (:class:`~boilerstrip.outcomes.HostDown`), the requests its pause held included.
 
 The arithmetic lives in :mod:`boilerstrip.politeness`. Registered at 560 so its ``process_response``
 sees 429/503 before Scrapy's RetryMiddleware (550) and its ``process_request`` runs after robots (100).
@@ -32,10 +35,12 @@ from scrapy.http import Response
 
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.politeness import HostRobots, robots_ready
-from boilerstrip.outcomes import Filtered, failure_reason
+from boilerstrip.outcomes import Filtered, HostDown, failure_reason
 from boilerstrip.meta import KIND_META
 from boilerstrip.politeness import (
+    FailureStreak,
     PolitenessParams,
+    host_down,
     crawl_delay_refusal,
     host_delay_s,
     parse_retry_after,
@@ -43,10 +48,16 @@ from boilerstrip.politeness import (
     transport_backoff_s,
 )
 
-__all__ = ["PolitenessMiddleware", "RETRIES_META"]
+__all__ = ["PolitenessMiddleware", "RETRIES_META", "PAUSED_UNTIL_STAT", "BACKOFF_UNTIL_STAT", "HOST_DOWN_STAT"]
 
-#: stat prefix: the wall-clock time (epoch seconds) until which each paused host (download slot) is held
+#: stat prefixes: the wall-clock time (epoch seconds) until which each paused host (download slot) is held,
+#: after a 429/503 (it asked) and after failures without an answer (a back-off)
 PAUSED_UNTIL_STAT = "boilerstrip/politeness/paused_until"
+BACKOFF_UNTIL_STAT = "boilerstrip/politeness/backoff_until"
+#: stat prefix: each host given up for the rest of the crawl (``host_down``), with why
+HOST_DOWN_STAT = "boilerstrip/politeness/host_down"
+#: a request held by its host's pause looks again this often whether the host was given up meanwhile
+_HELD_CHECK_S = 1.0
 logger = logging.getLogger(__name__)
 
 #: meta key counting how often a request was retried after 429/503
@@ -68,7 +79,10 @@ class PolitenessMiddleware:
         self.consecutive: dict[str, int] = {}  # slot key -> consecutive 429/503 answers
         self._saved_delays: dict[str, tuple[float, float]] = {}  # slot key -> (delay, jitter) before a pause
         self.transport_failures: dict[str, int] = {}  # slot key -> consecutive timeouts/resets/refusals
+        self.streaks: dict[str, FailureStreak] = {}  # slot key -> failures of any kind since its last good answer
+        self.down: dict[str, str] = {}  # slot key -> why it was given up (``host_down``)
         self.random = random.Random()
+        self.clock = time.monotonic  # how long a host's failures have lasted (a test gives its own)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "PolitenessMiddleware":
@@ -144,9 +158,11 @@ class PolitenessMiddleware:
         reason = self.refused.get(key)
         if reason:
             raise Filtered(reason, f"crawl-delay {self.crawl_delays.get(key)} s")
-        wait = self.paused_until.get(key, 0.0) - time.monotonic()
-        if wait > 0:
-            await asyncio.sleep(wait)
+        # held while the host is paused, looking now and then whether it was given up meanwhile
+        while key not in self.down and (wait := self.paused_until.get(key, 0.0) - time.monotonic()) > 0:
+            await asyncio.sleep(min(wait, _HELD_CHECK_S))
+        if key in self.down:
+            raise HostDown(f"{key} given up for this crawl ({self.down[key]})")
         return None
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
@@ -156,11 +172,16 @@ class PolitenessMiddleware:
             key = request.meta.get("download_slot") or self._slot_key(request)
             self.consecutive.pop(key, None)
             self.transport_failures.pop(key, None)
+            if response.status >= 500:
+                self._failed(key, f"http_{response.status}")  # an answer, but a host in trouble
+            else:
+                self.streaks.pop(key, None)
             return response
         stats = self.crawler.stats
         pause = self._throttled(request, response)  # a no-op when response_downloaded already did it
         retries = int(request.meta.get(RETRIES_META, 0))
-        if retries >= self.params.max_retries or request.meta.get("dont_retry"):
+        key = request.meta.get("download_slot") or self._slot_key(request)
+        if retries >= self.params.max_retries or request.meta.get("dont_retry") or key in self.down:
             stats.inc_value(f"boilerstrip/politeness/gave_up/http_{response.status}")
             logger.info("Giving up %s after %d retries (HTTP %d)", request.url, retries, response.status)
             request.meta["dont_retry"] = True  # Scrapy's RetryMiddleware must not retry it once more
@@ -178,10 +199,12 @@ class PolitenessMiddleware:
         if request.meta.get(KIND_META) == "robots" or reason not in TRANSPORT_FAILURES or request.meta.get("dont_retry"):
             return None
         key = request.meta.get("download_slot") or self._slot_key(request)
+        if self._failed(key, reason):
+            return None  # given up: RetryMiddleware's retry fails in process_request, at once
         consecutive = self.transport_failures.get(key, 0) + 1
         self.transport_failures[key] = consecutive
         pause = transport_backoff_s(consecutive, self.params, self.random.random())
-        self.pause_host(key, pause)
+        self.pause_host(key, pause, BACKOFF_UNTIL_STAT)
         self.crawler.stats.inc_value(f"boilerstrip/politeness/backoff/{reason}")
         self.crawler.stats.inc_value("boilerstrip/politeness/backoff_s", pause)
         logger.debug("%s from %s: host paused %.2f s before the retry", reason, request.url, pause)
@@ -192,6 +215,9 @@ class PolitenessMiddleware:
         if _PAUSED_META in request.meta:
             return request.meta[_PAUSED_META]
         key = request.meta.get("download_slot") or self._slot_key(request)
+        if self._failed(key, f"http_{response.status}"):
+            request.meta[_PAUSED_META] = 0.0
+            return 0.0
         consecutive = self.consecutive.get(key, 0) + 1
         self.consecutive[key] = consecutive
         retry_after = parse_retry_after(response.headers.get(b"Retry-After"))
@@ -202,7 +228,35 @@ class PolitenessMiddleware:
         self.crawler.stats.inc_value("boilerstrip/politeness/paused_s", pause)
         return pause
 
-    def pause_host(self, key: str, seconds: float) -> None:
+    def _failed(self, key: str, reason: str) -> bool:
+        """Count a failure of host ``key`` (``reason``: a failure reason or ``http_<status>``); give the host
+        up when its streak says it is down. Whether it is given up (now or before)."""
+        if key in self.down:
+            return True
+        now = self.clock()
+        streak = self.streaks.setdefault(key, FailureStreak(since=now))
+        streak.add(reason)
+        if not host_down(streak, now, self.params):
+            return False
+        why = streak.describe(now)
+        self.down[key] = why
+        stats = self.crawler.stats
+        stats.set_value(f"{HOST_DOWN_STAT}/{key}", why)
+        for prefix in (PAUSED_UNTIL_STAT, BACKOFF_UNTIL_STAT):
+            if stats.get_value(f"{prefix}/{key}") is not None:
+                stats.set_value(f"{prefix}/{key}", 0.0)
+        logger.warning("%s gave %s: given up for the rest of this crawl, its pages fail as host_down "
+                       "(the next crawl fetches them)", key, why)
+        # its pause ends now: the requests it held fail at once instead of waiting it out
+        self.paused_until.pop(key, None)
+        saved = self._saved_delays.pop(key, None)
+        downloader = self._downloader()
+        slot = downloader.slots.get(key) if downloader is not None else None
+        if slot is not None and saved is not None:
+            slot.delay, slot.jitter = saved
+        return True
+
+    def pause_host(self, key: str, seconds: float, stat: str = PAUSED_UNTIL_STAT) -> None:
         """Hold every queued request of download slot ``key`` for ``seconds`` (extends, never shortens).
 
         The way AutoThrottle adjusts slots, through the slot's public ``delay``/``jitter``/``lastseen``: the
@@ -217,7 +271,7 @@ class PolitenessMiddleware:
         self.paused_until[key] = until
         # the host's pause as a gauge, in wall-clock seconds, for the progress line and a stop's warning
         # (boilerstrip.extensions.progress.paused_hosts): a host asking for minutes looks like a stalled crawl
-        self.crawler.stats.set_value(f"{PAUSED_UNTIL_STAT}/{key}", round(time.time() + seconds, 1))
+        self.crawler.stats.set_value(f"{stat}/{key}", round(time.time() + seconds, 1))
         downloader = self._downloader()
         slot = downloader.slots.get(key) if downloader is not None else None
         if slot is None or seconds <= 0:

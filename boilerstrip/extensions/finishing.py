@@ -212,6 +212,8 @@ class FinishingExtension:
         cut = None
         if self.stats is not None:
             cut = next((r for r in CUT_REASONS if self.stats.get_value(f"boilerstrip/filtered/{r}")), None)
+            if cut is None and self.stats.get_value("boilerstrip/failed/host_down"):
+                cut = "host_down"  # a host given up mid-crawl: the pages not reached are not gone
         facts = self.recrawl.facts_for if self.recrawl is not None else None
         return ChangeStep(params, digest_of_settings(self.settings), facts=facts, settled=settled, cut_reason=cut)
 

@@ -61,26 +61,41 @@ def robots_wait(stats: dict[str, Any]) -> str:
     return ""
 
 
-#: the politeness middleware's gauge, per host: the wall-clock time until which it is paused (not imported)
+#: the politeness middleware's gauges, per host (not imported): the wall-clock time until which it is paused
+#: after a 429/503 (it asked) and after failures without an answer (a back-off), and why it was given up
 PAUSED_UNTIL = "boilerstrip/politeness/paused_until/"
+BACKOFF_UNTIL = "boilerstrip/politeness/backoff_until/"
+HOST_DOWN = "boilerstrip/politeness/host_down/"
 
 
-def paused_hosts(stats: dict[str, Any], now: float | None = None) -> tuple[int, float]:
+def paused_hosts(stats: dict[str, Any], now: float | None = None, prefixes: tuple[str, ...] = (PAUSED_UNTIL, BACKOFF_UNTIL)
+                 ) -> tuple[int, float]:
     """(hosts paused now by a 429/503's Retry-After or a back-off, the latest time one of them is paused
-    until, epoch seconds); (0, 0.0) when none is."""
+    until, epoch seconds); (0, 0.0) when none is. ``prefixes``: which pauses count."""
     now = time.time() if now is None else now
-    until = [float(v) for k, v in stats.items() if k.startswith(PAUSED_UNTIL) and isinstance(v, (int, float)) and v > now]
+    until = [float(v) for k, v in stats.items()
+             if k.startswith(prefixes) and isinstance(v, (int, float)) and v > now]
     return len(until), max(until, default=0.0)
 
 
+def down_hosts(stats: dict[str, Any]) -> dict[str, str]:
+    """Host -> why, of the hosts given up for the rest of the crawl (``host_down``)."""
+    return {k[len(HOST_DOWN):]: str(v) for k, v in stats.items() if k.startswith(HOST_DOWN)}
+
+
 def paused_note(stats: dict[str, Any], now: float | None = None) -> str:
-    """The progress line's note while hosts are paused: a host that asks for minutes (Retry-After: 600) holds
-    its pages that long, and the crawl looks stalled."""
-    count, until = paused_hosts(stats, now)
-    if not count:
-        return ""
-    when = time.strftime("%H:%M:%S", time.gmtime(until))
-    return f"  [{count} host(s) asked to wait (429/503): paused until {when} UTC]"
+    """The progress line's note while hosts are paused or given up: a host that asks for minutes
+    (Retry-After: 600) or does not answer holds its pages that long, and the crawl looks stalled."""
+    notes = []
+    for prefix, what in ((PAUSED_UNTIL, "asked to wait (429/503): paused until"),
+                         (BACKOFF_UNTIL, "not answering: next try at")):
+        count, until = paused_hosts(stats, now, (prefix,))
+        if count:
+            notes.append(f"  [{count} host(s) {what} {time.strftime('%H:%M:%S', time.gmtime(until))} UTC]")
+    down = down_hosts(stats)
+    if down:
+        notes.append(f"  [{len(down)} host(s) given up: their pages fail as host_down]")
+    return "".join(notes)
 
 
 def format_counts(counts: dict[str, int]) -> str:
