@@ -31,7 +31,7 @@ from typing import Any
 from boilerstrip.atomicfile import OutputBusy, output_lock
 from boilerstrip.config import ConfigError, is_params_hook, params_from_settings, stack_params_hooks, unknown_settings
 from boilerstrip.items import RECORD_FIELDS
-from boilerstrip.ledger import ledger_outcomes
+from boilerstrip.ledger import read_ledger
 from boilerstrip.recrawl import TOMBSTONES
 from boilerstrip.safety.addresses import parse_host_port
 from boilerstrip.state import crawl_layout
@@ -528,8 +528,14 @@ def unreachable_start_urls(out: Path, start_urls: list[str]) -> list[tuple[str, 
         return []
     if _wrote_a_page(out):
         return []  # tombstones alone (a recurring crawl's removed/unseen lines) are not a crawl that did something
-    outcomes = ledger_outcomes(layout.ledger) or {}
-    found = [(url, outcomes.get(url, "")) for url in start_urls]
-    if all(outcome.startswith(_UNREACHABLE) for _, outcome in found):
-        return found
-    return []
+    entries = {entry["url"]: entry for entry in read_ledger(layout.ledger)}
+    found = []
+    for url in start_urls:
+        entry = entries.get(url) or {}
+        outcome = f"{entry.get('outcome')}:{entry.get('reason') or ''}" if entry else ""
+        if not outcome.startswith(_UNREACHABLE):
+            return []
+        # what went wrong under the verdict: robots_unreachable of a mistyped host name says dns_not_found
+        detail = str(entry.get("detail") or "")
+        found.append((url, f"{outcome}: {detail}" if detail and detail not in outcome else outcome))
+    return found

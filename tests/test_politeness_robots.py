@@ -131,7 +131,7 @@ def test_robots_connection_refused_means_disallow(tmp_path) -> None:
         port = sock.getsockname()[1]
         proc, records = run_crawl(f"http://127.0.0.1:{port}/", out=tmp_path / "o.jsonl", args=FAST)
     assert proc.returncode == 1, proc.stderr[-2000:]  # a mistyped host or port: exit 1, one clear line
-    assert f"no start URL could be reached, nothing written: http://127.0.0.1:{port}/ (filtered:robots_unreachable)" in proc.stderr
+    assert f"no start URL could be reached, nothing written: http://127.0.0.1:{port}/ (filtered:robots_unreachable: connection_refused)" in proc.stderr
     assert records == []
     assert reasons(proc.stderr) == {"robots_unreachable": 1}
     assert reasons(proc.stderr, "failed") == {}
