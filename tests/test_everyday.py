@@ -112,6 +112,10 @@ def test_records_commands_refuse_an_input_a_crawl_writes_and_an_output_another_r
     (("dedup", "in.jsonl", "-o", "d.jsonl", "--report", "afile"), "--report 'afile' is a file; it expects a folder"),
     (("check", "in.jsonl", "--html", "adir"), "--html 'adir' is a directory; it expects a file path (REPORT.html)"),
     (("warc", "in.warc.gz", "-o", "adir"), "-o 'adir' is a directory; it expects a file path (OUT.jsonl)"),
+    # a sub-command's options too: the job was added, its runs failing later on the file
+    (("schedule", "add", "docs", "http://127.0.0.1:9/", "--every", "6h", "-o", "afile", "--store", "adir"),
+     "-o 'afile' is a file; it expects a folder"),
+    (("schedule", "list", "--store", "afile"), "--store 'afile' is a file; it expects a folder"),
     # a .gz name held plain JSON lines (zcat refused it): refused too, with the name to use instead
     (("crawl", "http://127.0.0.1:9/", "-o", "o.jsonl.gz"), "-o 'o.jsonl.gz' names a compressed file"),
     (("dedup", "in.jsonl", "-o", "d.jsonl.zst"), "write 'd.jsonl' and compress it afterwards"),

@@ -65,6 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     runner = sub.add_parser("run", help="run the scheduler in the foreground until stopped (SIGTERM, Ctrl-C)")
     runner.add_argument("--only", action="append", default=[], metavar="NAME", help="run only this job (repeatable)")
     _store_option(runner)
+    for each in (add, listing, remove, runner):  # the parser cli.wrong_kind_of_path reads the options of
+        each.set_defaults(_parser=each)
 
 
 def crawl_argv(args: argparse.Namespace) -> list[str]:
