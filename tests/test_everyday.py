@@ -104,6 +104,28 @@ def test_records_commands_refuse_an_input_a_crawl_writes_and_an_output_another_r
     assert out.exists() and not (tmp_path / f".{out.name}.lock").exists()
 
 
+@pytest.mark.parametrize("command", ["dedup", "chunk", "export", "check"])
+def test_records_commands_on_a_crawl_that_did_not_finish_say_so(tmp_path, command) -> None:
+    # a crawl stopped by a second Ctrl-C (or killed) leaves OUT.jsonl.part: "out.jsonl is not there (no such
+    # file)" sent the user looking for a file that was never made; now the line names the part and what to do
+    from boilerstrip.atomicfile import output_lock
+
+    out = tmp_path / "out.jsonl"
+    (tmp_path / "out.jsonl.part").write_text(json.dumps({"url": "http://a.example/", "status": 200,
+                                                         "text": "One page."}) + "\n", encoding="utf-8")
+    to = () if command == "check" else ("-o", str(tmp_path / ("dataset" if command == "export" else "o2.jsonl")))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    proc = cli(command, str(out), *to)
+    assert proc.returncode == 2, proc.stderr
+    assert ("out.jsonl is not there, but out.jsonl.part is: the crawl that writes it did not finish; the same crawl "
+            "command with --resume completes it") in one_line(proc, command)
+    with output_lock(out):  # the crawl is still running
+        proc = cli(command, str(out), *to)
+    assert proc.returncode == 2, proc.stderr
+    assert "out.jsonl is not there yet: a crawl is writing out.jsonl.part (pid " in one_line(proc, command)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (("export", "in.jsonl", "-o", "afile"), "-o 'afile' is a file; it expects a folder"),
     (("export", "in.jsonl", "-o", "dataset", "--index", "afile"), "--index 'afile' is a file; it expects a folder"),

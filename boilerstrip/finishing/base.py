@@ -23,6 +23,7 @@ from typing import Any
 from boilerstrip.atomicfile import output_writer
 from boilerstrip.boilerplate.finish import dump_record
 from boilerstrip.recrawl import TOMBSTONES
+from boilerstrip.state import crawl_layout
 
 __all__ = ["finishing_inputs", "Record", "Dropped", "FinishContext", "Step", "run_steps", "Spill", "is_page", "dump_record",
            "read_jsonl", "records_file_problem", "refused_records_input", "EMPTY", "count_lines"]
@@ -157,6 +158,13 @@ def records_file_problem(path: str | Path) -> str | None:
     ``SNIFF_BYTES``: a record longer than that is taken on trust."""
     path = Path(path)
     if not path.exists():
+        part = crawl_layout(path).part
+        if part.is_file():  # a crawl that never finished: stopped by a second signal, killed, a full disk
+            writer = output_writer(path)
+            if writer is not None:
+                return f"not there yet: a crawl is writing {part.name} ({writer}); wait for it to end"
+            return (f"not there, but {part.name} is: the crawl that writes it did not finish; the same crawl "
+                    f"command with --resume completes it (or read {part.name} as it is)")
         return "not there (no such file)"
     writer = output_writer(path)
     if writer is not None:  # its output_lock is held: a crawl in progress, whose finishing pass rewrites it whole
