@@ -148,6 +148,16 @@ def test_a_host_that_stops_answering_is_given_up_and_the_crawl_ends_saying_so(se
     assert manifest["reconciled"] is True and manifest["reasons"]["failed:host_down"] == failed["host_down"]
     # the give-up came long before every page's retries would have: at most 3 tries of each page
     assert len(page_hits(server)) < 1 + 3 * pages
+    # --resume has nothing to resume (the run finished) and says what fetches the pages; the same command
+    # again, once the site answers, fetches them
+    proc, _ = run_crawl(server.url + "/", out=out, args=[*FAST, "--resume"])
+    assert proc.returncode == 6, proc.stderr[-3000:]
+    assert f"({failed['host_down']} page(s) failed as host_down): run without --resume to fetch them" in proc.stderr
+    for i in range(1, pages + 1):
+        server.routes[f"/p{i}"] = page(f"p{i}", ["/"])
+    proc, records = run_crawl(server.url + "/", out=out, args=FAST, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(records) == 1 + pages and reasons(proc.stderr, "failed") == {}
 
 
 def test_a_short_outage_is_waited_out(serve, tmp_path) -> None:

@@ -168,6 +168,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"boilerstrip crawl: {out} finished at {manifest.get('finished_at', '?')}: nothing to resume; "
                   "its records, ledger, manifest and change report are left as they were "
                   "(run without --resume for a new crawl)", file=sys.stderr)
+            down = int((manifest.get("reasons") or {}).get("failed:host_down", 0) or 0)
+            if down and run_status(out) == 0:  # that run's status, and what fetches the pages it gave up on
+                print(f"boilerstrip crawl: that run gave up on a host that stopped answering ({down} page(s) failed "
+                      "as host_down): run without --resume to fetch them", file=sys.stderr)
+                return HOSTS_DOWN_EXIT
             return run_status(out)
     if getattr(args, "redis", None):
         signal.signal(signal.SIGINT, signal.default_int_handler)  # the coordinator's own handling, as before
