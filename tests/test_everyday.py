@@ -177,12 +177,19 @@ def test_state_on_a_file_is_refused_before_anything_is_written(tmp_path) -> None
 @pytest.mark.parametrize(("given", "expected"), [
     ("example.org", "https://example.org"),
     ("docs.example.org/guide/?a=1", "https://docs.example.org/guide/?a=1"),
-    ("localhost:8080", "https://localhost:8080"),
+    ("8.8.8.8/dns", "https://8.8.8.8/dns"),
+    # a machine of the local network: a development server rarely speaks TLS (https://localhost:8000 ended as
+    # robots_unreachable: connection_refused after a minute's retries)
+    ("localhost:8080", "http://localhost:8080"),
+    ("app.localhost:5173/", "http://app.localhost:5173/"),
+    ("127.0.0.1:8000/docs", "http://127.0.0.1:8000/docs"),
+    ("[::1]:3000", "http://[::1]:3000"),
+    ("192.168.1.20", "http://192.168.1.20"),
     ("http://example.org/", "http://example.org/"),
     ("ftp://example.org/", "ftp://example.org/"),
     ("not a host", "not a host"),
 ])
-def test_a_bare_host_is_taken_as_https(given, expected) -> None:
+def test_a_bare_host_is_taken_as_https_or_http_on_the_local_network(given, expected) -> None:
     urls, notes = complete_bare_hosts([given])
     assert urls == [expected]
     assert bool(notes) == (given != expected)

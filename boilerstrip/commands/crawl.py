@@ -19,6 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from boilerstrip.chunks import ChunkParams, word_counter
 from boilerstrip.commands.chunk import run_chunks
@@ -37,6 +38,7 @@ from boilerstrip.run import (
     note_early_signals,
     output_lock,
 )
+from boilerstrip.safety.addresses import address_refusal, parse_ip_literal
 from boilerstrip.state import StateParams, resolve_state_dir
 
 
@@ -96,18 +98,33 @@ _BARE_HOST = re.compile(r"^(?:localhost|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|\[[0-9
 
 
 def complete_bare_hosts(urls: list[str]) -> tuple[list[str], list[str]]:
-    """(the start URLs with ``https://`` put before a bare host, as trafilatura does; one note per URL so
-    completed). ``example.org`` -> ``https://example.org``; anything with a scheme is left as it is."""
+    """(the start URLs with a scheme put before a bare host; one note per URL so completed). ``https://`` as
+    trafilatura does (``example.org`` -> ``https://example.org``), except for a machine of the local
+    network, where a development server rarely speaks TLS: ``localhost:8000``, ``127.0.0.1:8080`` and a
+    private address get ``http://`` (``https://localhost:8000`` ended as robots_unreachable after a minute).
+    Anything with a scheme is left as it is."""
     done: list[str] = []
     notes: list[str] = []
     for url in urls:
         text = str(url).strip()
         if "://" not in text and _BARE_HOST.match(text):
-            done.append(f"https://{text}")
-            notes.append(f"note: {text!r} has no scheme: crawling https://{text}")
+            local = _is_local_host(text)
+            scheme = "http" if local else "https"
+            done.append(f"{scheme}://{text}")
+            why = " (a local address; write https:// for TLS)" if local else ""
+            notes.append(f"note: {text!r} has no scheme: crawling {scheme}://{text}{why}")
         else:
             done.append(url)
     return done, notes
+
+
+def _is_local_host(bare: str) -> bool:
+    """Is the host of ``bare`` (a URL without its scheme) this machine or its local network: ``localhost``,
+    a ``*.localhost`` name, or a loopback, private or link-local address?"""
+    host = urlsplit(f"//{bare}").hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    return parse_ip_literal(host) is not None and address_refusal(host) is not None
 
 
 def check_output(path: str | None) -> Path:
