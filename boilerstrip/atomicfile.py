@@ -168,7 +168,12 @@ def append_line(path: Path, record: dict[str, Any]) -> None:
 
 
 class OutputBusy(Exception):
-    """Another run holds the output's lock (:func:`output_lock`); the message names it."""
+    """Another run holds the output's lock (:func:`output_lock`); the message names it, ``holder`` is its pid
+    as the lock file says it ("?" when it does not)."""
+
+    def __init__(self, message: str, holder: str = "?") -> None:
+        super().__init__(message)
+        self.holder = holder
 
 
 @contextmanager
@@ -188,7 +193,7 @@ def output_lock(out: Path) -> Iterator[None]:
             holder = os.read(fd, 64).decode("ascii", "replace").strip()
             os.close(fd)
             raise OutputBusy(f"{out} is being written by another run (pid {holder or '?'}); wait for it to end, "
-                             "or write elsewhere with -o") from None
+                             "or write elsewhere with -o", holder or "?") from None
         try:  # the run before may have removed the file between our open and our lock: lock the one that is there
             current = os.fstat(fd).st_ino == os.stat(path).st_ino
         except FileNotFoundError:

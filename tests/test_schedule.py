@@ -149,3 +149,17 @@ def test_a_job_does_not_run_while_another_run_of_it_holds_the_lock(tmp_path) -> 
         fcntl.flock(lock, fcntl.LOCK_EX)
         assert run_job(job) == {"job": "busy", "skipped": "already_running"}
     assert not list(layout.folder.glob("*.jsonl"))
+
+
+def test_a_second_scheduler_on_one_store_is_refused(tmp_path) -> None:
+    # two `schedule run` on one store each fired every job: run twice in a row, or skipped as already_running
+    from boilerstrip.atomicfile import output_lock
+
+    store = tmp_path / "store"
+    store.mkdir()
+    with output_lock(store / "schedule.json"):  # the first scheduler runs
+        done = _cli("run", "--store", str(store), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (f"boilerstrip schedule: another scheduler runs the jobs of {store / 'schedule.json'} "
+                                   f"(pid {os.getpid()}); one scheduler a store (stop it first, or give another --store)")
+    assert sorted(p.name for p in store.iterdir()) == []  # nothing left behind: the lock file went with the first

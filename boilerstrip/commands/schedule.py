@@ -16,12 +16,14 @@ Each run writes ``DIR/NAME/<UTC time>.jsonl`` and its summary and updates ``DIR/
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+from boilerstrip.atomicfile import OutputBusy, output_lock
 from boilerstrip.commands.crawl import add_crawl_options, complete_bare_hosts
 from boilerstrip.run import UsageError, build_settings, check_state_dir, count_option
 from boilerstrip.schedule.jobs import JobError, JobStore, ScheduledJob, check_name, default_store, parse_every
@@ -158,6 +160,13 @@ def run(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
-    print(f"boilerstrip schedule: running the jobs of {store.path} (SIGTERM or Ctrl-C stops)", file=sys.stderr,
-          flush=True)
-    return Scheduler(store, only=args.only).run()
+    with contextlib.ExitStack() as held:
+        try:  # one scheduler a store: two each fired every job (a run twice in a row, or skipped as already_running)
+            held.enter_context(output_lock(store.path))
+        except OutputBusy as exc:
+            print(f"boilerstrip schedule: another scheduler runs the jobs of {store.path} (pid {exc.holder}); one "
+                  "scheduler a store (stop it first, or give another --store)", file=sys.stderr)
+            return 2
+        print(f"boilerstrip schedule: running the jobs of {store.path} (SIGTERM or Ctrl-C stops)", file=sys.stderr,
+              flush=True)
+        return Scheduler(store, only=args.only).run()
