@@ -186,3 +186,49 @@ def test_a_short_outage_is_waited_out(serve, tmp_path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert len(records) == pages + 1 and reasons(proc.stderr, "failed") == {}
     assert "given up" not in proc.stderr
+
+
+def test_a_host_whose_connections_drop_is_given_up_too(tmp_path) -> None:
+    # the failure found first: a site gone down mid-crawl fails at the transport (no answer at all), and each
+    # page waited out the back-off, retried; here every page's connection is closed before any answer
+    import socketserver
+
+    pages = 30
+    links = "".join(f'<li><a href="/p{i}">Page {i}</a></li>' for i in range(1, pages + 1))
+    home = (f"<html><head><title>Home</title></head><body><main><h1>Home</h1><p>{'A page of text. ' * 30}</p>"
+            f"<ul>{links}</ul></main></body></html>").encode()
+    dropped: list[str] = []
+
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self) -> None:
+            line = self.rfile.readline().decode("latin-1")
+            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                pass  # the headers
+            path = line.split(" ")[1] if " " in line else ""
+            if path == "/":
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n"
+                                 + f"Content-Length: {len(home)}\r\n\r\n".encode() + home)
+            elif path in ("/robots.txt", "/sitemap.xml", "/.well-known/tdmrep.json"):
+                self.wfile.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            else:
+                dropped.append(path)  # closed without a word: the client sees the connection lost
+
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        # one request at a time and four retries a page: without the give-up, ~150 failures each followed by
+        # the back-off (up to 1 s in the test profile), two minutes and more
+        proc, records = run_crawl(url, out=tmp_path / "o.jsonl", args=FAST, timeout=600,
+                                  settings={"CONCURRENT_REQUESTS_PER_DOMAIN": 1, "RETRY_TIMES": 4})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 6, proc.stderr[-3000:]
+    assert [r["url"] for r in records] == [url]
+    failed = reasons(proc.stderr, "failed")
+    assert sum(failed.values()) == pages and failed.get("host_down", 0) >= 1, failed
+    assert "the last connection_lost" in proc.stderr or "the last response_failed" in proc.stderr, proc.stderr[-3000:]
+    assert len(dropped) < 5 * pages / 2  # given up long before every page's five tries
