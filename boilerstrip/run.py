@@ -419,9 +419,11 @@ def _crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, s
             + ", ".join(f"{n} {why}" for why, n in sorted(missed.items()))
             + " (their records say so in flags render_failed:* / render_placeholder:*)", prog)
         code = RENDER_MISSED_EXIT
-    down = hosts_down_line(stats or {})
+    from boilerstrip.extensions.progress import down_hosts  # the politeness middleware's gauges
+
+    down = down_hosts(stats or {})
     if down:
-        say(down, prog)
+        say(hosts_down_line(down, int((stats or {}).get("boilerstrip/failed/host_down", 0) or 0)), prog)
         code = HOSTS_DOWN_EXIT
     return code
 
@@ -432,14 +434,9 @@ def _crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, s
 HOSTS_DOWN_EXIT = 6
 
 
-def hosts_down_line(stats: dict[str, Any]) -> str:
-    """The line of a crawl that gave up on hosts (``host_down``), or "" when it gave up on none."""
-    from boilerstrip.extensions.progress import down_hosts
-
-    down = down_hosts(stats)
-    if not down:
-        return ""
-    failed = int(stats.get("boilerstrip/failed/host_down", 0) or 0)
+def hosts_down_line(down: dict[str, str], failed: int) -> str:
+    """The line of a crawl that gave up on the hosts ``down`` (host -> why), ``failed`` of its pages failing
+    as ``host_down`` (the others of those hosts settled with the answer in hand: http_503...)."""
     hosts = "; ".join(f"{host} ({why})" for host, why in sorted(down.items())[:3]) + ("; ..." if len(down) > 3 else "")
     return (f"{len(down)} host(s) stopped answering and were given up: {hosts}; {failed} page(s) failed as "
             f"host_down; once the site answers again, run the same command again (what it has is asked for "

@@ -394,3 +394,27 @@ def test_a_crawls_redis_outage_limit_reaches_every_client_of_its_workers() -> No
     assert crawl_client(params).connection_pool.connection_kwargs["socket_timeout"] == 5  # (connects lazily)
     default, _ = worker_run_settings({"urls": ["http://127.0.0.1:9/"]}, "redis://127.0.0.1:9/0", "c1", "w1")
     assert default["REDIS_PARAMS"]["socket_timeout"] == OUTAGE.limit_s == 60
+
+
+def test_a_host_that_stops_answering_ends_a_distributed_crawl_with_exit_6(redis_url, tmp_path) -> None:
+    # each worker's politeness middleware gives the host up (host_down_after_s, 5 s in the test profile) and
+    # says so in Redis as it leaves; the coordinator says so, as a one-process crawl does
+    out = tmp_path / "down.jsonl"
+    routes = _site(pages=30)
+    for i in range(1, 31):
+        routes[f"/doc/{i}"] = Reply(503, b"upstream down", (("Content-Type", "text/plain"),))
+    with SiteServer(routes=routes) as site:
+        # one request to the host at a time (the leases), four retries a page: the failures last well past 5 s
+        proc = _crawl(site.url + "/", out, "--redis", redis_url, "--workers", "2", "--no-sitemaps", "-s",
+                      "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", 'BOILERSTRIP_POLITENESS_PARAMS={"max_retries": 4}',
+                      timeout=600)
+    assert proc.returncode == 6, proc.stderr[-3000:]
+    ledger = _ledger(out)
+    assert ledger[site.url + "/"] == "item:" and len(read_jsonl(out)) == 1
+    failed = [v for v in ledger.values() if v != "item:"]
+    # (every page may have settled with the 503 in hand: the give-up then only spares the retries)
+    assert len(failed) == 30 and set(failed) <= {"failed:host_down", "failed:http_503"}
+    down = failed.count("failed:host_down")
+    assert "1 host(s) stopped answering and were given up: 127.0.0.1 (no good answer for " in proc.stderr
+    assert f"; {down} page(s) failed as host_down; once the site answers again, run the same command again" in proc.stderr
+    assert _manifest(out)["reconciled"]

@@ -48,8 +48,8 @@ from boilerstrip.distributed.store import KEY_ROOT, CrawlStore
 from boilerstrip.extensions.finishing import FinishingExtension
 from boilerstrip.ledger import build_manifest, read_manifest, tally, write_ledger
 from boilerstrip.lifetime import parent_death_hook
-from boilerstrip.run import (FINISHING_FAILED, HOSTS_DOWN_EXIT, LEDGER_MISMATCH, finishing_stopped, report_finishing, say,
-                             stopped_early)
+from boilerstrip.run import (FINISHING_FAILED, HOSTS_DOWN_EXIT, LEDGER_MISMATCH, finishing_stopped, hosts_down_line,
+                             report_finishing, say, stopped_early)
 from boilerstrip.state import crawl_layout
 
 __all__ = ["CoordinatorParams", "coordinate", "CURRENT_KEY", "merge_outputs", "read_config", "progress_line"]
@@ -265,6 +265,7 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
     if finish_reason == "finished":
         print("[boilerstrip] finishing pass over the merged output...", file=sys.stderr, flush=True)
     status = finish(out, settings) if finish_reason == "finished" else "skipped"
+    hosts_down = store.hosts_down()  # (read before the crawl's keys go)
     if client.get(CURRENT_KEY) == crawl_id.encode():
         client.delete(CURRENT_KEY)
     if finish_reason != "finished":
@@ -282,10 +283,9 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
     if not ok or status == "mismatch":
         say(LEDGER_MISMATCH)
         return 3
-    down = int(((read_manifest(out) or {}).get("reasons") or {}).get("failed:host_down", 0) or 0)
-    if down:  # (the workers gave the hosts up: which ones and why is in their logs)
-        say(f"{down} page(s) failed as host_down: a host stopped answering and was given up; once the site answers "
-            "again, run the same command again")
+    if hosts_down:  # the workers gave hosts up: the same line as a one-process crawl's
+        failed = int(((read_manifest(out) or {}).get("reasons") or {}).get("failed:host_down", 0) or 0)
+        say(hosts_down_line(hosts_down, failed))
         return HOSTS_DOWN_EXIT
     return 0
 

@@ -147,7 +147,10 @@ class RedisFrontierScheduler(ScrapyRedisScheduler):
             # stopped before the end (Ctrl-C, an error, a lost coordinator): what it holds goes back to the queue
             logger.warning("worker %s stops holding %d requests: they go back to the queue", self.worker, held)
         try:
-            self.store.leave(self.worker, gave_back=self.queue.leave())
+            from boilerstrip.extensions.progress import down_hosts  # the politeness middleware's gauges
+
+            self.store.leave(self.worker, gave_back=self.queue.leave(),
+                             hosts_down=down_hosts(self.crawler.stats.get_stats()))
         except redis.RedisError as exc:  # Redis gone: its heartbeat expires there (if Redis comes back)
             logger.error("worker %s: cannot leave the crawl in Redis: %s", self.worker, exc)
         return super().close(reason)  # SCHEDULER_PERSIST: the shared queue and dupefilter stay

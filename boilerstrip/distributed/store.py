@@ -119,6 +119,10 @@ class CrawlKeys:
         return self._k("counters")
 
     @property
+    def hosts_down(self) -> str:
+        return self._k("hosts_down")  # host -> why, of the hosts a worker gave up (host_down)
+
+    @property
     def dead(self) -> str:
         return self._k("dead")  # workers taken for dead that never came back
 
@@ -192,13 +196,20 @@ class CrawlStore:
         self._started.add(worker)
         self.r.sadd(self.keys.started, worker)
 
-    def leave(self, worker: str, gave_back: int = 0) -> None:
-        """A worker that stops (after its queue's ``leave``), having given back ``gave_back`` requests."""
+    def leave(self, worker: str, gave_back: int = 0, hosts_down: dict[str, str] | None = None) -> None:
+        """A worker that stops (after its queue's ``leave``), having given back ``gave_back`` requests and given
+        up ``hosts_down`` (host -> why: its politeness middleware's ``host_down``)."""
         pipe = self.r.pipeline(transaction=True)
         pipe.srem(self.keys.started, worker)
         if gave_back:
             pipe.hincrby(self.keys.counters, "requeued", gave_back)
+        if hosts_down:
+            pipe.hset(self.keys.hosts_down, mapping=hosts_down)
         pipe.execute()
+
+    def hosts_down(self) -> dict[str, str]:
+        """Host -> why, of the hosts the workers gave up (``host_down``)."""
+        return {k.decode(): v.decode("utf-8", "replace") for k, v in self.r.hgetall(self.keys.hosts_down).items()}
 
     # -- the ledger ----------------------------------------------------------------------------------------
     def admit(self, worker: str, url: str, budget: int = 0) -> bool:
