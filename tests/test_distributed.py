@@ -417,4 +417,5 @@ def test_a_host_that_stops_answering_ends_a_distributed_crawl_with_exit_6(redis_
     down = failed.count("failed:host_down")
     assert "1 host(s) stopped answering and were given up: 127.0.0.1 (no good answer for " in proc.stderr
     assert f"; {down} page(s) failed as host_down; once the site answers again, run the same command again" in proc.stderr
-    assert _manifest(out)["reconciled"]
+    manifest = _manifest(out)
+    assert manifest["reconciled"] and list(manifest["hosts_down"]) == ["127.0.0.1"]

@@ -146,6 +146,7 @@ def test_a_host_that_stops_answering_is_given_up_and_the_crawl_ends_saying_so(se
     assert "(crawl cut by host_down: nothing marked removed)" in proc.stderr
     manifest = json.loads((tmp_path / "o.manifest.json").read_text())
     assert manifest["reconciled"] is True and manifest["reasons"]["failed:host_down"] == failed["host_down"]
+    assert list(manifest["hosts_down"]) == ["127.0.0.1"] and "failures in a row, the last http_503" in manifest["hosts_down"]["127.0.0.1"]
     # the give-up came long before every page's retries would have: at most 3 tries of each page
     assert len(page_hits(server)) < 1 + 3 * pages
     # --resume has nothing to resume (the run finished) and says what fetches the pages; the same command

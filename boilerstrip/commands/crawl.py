@@ -186,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
                   "its records, ledger, manifest and change report are left as they were "
                   "(run without --resume for a new crawl)", file=sys.stderr)
             down = int((manifest.get("reasons") or {}).get("failed:host_down", 0) or 0)
-            if down and run_status(out) == 0:  # that run's status, and what fetches the pages it gave up on
+            if manifest.get("hosts_down") and run_status(out) == 0:  # that run's status, and what fetches the rest
                 print(f"boilerstrip crawl: that run gave up on a host that stopped answering ({down} page(s) failed "
                       "as host_down): run without --resume to fetch them", file=sys.stderr)
                 return HOSTS_DOWN_EXIT

@@ -265,7 +265,6 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
     if finish_reason == "finished":
         print("[boilerstrip] finishing pass over the merged output...", file=sys.stderr, flush=True)
     status = finish(out, settings) if finish_reason == "finished" else "skipped"
-    hosts_down = store.hosts_down()  # (read before the crawl's keys go)
     if client.get(CURRENT_KEY) == crawl_id.encode():
         client.delete(CURRENT_KEY)
     if finish_reason != "finished":
@@ -283,9 +282,9 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
     if not ok or status == "mismatch":
         say(LEDGER_MISMATCH)
         return 3
-    if hosts_down:  # the workers gave hosts up: the same line as a one-process crawl's
-        failed = int(((read_manifest(out) or {}).get("reasons") or {}).get("failed:host_down", 0) or 0)
-        say(hosts_down_line(hosts_down, failed))
+    manifest = read_manifest(out) or {}
+    if manifest.get("hosts_down"):  # the workers gave hosts up: the same line as a one-process crawl's
+        say(hosts_down_line(manifest["hosts_down"], int((manifest.get("reasons") or {}).get("failed:host_down", 0) or 0)))
         return HOSTS_DOWN_EXIT
     return 0
 
@@ -363,9 +362,10 @@ def merge_outputs(store: CrawlStore, out: Path, settings: Any, finish_reason: st
         logger.error("ledger: MISMATCH -- %d admitted URLs never settled %s; %d items without a record %s",
                      len(unsettled), unsettled[:20], len(items_without_record), items_without_record[:20])
     summary = {"counts": counts, "reasons": reasons, "unsettled": unsettled[:20], "settled_twice": []}
+    down = store.hosts_down()  # the hosts the workers gave up, as they left
     manifest = build_manifest(layout, run_id=store.keys.crawl_id, started_at=started_at, finish_reason=finish_reason,
                               resumed=resumed, reconciled=ok, fail_on_mismatch=True, summary=summary,
-                              distributed=distributed)
+                              distributed=distributed, **({"hosts_down": down} if down else {}))
     atomic_write_json(layout.manifest, manifest)
     return ok
 

@@ -281,8 +281,11 @@ class LedgerExtension:
 
     def write_manifest(self) -> None:
         assert self.paths is not None
+        from boilerstrip.extensions.progress import down_hosts  # the politeness middleware's gauges
+
+        down = down_hosts(self.stats.get_stats()) if self.stats is not None else {}
         manifest = build_manifest(self.paths, run_id=self.run_id, started_at=self.started_at,
                                   finish_reason=self._finish_reason, resumed=self.resume, reconciled=bool(self.reconciled),
                                   fail_on_mismatch=self.params.fail_on_mismatch, summary=self.summary,
-                                  settings_digest=self.settings_digest)
+                                  settings_digest=self.settings_digest, **({"hosts_down": down} if down else {}))
         atomic_write_json(self.paths.manifest, manifest)
