@@ -61,6 +61,9 @@ def url_given_as_path(args: argparse.Namespace, dests: tuple[str, ...] = LOCAL_P
 
 #: file names a tool would take for compressed: a JSONL output under one of them would be plain text
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zip")
+#: output names Scrapy's ``-o`` reads as another format (``-o items.json`` is one JSON array there): a JSON
+#: lines output so named would not be what its name says
+_OTHER_FORMATS = {".json": "one JSON array", ".csv": "CSV", ".xml": "XML", ".pickle": "pickle", ".marshal": "marshal"}
 
 
 def files_under(folder: str, suffixes: tuple[str, ...]) -> list[str]:
@@ -72,6 +75,11 @@ def files_under(folder: str, suffixes: tuple[str, ...]) -> list[str]:
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         out += [os.path.join(root, f) for f in files if not f.startswith(".") and f.lower().endswith(suffixes)]
     return sorted(out)
+
+
+def _as_jsonl(path: Path) -> Path:
+    """``path`` named ``.jsonl``: ``out.json`` -> ``out.jsonl``, ``out.jsonl.csv`` -> ``out.jsonl``."""
+    return path.with_suffix("") if path.stem.lower().endswith(".jsonl") else path.with_suffix(".jsonl")
 
 
 def wrong_kind_of_path(args: argparse.Namespace) -> str | None:
@@ -91,6 +99,10 @@ def wrong_kind_of_path(args: argparse.Namespace) -> str | None:
         if metavar.endswith(".jsonl") and suffix is not None:
             return (f"{option} {value!r} names a compressed file, and the records are written as plain JSON lines; "
                     f"write {value[:-len(suffix)]!r} and compress it afterwards")
+        other = _OTHER_FORMATS.get(path.suffix.lower())
+        if metavar.endswith(".jsonl") and other is not None:
+            return (f"{option} {value!r} names {other} (as Scrapy's -o reads it), and the records are written as "
+                    f"JSON lines, one object a line; name it {str(_as_jsonl(path))!r}")
         if metavar == "DIR" and path.is_file():
             return f"{option} {value!r} is a file; it expects a folder"
         if "." in metavar and path.is_dir():

@@ -141,6 +141,11 @@ def test_records_commands_on_a_crawl_that_did_not_finish_say_so(tmp_path, comman
     # a .gz name held plain JSON lines (zcat refused it): refused too, with the name to use instead
     (("crawl", "http://127.0.0.1:9/", "-o", "o.jsonl.gz"), "-o 'o.jsonl.gz' names a compressed file"),
     (("dedup", "in.jsonl", "-o", "d.jsonl.zst"), "write 'd.jsonl' and compress it afterwards"),
+    # Scrapy's -o items.json is one JSON array: a JSON lines file so named broke json.load
+    (("crawl", "http://127.0.0.1:9/", "-o", "o.json"), "-o 'o.json' names one JSON array (as Scrapy's -o reads it), "
+     "and the records are written as JSON lines, one object a line; name it 'o.jsonl'"),
+    (("dedup", "in.jsonl", "-o", "d.jsonl.csv"), "-o 'd.jsonl.csv' names CSV (as Scrapy's -o reads it)"),
+    (("chunk", "in.jsonl", "-o", "c.xml"), "name it 'c.jsonl'"),
 ])
 def test_a_file_where_a_folder_belongs_or_the_reverse_is_refused_before_any_work(tmp_path, args, message) -> None:
     # each of these did its whole work, then failed on its last rename or mkdir ("[Errno 21] Is a directory",
