@@ -297,6 +297,21 @@ def test_export_leaves_out_a_bad_record_with_its_reason(tmp_path) -> None:
     assert stats["documents"] == 1
 
 
+def test_an_export_that_keeps_nothing_says_why_with_a_warning(tmp_path) -> None:
+    # records written with --fields url,title exported to an empty dataset, and the only line said "0 documents"
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps({"url": f"http://a.example/{i}", "title": f"T{i}"}) + "\n" for i in range(3)),
+                    encoding="utf-8")
+    proc = cli("export", str(path), "-o", str(tmp_path / "ds"))
+    assert proc.returncode == 0, proc.stderr  # the export did its work; the data had none to give
+    assert (f"WARNING: the dataset is empty: all 3 record(s) were left out, 3 as empty_text (records without text: a "
+            f"crawl written with --fields that leaves out text and markdown?); each is in {tmp_path / 'ds' / 'excluded.jsonl'}"
+            in proc.stderr), proc.stderr
+    path.write_text(json.dumps({"url": "http://a.example/", "text": words(40, "w")}) + "\n", encoding="utf-8")
+    proc = cli("export", str(path), "-o", str(tmp_path / "ds"))
+    assert proc.returncode == 0 and "WARNING" not in proc.stderr, proc.stderr
+
+
 def test_export_refuses_a_folder_of_other_files_and_reuses_its_own(tmp_path) -> None:
     # `export -o ~` (or a project folder) overwrote the folder's README.md with the dataset card and put its
     # shards beside the user's data/: now refused before anything is written; an earlier export's folder,

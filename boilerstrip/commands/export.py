@@ -50,7 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from boilerstrip.cli import url_given_as_path
-    from boilerstrip.export import DEFAULT_INDEX_BACKEND, ExportParams, FilterParams, NearDedupParams, run_export
+    from boilerstrip.export import (DEFAULT_INDEX_BACKEND, EXCLUDED_FILE, ExportParams, FilterParams, NearDedupParams,
+                                    run_export)
 
     wrong = url_given_as_path(args, ("index",)) if args.index_backend == DEFAULT_INDEX_BACKEND else None
     if wrong is not None:  # the default index is a folder; another backend may take a URL
@@ -109,6 +110,13 @@ def run(args: argparse.Namespace) -> int:
     reasons = ", ".join(f"{r} {n}" for r, n in stats["excluded_by_reason"].items()) or "none"
     print(f"boilerstrip export: {stats['documents']} documents in {len(stats['shards'])} shard(s) -> {args.output}; "
           f"left out {stats['excluded']} ({reasons})", file=sys.stderr)
+    if not stats["documents"] and stats["excluded"]:
+        # an empty dataset said only "0 documents": name what left everything out, and where to look
+        top, count = next(iter(stats["excluded_by_reason"].items()), ("?", 0))
+        hint = (" (records without text: a crawl written with --fields that leaves out text and markdown?)"
+                if top == "empty_text" and count == stats["excluded"] else "")
+        print(f"boilerstrip export: WARNING: the dataset is empty: all {stats['excluded']} record(s) were left out, "
+              f"{count} as {top}{hint}; each is in {Path(args.output) / EXCLUDED_FILE} with its reason", file=sys.stderr)
     if params.include_opted_out and stats["opted_out_included"]:
         print(f"boilerstrip export: WARNING: {stats['opted_out_included']} opted-out page(s) included", file=sys.stderr)
     return 0
