@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
           f"left out {stats['excluded']} ({reasons})", file=sys.stderr)
     if not stats["documents"] and stats["excluded"]:
         # an empty dataset said only "0 documents": name what left everything out, and where to look
-        top, count = next(iter(stats["excluded_by_reason"].items()), ("?", 0))
+        top, count = max(stats["excluded_by_reason"].items(), key=lambda kv: (kv[1], kv[0]), default=("?", 0))
         hint = (" (records without text: a crawl written with --fields that leaves out text and markdown?)"
                 if top == "empty_text" and count == stats["excluded"] else "")
         print(f"boilerstrip export: WARNING: the dataset is empty: all {stats['excluded']} record(s) were left out, "
