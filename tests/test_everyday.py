@@ -162,6 +162,17 @@ def test_a_file_where_a_folder_belongs_or_the_reverse_is_refused_before_any_work
     assert list((tmp_path / "adir").iterdir()) == []
 
 
+def test_resume_with_nothing_to_resume_says_it_starts_a_new_crawl(tmp_path) -> None:
+    # a typo in -o with --resume started a new crawl in silence, which looked like a resumed one gone wrong
+    out = tmp_path / "o.jsonl"
+    proc = cli("crawl", "http://127.0.0.1:9/", "-o", str(out), "--resume", "--profile", "test")
+    assert proc.returncode == 1, proc.stderr  # (nothing listens on port 9: no start URL reached)
+    assert f"boilerstrip crawl: note: no crawl to resume at {out} (no o.jsonl.part): starting a new one" in proc.stderr
+    (tmp_path / "o.jsonl.part").write_text("", encoding="utf-8")  # a crawl stopped early: resumed, no note
+    proc = cli("crawl", "http://127.0.0.1:9/", "-o", str(out), "--resume", "--profile", "test")
+    assert "no crawl to resume" not in proc.stderr, proc.stderr
+
+
 def test_a_redis_that_cannot_be_reached_is_refused_before_anything_is_written(tmp_path) -> None:
     # it exited 2 with the right line, but after the output's folder was made
     proc = cli("crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "out" / "o.jsonl"), "--redis", "redis://127.0.0.1:1/0")

@@ -39,7 +39,7 @@ from boilerstrip.run import (
     output_lock,
 )
 from boilerstrip.safety.addresses import address_refusal, parse_ip_literal
-from boilerstrip.state import StateParams, resolve_state_dir
+from boilerstrip.state import StateParams, crawl_layout, resolve_state_dir
 
 
 __all__ = ["HELP", "add_arguments", "add_crawl_options", "run", "complete_bare_hosts", "check_output"]
@@ -191,6 +191,11 @@ def run(args: argparse.Namespace) -> int:
                       "as host_down): run without --resume to fetch them", file=sys.stderr)
                 return HOSTS_DOWN_EXIT
             return run_status(out)
+        layout = crawl_layout(out)
+        if not getattr(args, "redis", None) and not any(p.exists() for p in (layout.part, layout.ledger_journal, layout.final)):
+            # (a typo in -o looked like a resumed crawl that had started over)
+            print(f"boilerstrip crawl: note: no crawl to resume at {out} (no {layout.part.name}): starting a new one",
+                  file=sys.stderr)
     if getattr(args, "redis", None):
         signal.signal(signal.SIGINT, signal.default_int_handler)  # the coordinator's own handling, as before
         signal.signal(signal.SIGTERM, _terminated_as_interrupted)
