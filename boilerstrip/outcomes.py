@@ -23,6 +23,8 @@ __all__ = [
     "url_settled",
     "Filtered",
     "HostDown",
+    "CrawlStopping",
+    "crawl_stopping",
     "FilteredItem",
     "FailedItem",
     "report_filtered",
@@ -49,6 +51,20 @@ class HostDown(Exception):
 
     #: what :func:`failure_reason` reads off the exception
     refusal_reason = "host_down"
+
+
+class CrawlStopping(IgnoreRequest):
+    """A request a component held (a host's pause, a robots.txt retry) let go because the crawl is stopping
+    (Ctrl-C, SIGTERM): it is not settled, the ledger lists it as not settled yet and ``--resume`` fetches it.
+    Before, a graceful stop waited out the hold: a minute for an unreachable robots.txt, minutes for a pause."""
+
+
+def crawl_stopping(crawler: Any) -> bool:
+    """Has a stop of ``crawler`` begun (``Crawler.crawling`` false, or its engine no longer running)?"""
+    if crawler is None:
+        return False
+    engine = getattr(crawler, "engine", None)
+    return not getattr(crawler, "crawling", True) or (engine is not None and not getattr(engine, "running", True))
 
 
 class FilteredItem(DropItem):

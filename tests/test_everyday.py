@@ -872,6 +872,10 @@ def test_the_progress_line_says_pages_wait_for_robots_txt() -> None:
     retrying = ProgressExtension(ProgressParams(), Stats({"boilerstrip/robots/pending": 1,
                                                           "boilerstrip/robots/fetch/robots_unreachable": 2}), [])
     assert "2 unreachable so far: retrying" in retrying.line()
+    # with why (the robots middleware's detail of its last unreachable verdict): a mistyped host, a wrong port
+    named = ProgressExtension(ProgressParams(), Stats({"boilerstrip/robots/fetch/robots_unreachable": 2,
+                                                       "boilerstrip/robots/unreachable_detail": "dns_not_found"}), [])
+    assert "[robots.txt unreachable 2 time(s), the last dns_not_found: its pages wait for a retry]" in named.line()
     done = ProgressExtension(ProgressParams(), Stats({"boilerstrip/robots/pending": 0, "item_scraped_count": 3}), [])
     assert "robots.txt" not in done.line()
 

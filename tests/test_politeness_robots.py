@@ -135,3 +135,39 @@ def test_robots_connection_refused_means_disallow(tmp_path) -> None:
     assert records == []
     assert reasons(proc.stderr) == {"robots_unreachable": 1}
     assert reasons(proc.stderr, "failed") == {}
+
+
+def test_a_stop_while_pages_wait_for_an_unreachable_robots_txt_is_prompt(serve, tmp_path) -> None:
+    # a Ctrl-C while the start URL's robots.txt was unreachable (a wrong port, a site down) waited out the
+    # robots.txt retries, a minute with polite, with nothing said; now the waiting pages are let go at once,
+    # not settled (the ledger lists them, --resume fetches them)
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import ROOT
+
+    server = serve(routes=small_site(robots_reply=robots("busy", status=503)))
+    out = tmp_path / "o.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "boilerstrip", "crawl", server.url + "/", "-o", str(out), *FAST,
+                             "-s", 'BOILERSTRIP_ROBOTS_PARAMS={"unreachable_retry_s": 600, "unreachable_max_fetches": 3}'],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while not server.hits("/robots.txt") and time.monotonic() < deadline:
+            time.sleep(0.05)  # robots.txt answered 503: the start page waits 600 s for the next fetch
+        assert server.hits("/robots.txt"), "robots.txt never fetched"
+        time.sleep(0.5)  # (the verdict applied, the page waiting: a tenth of the wait being tested is 60 s)
+        stopped = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        shown = proc.communicate(timeout=300)[0].decode("utf-8", "replace")
+        took = time.monotonic() - stopped
+    finally:
+        proc.kill()
+    assert proc.returncode == 1, shown[-3000:]
+    assert took < 60, (took, shown[-3000:])  # the retry was 600 s away
+    assert "stopped early (shutdown)" in shown
+    ledger = [json.loads(line) for line in (tmp_path / "o.ledger.jsonl").read_text().splitlines()]
+    assert ledger == [{"url": server.url + "/", "outcome": "pending", "reason": ""}]
+    assert len(server.hits("/robots.txt")) == 1 and page_hits(server) == []

@@ -35,7 +35,7 @@ from scrapy.http import Response
 
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.politeness import HostRobots, robots_ready
-from boilerstrip.outcomes import Filtered, HostDown, failure_reason
+from boilerstrip.outcomes import CrawlStopping, Filtered, HostDown, crawl_stopping, failure_reason
 from boilerstrip.meta import KIND_META
 from boilerstrip.politeness import (
     FailureStreak,
@@ -56,7 +56,7 @@ PAUSED_UNTIL_STAT = "boilerstrip/politeness/paused_until"
 BACKOFF_UNTIL_STAT = "boilerstrip/politeness/backoff_until"
 #: stat prefix: each host given up for the rest of the crawl (``host_down``), with why
 HOST_DOWN_STAT = "boilerstrip/politeness/host_down"
-#: a request held by its host's pause looks again this often whether the host was given up meanwhile
+#: a request held by its host's pause looks again this often whether the host was given up or the crawl stops
 _HELD_CHECK_S = 1.0
 logger = logging.getLogger(__name__)
 
@@ -158,8 +158,11 @@ class PolitenessMiddleware:
         reason = self.refused.get(key)
         if reason:
             raise Filtered(reason, f"crawl-delay {self.crawl_delays.get(key)} s")
-        # held while the host is paused, looking now and then whether it was given up meanwhile
+        # held while the host is paused, looking now and then whether it was given up or the crawl is stopping
+        # (a Ctrl-C waited out the pause: up to max_retry_after_s)
         while key not in self.down and (wait := self.paused_until.get(key, 0.0) - time.monotonic()) > 0:
+            if crawl_stopping(self.crawler):
+                raise CrawlStopping(f"stopping: {key} paused")
             await asyncio.sleep(min(wait, _HELD_CHECK_S))
         if key in self.down:
             raise HostDown(f"{key} given up for this crawl ({self.down[key]})")

@@ -32,7 +32,7 @@ from scrapy.http.request import NO_CALLBACK
 from boilerstrip import ROBOTS_TOKEN
 from boilerstrip.config import params_from_settings
 from boilerstrip.optout import parse_robots_ai_rules
-from boilerstrip.outcomes import Filtered, failure_reason
+from boilerstrip.outcomes import CrawlStopping, Filtered, crawl_stopping, failure_reason
 from boilerstrip.politeness import HostRobots, RobotsParams, RobotsVerdict, robots_ready, robots_verdict_for_status
 from boilerstrip.urls import origin
 from boilerstrip.meta import KIND_META
@@ -42,6 +42,10 @@ __all__ = ["Rfc9309RobotsMiddleware"]
 logger = logging.getLogger(__name__)
 #: robots.txt fetches under way (a gauge: the progress line says pages wait for them)
 PENDING_STAT = "boilerstrip/robots/pending"
+#: the detail of the last unreachable verdict (``connection_refused``, ``dns_not_found``...): the progress line's
+UNREACHABLE_DETAIL_STAT = "boilerstrip/robots/unreachable_detail"
+#: a page waiting for an unreachable robots.txt's next fetch looks this often whether the crawl is stopping
+_STOP_CHECK_S = 1.0
 
 
 _BYTES_META = "_boilerstrip_robots_bytes"
@@ -98,8 +102,11 @@ class Rfc9309RobotsMiddleware:
                 host.task = asyncio.ensure_future(self._fetch(host))
                 continue
             if host.action == "disallow_all" and host.fetches < self.params.unreachable_max_fetches:
-                # unreachable: the page waits for the next fetch instead of being refused at once
-                await asyncio.sleep(max(0.0, host.next_fetch_at - time.monotonic()))
+                # unreachable: the page waits for the next fetch instead of being refused at once, unless the
+                # crawl is stopping (a Ctrl-C waited out the retries, a minute with polite)
+                if crawl_stopping(self.crawler):
+                    raise CrawlStopping(f"stopping: robots.txt of {host.origin} unreachable")
+                await asyncio.sleep(min(_STOP_CHECK_S, max(0.0, host.next_fetch_at - time.monotonic())))
                 continue
             return host
 
@@ -169,6 +176,8 @@ class Rfc9309RobotsMiddleware:
             host.fetches = max(host.fetches, self.params.unreachable_max_fetches)  # no re-fetch: pages filtered now
         if stats is not None:
             stats.inc_value(f"boilerstrip/robots/fetch/{verdict.reason}")
+            if verdict.action == "disallow_all" and verdict.detail:  # why, for the progress line
+                stats.set_value(UNREACHABLE_DETAIL_STAT, verdict.detail)
         logger.debug("robots.txt of %s: %s %s %s", host.origin, host.action, host.reason, host.detail)
         if self.crawler is not None:
             await self.crawler.signals.send_catch_log_async(robots_ready, origin=host.origin, robots=host)

@@ -46,6 +46,7 @@ def _by_prefix(stats: dict[str, Any], prefix: str) -> dict[str, int]:
 #: (boilerstrip.downloadermiddlewares.robots; not imported: a component does not import another)
 ROBOTS_PENDING = "boilerstrip/robots/pending"
 ROBOTS_UNREACHABLE = "boilerstrip/robots/fetch/robots_unreachable"
+ROBOTS_UNREACHABLE_DETAIL = "boilerstrip/robots/unreachable_detail"
 
 
 def robots_wait(stats: dict[str, Any]) -> str:
@@ -53,11 +54,13 @@ def robots_wait(stats: dict[str, Any]) -> str:
     stalled crawl (fetched 0) for as long as its robots.txt is retried."""
     pending = int(stats.get(ROBOTS_PENDING, 0) or 0)
     unreachable = int(stats.get(ROBOTS_UNREACHABLE, 0) or 0)
+    detail = stats.get(ROBOTS_UNREACHABLE_DETAIL)
+    why = f", the last {detail}" if detail else ""  # a mistyped host name says dns_not_found, a wrong port connection_refused
     if pending > 0:
-        retry = f", {unreachable} unreachable so far: retrying" if unreachable else ""
+        retry = f", {unreachable} unreachable so far{why}: retrying" if unreachable else ""
         return f"  [waiting for robots.txt of {pending} host(s){retry}]"
     if unreachable and not stats.get("item_scraped_count"):
-        return f"  [robots.txt unreachable {unreachable} time(s): its pages wait for a retry]"
+        return f"  [robots.txt unreachable {unreachable} time(s){why}: its pages wait for a retry]"
     return ""
 
 

@@ -47,7 +47,7 @@ from boilerstrip.safety.sniff import sniff_not_html
 from boilerstrip.politeness import HostRobots, robots_ready
 from boilerstrip.extraction import ExtractionParams
 from boilerstrip.items import PageItem
-from boilerstrip.outcomes import Filtered, failure_reason, report_failed, report_filtered
+from boilerstrip.outcomes import CrawlStopping, Filtered, failure_reason, report_failed, report_filtered
 from boilerstrip.scope import in_scope, joined_site, origin, site_key
 from boilerstrip.reading.links import PageLinks, page_links
 from boilerstrip.urls import UrlParams, link_targets, normalize_url
@@ -356,6 +356,8 @@ class SiteSpider(Spider):
     def errback(self, failure: Any) -> None:
         request = failure.request
         exc = failure.value
+        if isinstance(exc, CrawlStopping):
+            return  # let go as the crawl stops: not settled (the ledger lists it; --resume fetches it)
         if isinstance(exc, Filtered):
             report_filtered(self.crawler, request, exc.reason, exc.detail)
         elif isinstance(exc, IgnoreRequest) and not isinstance(exc, HttpError):
