@@ -562,8 +562,35 @@ def test_a_failed_run_exits_non_zero_and_never_replaces_latest(tmp_path) -> None
     assert second["exit_code"] == 1, Path(second["log"]).read_text()[-2000:]
     assert "no start URL could be reached" in Path(second["log"]).read_text()
     assert second["latest_updated"] is False and "latest.jsonl still holds the last good run" in second["latest_kept"]
+    assert second["latest_kept"].startswith("the run failed (exit 1: stopped early, or nothing could be reached)")
     assert schedule_layout(job.out_dir, job.name).latest.read_bytes() == good
     assert second["pages"] == 0 and second["records"] == second["tombstones"]
+
+
+@pytest.mark.timeout(300)
+def test_a_scheduled_run_that_gave_up_on_a_host_keeps_latest_and_says_why(tmp_path) -> None:
+    # a site down at 3 a.m.: the run gives the host up (exit 6) and latest.jsonl stays the last whole crawl
+    from _crawlsite import FAST, small_site
+    from boilerstrip.demo.server import Reply, SiteServer
+    from boilerstrip.schedule import ScheduledJob, run_job
+    from boilerstrip.state import schedule_layout
+
+    pages = 30
+    with SiteServer(routes=small_site(pages)) as server:
+        job = ScheduledJob("docs", [server.url + "/"], str(tmp_path / "runs"), every_s=3600,
+                           crawl_args=[*FAST, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1",
+                                       "-s", 'BOILERSTRIP_POLITENESS_PARAMS={"max_retries": 4}'])
+        first = run_job(job)
+        assert first["exit_code"] == 0 and first["latest_updated"], first
+        good = schedule_layout(job.out_dir, job.name).latest.read_bytes()
+        for i in range(1, pages + 1):
+            server.routes[f"/p{i}"] = Reply(503, b"upstream down", (("Content-Type", "text/plain"),))
+        second = run_job(job)
+    assert second["exit_code"] == 6, Path(second["log"]).read_text()[-2000:]
+    assert second["latest_kept"] == ("the run failed (exit 6: a host stopped answering and was given up; the next run "
+                                     "fetches its pages): latest.jsonl still holds the last good run")
+    assert schedule_layout(job.out_dir, job.name).latest.read_bytes() == good
+    assert second["changes"].get("removed", 0) == 0  # (the pages not fetched are not gone)
 
 
 # -- the counts a crawl prints agree with its output ----------------------------------------------------------

@@ -39,6 +39,7 @@ from typing import Any
 
 from boilerstrip.atomicfile import atomic_open
 from boilerstrip.lifetime import parent_death_hook
+from boilerstrip.run import HOSTS_DOWN_EXIT, RENDER_MISSED_EXIT
 from boilerstrip.recrawl import TOMBSTONES
 from boilerstrip.state.layout import schedule_layout
 
@@ -208,8 +209,9 @@ def run_job(job: ScheduledJob, store: JobStore | None = None, python: str = sys.
             summary["latest_updated"] = True
         else:
             previous = layout.latest.resolve() if layout.latest.exists() else None
-            summary["latest_kept"] = (f"the run failed (exit {code}): latest.jsonl still holds the last good run"
-                                      if previous is not None else f"the run failed (exit {code}): no latest.jsonl yet")
+            what = f"the run failed (exit {code}{_EXIT_MEANINGS.get(code, '')})"
+            summary["latest_kept"] = (f"{what}: latest.jsonl still holds the last good run"
+                                      if previous is not None else f"{what}: no latest.jsonl yet")
             logger.warning("schedule: %s: %s (see %s)", job.name, summary["latest_kept"], layout.run_log(stamp))
         with atomic_open(layout.run_summary(stamp), "w") as handle:
             handle.write(json.dumps(summary, indent=1) + "\n")
@@ -220,6 +222,13 @@ def run_job(job: ScheduledJob, store: JobStore | None = None, python: str = sys.
                     code, summary["seconds"], records, pages, records - pages, changes)
         summary["pruned"] = prune_runs(job, finished)
         return summary
+
+
+#: what a crawl's exit status says (``boilerstrip crawl``), for a run that did not move latest.jsonl
+_EXIT_MEANINGS = {1: ": stopped early, or nothing could be reached", 2: ": a bad argument",
+                  3: ": the ledger does not reconcile",
+                  RENDER_MISSED_EXIT: ": pages that needed a browser did not get a whole render",
+                  HOSTS_DOWN_EXIT: ": a host stopped answering and was given up; the next run fetches its pages"}
 
 
 def trigger_of(job: ScheduledJob) -> Any:
