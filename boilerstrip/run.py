@@ -38,7 +38,7 @@ from boilerstrip.state import crawl_layout
 
 __all__ = ["UsageError", "build_settings", "run_spider", "crawl_and_finish", "count_option", "check_state_dir",
            "check_fields", "parse_set_options", "apply_settings", "note_early_signals", "ShutdownOnSignal",
-           "RENDER_MISSED_EXIT", "browser_misses", "HOSTS_DOWN_EXIT", "hosts_down_line", "output_lock", "OutputBusy", "finishing_stopped",
+           "RENDER_MISSED_EXIT", "browser_misses", "HOSTS_DOWN_EXIT", "hosts_down_of", "hosts_down_line", "output_lock", "OutputBusy", "finishing_stopped",
            "written_line", "unreachable_start_urls", "report_finishing",
            "say", "stopped_early", "FINISHING_FAILED", "LEDGER_MISMATCH", "LEDGER_MISMATCH_AFTER_PASS",
            "CHANGE_KINDS", "FINISHING_STATUS", "LOG_LEVELS"]
@@ -419,7 +419,7 @@ def _crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, s
             + ", ".join(f"{n} {why}" for why, n in sorted(missed.items()))
             + " (their records say so in flags render_failed:* / render_placeholder:*)", prog)
         code = RENDER_MISSED_EXIT
-    from boilerstrip.extensions.progress import down_hosts  # the politeness middleware's gauges
+    from boilerstrip.extensions.progress import down_hosts  # the politeness middleware's gauges (no ledger needed)
 
     down = down_hosts(stats or {})
     if down:
@@ -432,6 +432,14 @@ def _crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, s
 #: are whole, the site is not (its other pages failed as ``host_down``; the politeness middleware's
 #: ``host_down_after_s``)
 HOSTS_DOWN_EXIT = 6
+
+
+def hosts_down_of(manifest: dict[str, Any]) -> tuple[dict[str, str], int]:
+    """The hosts a run gave up (host -> why: ``hosts_down``) and its pages that failed as ``host_down``, as
+    its manifest says (for the readers of a finished run's manifest: the distributed coordinator, --resume)."""
+    down = manifest.get("hosts_down")
+    failed = (manifest.get("reasons") or {}).get("failed:host_down", 0)
+    return (down if isinstance(down, dict) else {}), (failed if isinstance(failed, int) else 0)
 
 
 def hosts_down_line(down: dict[str, str], failed: int) -> str:

@@ -35,6 +35,7 @@ from boilerstrip.run import (
     check_state_dir,
     count_option,
     crawl_and_finish,
+    hosts_down_of,
     note_early_signals,
     output_lock,
 )
@@ -185,12 +186,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"boilerstrip crawl: {out} finished at {manifest.get('finished_at', '?')}: nothing to resume; "
                   "its records, ledger, manifest and change report are left as they were "
                   "(run without --resume for a new crawl)", file=sys.stderr)
-            down = int((manifest.get("reasons") or {}).get("failed:host_down", 0) or 0)
-            if manifest.get("hosts_down") and run_status(out) == 0:  # that run's status, and what fetches the rest
-                print(f"boilerstrip crawl: that run gave up on a host that stopped answering ({down} page(s) failed "
+            status = run_status(out)
+            down, failed = hosts_down_of(manifest)
+            if down and status == 0:  # that run's status, and what fetches the rest
+                print(f"boilerstrip crawl: that run gave up on a host that stopped answering ({failed} page(s) failed "
                       "as host_down): run without --resume to fetch them", file=sys.stderr)
                 return HOSTS_DOWN_EXIT
-            return run_status(out)
+            return status
         layout = crawl_layout(out)
         if not getattr(args, "redis", None) and not any(p.exists() for p in (layout.part, layout.ledger_journal, layout.final)):
             # (a typo in -o looked like a resumed crawl that had started over)

@@ -49,7 +49,7 @@ from boilerstrip.extensions.finishing import FinishingExtension
 from boilerstrip.ledger import build_manifest, read_manifest, tally, write_ledger
 from boilerstrip.lifetime import parent_death_hook
 from boilerstrip.run import (FINISHING_FAILED, HOSTS_DOWN_EXIT, LEDGER_MISMATCH, finishing_stopped, hosts_down_line,
-                             report_finishing, say, stopped_early)
+                             hosts_down_of, report_finishing, say, stopped_early)
 from boilerstrip.state import crawl_layout
 
 __all__ = ["CoordinatorParams", "coordinate", "CURRENT_KEY", "merge_outputs", "read_config", "progress_line"]
@@ -282,9 +282,9 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
     if not ok or status == "mismatch":
         say(LEDGER_MISMATCH)
         return 3
-    manifest = read_manifest(out) or {}
-    if manifest.get("hosts_down"):  # the workers gave hosts up: the same line as a one-process crawl's
-        say(hosts_down_line(manifest["hosts_down"], int((manifest.get("reasons") or {}).get("failed:host_down", 0) or 0)))
+    down, failed = hosts_down_of(read_manifest(out) or {})
+    if down:  # the workers gave hosts up: the same line as a one-process crawl's
+        say(hosts_down_line(down, failed))
         return HOSTS_DOWN_EXIT
     return 0
 
