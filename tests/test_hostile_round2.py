@@ -121,6 +121,8 @@ def test_a_write_error_stops_the_crawl_non_zero_and_resume_recovers(serve, tmp_p
     assert "write_error" in proc.stderr and "--resume" in proc.stderr
     part = out.with_name(out.name + ".part")
     assert not out.exists() and part.exists()  # never renamed: visibly incomplete
+    # the skipped pass names the file the records are in (it named full.jsonl, which is not there)
+    assert f"{part} left as crawled" in proc.stderr, proc.stderr[-3000:]
     written = [json.loads(line) for line in part.read_text(encoding="utf-8").splitlines()]  # whole lines only
     assert 0 < len(written) < pages + 1 and part.stat().st_size <= limit
     manifest = read_manifest(out)

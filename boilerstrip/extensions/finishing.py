@@ -120,7 +120,7 @@ class FinishingExtension:
             return "skipped:not_started"
         if self.reason != "finished":
             logger.warning("finishing pass skipped: the crawl did not finish (%s); %s left as crawled",
-                           self.reason, self.output)
+                           self.reason, _records_so_far(self.output))
             return f"skipped:{self.reason}"
         if not self.output.is_file():
             logger.warning("finishing pass skipped: %s was not written", self.output)
@@ -276,3 +276,9 @@ def selected_fields(settings: Any) -> list[str] | None:
     fields = field_list(settings.get("FEED_EXPORT_FIELDS"))
     return fields if fields and not set(fields) >= set(EXPORT_FIELDS) else None  # every field: no selection
 
+
+def _records_so_far(output: Path) -> Path:
+    """Where the records of a crawl that did not finish are: ``output`` when it was written, else its part
+    file (a crawl stopped early keeps its records there for ``--resume``), else ``output`` (none written)."""
+    part = crawl_layout(output).part
+    return part if not output.exists() and part.exists() else output
