@@ -233,3 +233,59 @@ def test_a_host_whose_connections_drop_is_given_up_too(tmp_path) -> None:
     assert sum(failed.values()) == pages and failed.get("host_down", 0) >= 1, failed
     assert "the last connection_lost" in proc.stderr or "the last response_failed" in proc.stderr, proc.stderr[-3000:]
     assert len(dropped) < 5 * pages / 2  # given up long before every page's five tries
+
+
+def test_the_requests_queued_for_a_host_given_up_are_not_sent_to_wait_out_their_timeout(tmp_path) -> None:
+    # found by crawling a site that accepts connections and never answers: after the give-up, the requests
+    # already queued in the host's download slot were sent one by one, each waiting out the whole download
+    # timeout (130 s past the give-up with own-site's 30 s). Now each is cut short when the slot sends it.
+    import socketserver
+    import time
+
+    pages, timeout_s = 20, 2.0
+    links = "".join(f'<li><a href="/p{i}">Page {i}</a></li>' for i in range(1, pages + 1))
+    home = (f"<html><head><title>Home</title></head><body><main><h1>Home</h1><p>{'A page of text. ' * 30}</p>"
+            f"<ul>{links}</ul></main></body></html>").encode()
+    held: list[float] = []  # how long each page request was held open before the client let it go
+    lock = threading.Lock()
+
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self) -> None:
+            line = self.rfile.readline().decode("latin-1")
+            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                pass  # the headers
+            path = line.split(" ")[1] if " " in line else ""
+            if path == "/":
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n"
+                                 + f"Content-Length: {len(home)}\r\n\r\n".encode() + home)
+            elif path in ("/robots.txt", "/sitemap.xml", "/.well-known/tdmrep.json"):
+                self.wfile.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            else:
+                started = time.monotonic()
+                try:
+                    self.rfile.read(1)  # no answer: wait until the client closes the connection
+                except OSError:
+                    pass
+                with lock:
+                    held.append(time.monotonic() - started)
+
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        proc, records = run_crawl(url, out=tmp_path / "o.jsonl", args=FAST, timeout=600,
+                                  settings={"CONCURRENT_REQUESTS_PER_DOMAIN": 1, "DOWNLOAD_TIMEOUT": timeout_s})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 6, proc.stderr[-3000:]
+    assert [r["url"] for r in records] == [url]
+    failed = reasons(proc.stderr, "failed")
+    assert sum(failed.values()) == pages and failed.get("host_down", 0) >= 1, failed
+    with lock:
+        whole = [s for s in held if s >= timeout_s / 2]  # waited out (about) the whole timeout
+    # before the give-up (test profile: 5 s and 5 failures) about five requests wait out their timeout, and
+    # one more may be sent as the give-up happens; every request queued behind them waited it out as well
+    assert len(whole) <= 10, sorted(held)
