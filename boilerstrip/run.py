@@ -24,7 +24,6 @@ import logging
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -293,19 +292,22 @@ class ShutdownOnSignal:
             if self.crawler.crawling or engine is None:
                 reactor.callLater(self.retry_s, self.stop, name)  # not started yet: stop it once it runs
             return
-        logging.getLogger(__name__).warning("received %s: stopping the crawl (send it again to stop at once)", name)
-        from boilerstrip.extensions.progress import paused_hosts
-
-        held, until = paused_hosts(self.crawler.stats.get_stats() if self.crawler.stats is not None else {})
-        if held:  # the stop waits for the requests a paused host holds (Scrapy's engine ends what it began)
-            logging.getLogger(__name__).warning(
-                "%d host(s) paused until %s UTC (they asked to wait, 429/503, or do not answer): their held pages "
-                "go out then, and the crawl stops after them; send %s again to stop at once (--resume fetches what "
-                "was not)",
-                held, time.strftime("%H:%M:%S", time.gmtime(until)), name)
         from scrapy.utils.defer import deferred_from_coro
 
-        deferred_from_coro(self.crawler.stop_async())
+        deferred_from_coro(self.crawler.stop_async())  # (the engine takes no new request from here on)
+        # the pages queued for a download are let go, not sent: each could wait out a pause (429/503, a host
+        # not answering) or the download timeout, one after another (a Ctrl-C of a polite crawl of a site
+        # that never answers took 7 minutes). Scrapy's engine still ends the downloads in progress.
+        downloader = getattr(engine, "downloader", None)
+        let_go = waiting = 0
+        if hasattr(downloader, "fail_queued"):  # boilerstrip's DOWNLOADER
+            let_go = downloader.fail_queued(_stopping_page)
+            waiting = downloader.downloads_in_progress()
+        timeout = self.crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
+        logging.getLogger(__name__).warning(
+            "received %s: stopping the crawl%s%s; send it again to stop at once", name,
+            f"; {let_go} queued page(s) let go (--resume fetches them)" if let_go else "",
+            f"; waiting for {waiting} download(s) in progress ({timeout:g} s at most)" if waiting else "")
 
     def kill(self, name: str) -> None:
         from twisted.internet import reactor
@@ -315,6 +317,18 @@ class ShutdownOnSignal:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if reactor.running:
             reactor.stop()
+
+
+def _stopping_page(request: Any) -> Exception | None:
+    """What a stop does to a request queued for a download: a page is let go (``CrawlStopping``: not settled,
+    ``--resume`` fetches it); a robots.txt, sitemap or opt-out fetch stays queued (its waiting pages read its
+    answer, and a robots.txt let go would read as unreachable)."""
+    from boilerstrip.meta import KIND_META
+    from boilerstrip.outcomes import CrawlStopping
+
+    if request.meta.get(KIND_META, "page") != "page":
+        return None
+    return CrawlStopping(f"stopping: {request.url} not sent")
 
 
 def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = None,

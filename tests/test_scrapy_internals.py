@@ -60,3 +60,39 @@ def test_no_module_reads_the_engines_private_state() -> None:
             if private.search(line) and not line.lstrip().startswith("#"):
                 offenders.append(f"{path.relative_to(PACKAGE)}:{number}: {line.strip()}")
     assert not offenders, offenders
+
+
+def test_fail_queued_fails_the_queued_requests_of_a_real_slot_without_sending_them() -> None:
+    # fail_queued reads Scrapy's Slot.queue ((request, deferred) pairs) and transferring: this runs it on
+    # Scrapy's own Slot, so a change of either breaks here and not in a crawl
+    from scrapy import Request
+    from scrapy.core.downloader import Slot
+    from scrapy.utils.test import get_crawler
+    from twisted.internet.defer import Deferred
+
+    downloader = Downloader(get_crawler())
+    try:
+        slot = downloader.slots["a.example"] = Slot(concurrency=1, delay=0, jitter=0)
+        other = downloader.slots["b.example"] = Slot(concurrency=1, delay=0, jitter=0)
+        requests = [Request(f"http://a.example/{i}") for i in range(3)]
+        robots = Request("http://a.example/robots.txt", meta={"keep": True})
+        results: dict[str, object] = {}
+        for request in (*requests, robots):
+            done: Deferred = Deferred()
+            done.addBoth(lambda value, url=request.url: results.setdefault(url, value) and None)
+            slot.queue.append((request, done))
+        elsewhere: Deferred = Deferred()
+        elsewhere.addBoth(lambda value: results.setdefault("http://b.example/", value) and None)
+        other.queue.append((Request("http://b.example/"), elsewhere))
+        slot.transferring.add(Request("http://a.example/being-downloaded"))
+
+        failed = downloader.fail_queued(lambda r: None if r.meta.get("keep") else ValueError(r.url), "a.example")
+        assert failed == 3
+        assert [request for request, _ in slot.queue] == [robots]  # kept, still queued
+        assert [type(results[r.url].value) for r in requests] == [ValueError] * 3  # each one's own failure
+        assert len(other.queue) == 1  # another host's queue is not touched
+        assert downloader.downloads_in_progress() == 1
+        assert downloader.fail_queued(lambda r: ValueError(r.url)) == 2  # every slot's
+        assert not slot.queue and not other.queue
+    finally:
+        downloader.close()

@@ -14,11 +14,10 @@
   back-off with jitter (``transport_backoff_s``), so the retry waits for it. A response resets the count.
 - **A host that is down**: one that gives nothing but failures (no answer, 429/503 or another 5xx) for
   ``host_down_after_s`` (``host_down``) is given up for the rest of the crawl: its pages fail at once with
-  reason ``host_down`` (:class:`~boilerstrip.outcomes.HostDown`), the requests its pause held included.
-  The requests already past this middleware, queued in the host's download slot, are not sent whole: their
-  ``download_timeout`` (the meta key the download handler reads when it sends them) becomes
-  ``_GIVEN_UP_TIMEOUT_S``, so each fails at once and its retry fails as ``host_down`` here. Each waited
-  out a full timeout before, one after another: a site that hangs held the crawl 130 s past its give-up.
+  reason ``host_down`` (:class:`~boilerstrip.outcomes.HostDown`), the requests its pause held included,
+  and those already queued in its download slot are failed the same way without being sent
+  (:meth:`boilerstrip.core.downloader.Downloader.fail_queued`): each waited out the whole download timeout
+  before, one after another, on a site that accepts connections and never answers.
 
 The arithmetic lives in :mod:`boilerstrip.politeness`. Registered at 560 so its ``process_response``
 sees 429/503 before Scrapy's RetryMiddleware (550) and its ``process_request`` runs after robots (100).
@@ -30,7 +29,6 @@ import asyncio
 import logging
 import random
 import time
-import weakref
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -63,9 +61,6 @@ BACKOFF_UNTIL_STAT = "boilerstrip/politeness/backoff_until"
 HOST_DOWN_STAT = "boilerstrip/politeness/host_down"
 #: a request held by its host's pause looks again this often whether the host was given up or the crawl stops
 _HELD_CHECK_S = 1.0
-#: the download timeout a request of a given-up host gets when it is still queued in the host's slot: it is
-#: cancelled as soon as it is sent (the handler's timer), before any answer is waited for
-_GIVEN_UP_TIMEOUT_S = 0.001
 logger = logging.getLogger(__name__)
 
 #: meta key counting how often a request was retried after 429/503
@@ -89,9 +84,6 @@ class PolitenessMiddleware:
         self.transport_failures: dict[str, int] = {}  # slot key -> consecutive timeouts/resets/refusals
         self.streaks: dict[str, FailureStreak] = {}  # slot key -> failures of any kind since its last good answer
         self.down: dict[str, str] = {}  # slot key -> why it was given up (``host_down``)
-        # slot key -> the requests that went past process_request and are not answered yet (in the slot's
-        # queue or being downloaded): what a give-up cuts short
-        self.sent: dict[str, weakref.WeakSet[Request]] = {}
         self.random = random.Random()
         self.clock = time.monotonic  # how long a host's failures have lasted (a test gives its own)
 
@@ -177,23 +169,13 @@ class PolitenessMiddleware:
             await asyncio.sleep(min(wait, _HELD_CHECK_S))
         if key in self.down:
             raise HostDown(f"{key} given up for this crawl ({self.down[key]})")
-        sent = self.sent.get(key)
-        if sent is None:
-            sent = self.sent[key] = weakref.WeakSet()
-        sent.add(request)
         return None
-
-    def _answered(self, key: str, request: Request) -> None:
-        sent = self.sent.get(key)
-        if sent is not None:
-            sent.discard(request)
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
         if request.meta.get(KIND_META) == "robots":
             return response
         if response.status not in self.params.throttle_statuses:
             key = request.meta.get("download_slot") or self._slot_key(request)
-            self._answered(key, request)
             self.consecutive.pop(key, None)
             self.transport_failures.pop(key, None)
             if response.status >= 500:
@@ -205,7 +187,6 @@ class PolitenessMiddleware:
         pause = self._throttled(request, response)  # a no-op when response_downloaded already did it
         retries = int(request.meta.get(RETRIES_META, 0))
         key = request.meta.get("download_slot") or self._slot_key(request)
-        self._answered(key, request)
         if retries >= self.params.max_retries or request.meta.get("dont_retry") or key in self.down:
             stats.inc_value(f"boilerstrip/politeness/gave_up/http_{response.status}")
             logger.info("Giving up %s after %d retries (HTTP %d)", request.url, retries, response.status)
@@ -221,12 +202,9 @@ class PolitenessMiddleware:
     def process_exception(self, request: Request, exception: BaseException) -> None:
         """A timeout, reset or refused connection: pause the host before RetryMiddleware's retry."""
         reason = failure_reason(exception)
-        if request.meta.get(KIND_META) == "robots":
+        if request.meta.get(KIND_META) == "robots" or reason not in TRANSPORT_FAILURES or request.meta.get("dont_retry"):
             return None
         key = request.meta.get("download_slot") or self._slot_key(request)
-        self._answered(key, request)
-        if reason not in TRANSPORT_FAILURES or request.meta.get("dont_retry"):
-            return None
         if self._failed(key, reason):
             return None  # given up: RetryMiddleware's retry fails in process_request, at once
         consecutive = self.transport_failures.get(key, 0) + 1
@@ -276,12 +254,13 @@ class PolitenessMiddleware:
         logger.warning("%s gave %s: given up for the rest of this crawl, its pages fail as host_down "
                        "(the next crawl fetches them)", key, why)
         # its pause ends now: the requests it held fail at once instead of waiting it out, and those queued in
-        # its slot are cut short when the slot sends them (the ones being downloaded keep their timeout)
+        # its slot are not sent (the ones being downloaded keep their timeout)
         self.paused_until.pop(key, None)
-        for queued in self.sent.pop(key, ()):
-            queued.meta["download_timeout"] = _GIVEN_UP_TIMEOUT_S
-        saved = self._saved_delays.pop(key, None)
         downloader = self._downloader()
+        fail_queued = getattr(downloader, "fail_queued", None)  # boilerstrip's DOWNLOADER
+        if fail_queued is not None:
+            fail_queued(lambda request: HostDown(f"{key} given up for this crawl ({why})"), key)
+        saved = self._saved_delays.pop(key, None)
         slot = downloader.slots.get(key) if downloader is not None else None
         if slot is not None and saved is not None:
             slot.delay, slot.jitter = saved

@@ -357,7 +357,12 @@ class SiteSpider(Spider):
         request = failure.request
         exc = failure.value
         if isinstance(exc, CrawlStopping):
-            return  # let go as the crawl stops: not settled (the ledger lists it; --resume fetches it)
+            # let go as the crawl stops: not settled (the ledger lists it; --resume fetches it). Scrapy's JOBDIR
+            # pause keeps the scheduler's queue, not the requests that left it: the page goes back in (the
+            # engine sends nothing more once it is closing), so the next run with the same JOBDIR fetches it
+            if self.settings.get("JOBDIR"):
+                self.crawler.engine.crawl(request.replace(dont_filter=True))
+            return
         if isinstance(exc, Filtered):
             report_filtered(self.crawler, request, exc.reason, exc.detail)
         elif isinstance(exc, IgnoreRequest) and not isinstance(exc, HttpError):
