@@ -162,6 +162,62 @@ def test_a_file_where_a_folder_belongs_or_the_reverse_is_refused_before_any_work
     assert list((tmp_path / "adir").iterdir()) == []
 
 
+def test_a_file_of_urls_given_as_a_url_is_refused_with_the_option_that_reads_it(tmp_path) -> None:
+    # "boilerstrip crawl urls.txt" crawled https://urls.txt/: a minute of DNS retries, then robots_unreachable
+    (tmp_path / "urls.txt").write_text("http://127.0.0.1:9/\n", encoding="utf-8")
+    proc = cli("crawl", "urls.txt", "-o", "out.jsonl", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "'urls.txt' is a file here, not a site: to crawl the URLs it lists, pass --urls urls.txt" in one_line(
+        proc, "crawl")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["urls.txt"]
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "No such file or directory"),
+    ("# nothing but a comment\n\n", "lists no URL"),
+    ("http://127.0.0.1:9/a\nhttp://127.0.0.1:9/b c\n", "line 2: expected one URL a line"),
+    ("http://127.0.0.1:9/\nftp://127.0.0.1/x\n", "not an http(s) URL: 'ftp://127.0.0.1/x'"),
+    (b"\xff\xfe\x00h", "is not UTF-8 text"),
+])
+def test_a_bad_urls_file_is_refused_before_anything_is_written(tmp_path, content, message) -> None:
+    listed = tmp_path / "in" / "urls.txt"
+    listed.parent.mkdir()
+    if isinstance(content, bytes):
+        listed.write_bytes(content)
+    elif content is not None:
+        listed.write_text(content, encoding="utf-8")
+    proc = cli("crawl", "--urls", str(listed), "-o", str(tmp_path / "out" / "o.jsonl"), cwd=tmp_path)
+    assert proc.returncode == 2 and message in one_line(proc, "crawl"), proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_crawl_and_a_job_take_their_start_urls_from_a_file(serve, tmp_path) -> None:
+    from _crawlsite import FAST, page
+    from conftest import read_jsonl
+
+    def site(name: str, n: int) -> dict:  # (pages of the same text on two sites would be duplicates)
+        links = [f"/p{i}" for i in range(1, n + 1)]
+        text = f"The {name} site's own page. " * 8
+        return {"/": page(f"{name} home", links, text), **{h: page(f"{name} {h}", ["/"], text + h) for h in links}}
+
+    one, two = serve(routes=site("first", 2)), serve(routes=site("second", 1))
+    listed = tmp_path / "urls.txt"
+    # a comment, a blank line, a byte order mark (Windows editors), a bare local host and a repeat
+    listed.write_text(f"\ufeff# the sites\n\n{one.url}/\n{two.url.split('://')[1]}/\n{one.url}/\n", encoding="utf-8")
+    out = tmp_path / "o.jsonl"
+    proc = cli("crawl", "--urls", str(listed), "-o", str(out), *FAST, cwd=tmp_path, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert {r["url"] for r in read_jsonl(out)} == {f"{one.url}/", f"{one.url}/p1", f"{one.url}/p2",
+                                                    f"{two.url}/", f"{two.url}/p1"}
+
+    env = schedule_env(tmp_path)
+    add = cli("schedule", "add", "sites", "--urls", str(listed), "--every", "1d", "-o", str(tmp_path / "runs"),
+              cwd=tmp_path, env=env)
+    assert add.returncode == 0, add.stderr
+    job = json.loads((tmp_path / "xdg" / "boilerstrip" / "schedule.json").read_text(encoding="utf-8"))["jobs"]["sites"]
+    assert job["urls"] == [f"{one.url}/", f"{two.url}/"]  # the file read once, at add: each URL once
+
+
 def test_resume_with_nothing_to_resume_says_it_starts_a_new_crawl(tmp_path) -> None:
     # a typo in -o with --resume started a new crawl in silence, which looked like a resumed one gone wrong
     out = tmp_path / "o.jsonl"

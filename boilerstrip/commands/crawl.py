@@ -43,7 +43,8 @@ from boilerstrip.safety.addresses import address_refusal, parse_ip_literal
 from boilerstrip.state import StateParams, crawl_layout, resolve_state_dir
 
 
-__all__ = ["HELP", "add_arguments", "add_crawl_options", "run", "complete_bare_hosts", "check_output"]
+__all__ = ["HELP", "add_arguments", "add_crawl_options", "add_urls_option", "run", "complete_bare_hosts", "check_output",
+           "start_urls_of"]
 
 HELP = "Crawl one or more sites politely and write one JSON line per page."
 
@@ -51,6 +52,7 @@ HELP = "Crawl one or more sites politely and write one JSON line per page."
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("urls", nargs="*", metavar="URL", help="start URL(s); each one's site is crawled")
     parser.add_argument("-o", "--output", metavar="OUT.jsonl", help="the JSONL file to write (overwritten)")
+    add_urls_option(parser)
     parser.add_argument("--state", metavar="DIR", help="the state folder a recurring crawl remembers its pages in "
                         "(BOILERSTRIP_STATE_DIR; default: .boilerstrip-state next to the output)")
     add_crawl_options(parser)
@@ -93,9 +95,53 @@ def add_crawl_options(parser: argparse.ArgumentParser, resume: bool = True) -> N
     parser.add_argument("--log-level", default="WARNING", metavar="LEVEL", help="Scrapy log level (default WARNING)")
 
 
+def add_urls_option(parser: argparse.ArgumentParser) -> None:
+    """``--urls FILE``, shared with ``boilerstrip schedule add``."""
+    parser.add_argument("--urls", dest="url_files", action="append", default=[], metavar="FILE",
+                        help="also the start URLs listed in FILE, one a line (blank lines and # comments skipped; "
+                             "- for stdin; repeatable)")
+
+
 # -- checks ----------------------------------------------------------------------------------------------
 #: a host name or address with an optional port and path, and no scheme: ``example.org``, ``docs.example.org/guide``
 _BARE_HOST = re.compile(r"^(?:localhost|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?(?:[/?#]\S*)?$")
+
+
+def start_urls_of(args: argparse.Namespace) -> list[str]:
+    """The start URLs of the command line: its URL arguments, then those of each ``--urls`` file, each once. UsageError
+    for a file that cannot be read or lists no URL, naming it."""
+    urls = list(args.urls or ())
+    for name in getattr(args, "url_files", None) or ():
+        urls += _listed_urls(name)
+    return list(dict.fromkeys(urls))  # a URL listed twice is one start URL
+
+
+def _listed_urls(name: str) -> list[str]:
+    """The URLs a ``--urls`` file lists: one a line, blank lines and lines starting with # left out."""
+    if "://" in name:
+        raise UsageError(f"--urls {name!r} is a URL; it takes a file on this machine (start URLs go as arguments)")
+    try:
+        if name == "-":
+            text = sys.stdin.read()
+        else:
+            text = Path(name).expanduser().read_text(encoding="utf-8-sig")
+    except IsADirectoryError:
+        raise UsageError(f"--urls {name!r} is a folder: expected a file of URLs, one a line") from None
+    except OSError as exc:
+        raise UsageError(f"--urls {name!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--urls {name!r} is not UTF-8 text: expected a file of URLs, one a line") from None
+    urls = []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if any(character.isspace() for character in line):
+            raise UsageError(f"--urls {name!r}, line {number}: expected one URL a line, got {line[:120]!r}")
+        urls.append(line)
+    if not urls:
+        raise UsageError(f"--urls {name!r} lists no URL (one a line; blank lines and # comments are skipped)")
+    return urls
 
 
 def complete_bare_hosts(urls: list[str]) -> tuple[list[str], list[str]]:
@@ -108,6 +154,10 @@ def complete_bare_hosts(urls: list[str]) -> tuple[list[str], list[str]]:
     notes: list[str] = []
     for url in urls:
         text = str(url).strip()
+        if "://" not in text and _BARE_HOST.match(text) and Path(text).expanduser().is_file():
+            # "crawl urls.txt" crawled https://urls.txt/ (a minute of DNS retries, then robots_unreachable)
+            raise UsageError(f"{text!r} is a file here, not a site: to crawl the URLs it lists, pass --urls {text} "
+                             f"(or write the site as https://{text}/)")
         if "://" not in text and _BARE_HOST.match(text):
             local = _is_local_host(text)
             scheme = "http" if local else "https"
@@ -156,8 +206,9 @@ def check_output(path: str | None) -> Path:
 def run(args: argparse.Namespace) -> int:
     note_early_signals()
     try:
+        args.urls = start_urls_of(args)
         if not args.urls:
-            raise UsageError("no start URL: boilerstrip crawl URL [URL ...] -o OUT.jsonl")
+            raise UsageError("no start URL: boilerstrip crawl URL [URL ...] -o OUT.jsonl (or --urls FILE)")
         from boilerstrip.spiders.site import parse_start_urls  # Scrapy: loaded for a crawl, not for the CLI's parser
 
         args.urls, notes = complete_bare_hosts(list(args.urls))

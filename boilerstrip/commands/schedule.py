@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from boilerstrip.atomicfile import OutputBusy, output_lock
-from boilerstrip.commands.crawl import add_crawl_options, complete_bare_hosts
+from boilerstrip.commands.crawl import add_crawl_options, add_urls_option, complete_bare_hosts, start_urls_of
 from boilerstrip.run import UsageError, build_settings, check_state_dir, count_option
 from boilerstrip.schedule.jobs import JobError, JobStore, ScheduledJob, check_name, default_store, parse_every
 from boilerstrip.state.layout import STATE_FOLDER
@@ -45,7 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub.required = True
     add = sub.add_parser("add", help="add a job", description="Add a recurring crawl job.")
     add.add_argument("name", metavar="NAME", help="the job's name (its runs go to DIR/NAME/)")
-    add.add_argument("urls", nargs="+", metavar="URL", help="start URL(s)")
+    add.add_argument("urls", nargs="*", metavar="URL", help="start URL(s)")
+    add_urls_option(add)
     when = add.add_mutually_exclusive_group(required=True)
     when.add_argument("--every", metavar="INTERVAL", help="run every INTERVAL: 90s, 15m, 6h, 1d, 2w")
     when.add_argument("--cron", metavar="EXPR", help='run at the times of a five-field cron expression, UTC ("0 3 * * *")')
@@ -109,6 +110,9 @@ def _add(args: argparse.Namespace, store: JobStore) -> int:
     if args.state:
         check_state_dir(args.state)
 
+    args.urls = start_urls_of(args)
+    if not args.urls:
+        raise UsageError("no start URL: boilerstrip schedule add NAME URL [URL ...] (or --urls FILE)")
     args.urls, notes = complete_bare_hosts(list(args.urls))
     for note in notes:
         print(f"boilerstrip schedule: {note}", file=sys.stderr)
