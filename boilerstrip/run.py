@@ -424,7 +424,12 @@ def _crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, s
     unreachable = unreachable_start_urls(out, spider_kwargs.get("start_urls") or [])
     if unreachable:
         listed = ", ".join(f"{url} ({reason})" for url, reason in unreachable[:5])
-        say(f"no start URL could be reached, nothing written: {listed}", prog)
+        hint = ""
+        if any("refused:private_address" in reason for _url, reason in unreachable):
+            # (a dev server's 127.0.0.1 -> localhost redirect: only the start URLs' own origins are allowed)
+            hint = ("; it redirected to a private or loopback address other than the start URL's: "
+                    "--allow-private HOST:PORT allows it")
+        say(f"no start URL could be reached, nothing written: {listed}{hint}", prog)
         return 1
     code = 0
     missed = browser_misses(stats or {})

@@ -218,6 +218,35 @@ def test_a_crawl_and_a_job_take_their_start_urls_from_a_file(serve, tmp_path) ->
     assert job["urls"] == [f"{one.url}/", f"{two.url}/"]  # the file read once, at add: each URL once
 
 
+def test_a_start_url_redirected_to_another_local_name_says_how_to_allow_it(serve, tmp_path) -> None:
+    # a development server that sends 127.0.0.1 to localhost: the redirect is refused (only the start URLs'
+    # own origins are allowed among private addresses), and the last line said only redirect_refused
+    from _crawlsite import FAST, page
+    from conftest import Reply, read_jsonl
+
+    server = serve(routes={})
+    port = server.url.rsplit(":", 1)[1]
+
+    def by_host(reply):
+        def answer(path: str, headers: dict) -> Reply:
+            if (headers.get("Host") or headers.get("host") or "").startswith("127.0.0.1"):
+                return Reply(301, b"", (("Location", f"http://localhost:{port}{path}"),))
+            return reply
+        return answer
+
+    text = "A page of the development server, with a few sentences of its own. " * 6
+    server.routes.update({"/": by_host(page("home", ["/a"], text)), "/a": by_host(page("a", ["/"], text + " a")),
+                          "/robots.txt": by_host(Reply(404, b""))})
+    out = tmp_path / "o.jsonl"
+    proc = cli("crawl", f"{server.url}/", "-o", str(out), *FAST, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "redirect_refused:private_address); it redirected to a private or loopback address other than the " \
+           "start URL's: --allow-private HOST:PORT allows it" in proc.stderr.strip().splitlines()[-1], proc.stderr[-2000:]
+    proc = cli("crawl", f"{server.url}/", "-o", str(out), *FAST, "--allow-private", f"localhost:{port}", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert {r["url"] for r in read_jsonl(out)} == {f"{server.url}/", f"http://localhost:{port}/a"}
+
+
 def test_resume_with_nothing_to_resume_says_it_starts_a_new_crawl(tmp_path) -> None:
     # a typo in -o with --resume started a new crawl in silence, which looked like a resumed one gone wrong
     out = tmp_path / "o.jsonl"
