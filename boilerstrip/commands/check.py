@@ -23,7 +23,7 @@ from boilerstrip.items import complete_record
 from boilerstrip.finishing.base import EMPTY, FinishContext, count_lines, read_jsonl, records_file_problem
 from boilerstrip.finishing.steps import PassProgress, ProgressTicker
 
-HELP = "judge a crawl's JSONL per site: repeated lines, navigation words, first paragraphs, empty pages"
+HELP = "Judge a crawl's JSONL per site: repeated lines, navigation words, first paragraphs, empty pages."
 
 __all__ = ["HELP", "add_arguments", "run"]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from boilerstrip.finishing.steps import ProgressTicker
 
-HELP = "cut a crawl's pages into chunks for retrieval, with IDs that survive a recrawl (--state: new/unchanged/removed)"
+HELP = "Cut a crawl's pages into chunks for retrieval, with IDs that survive a recrawl (--state: new/unchanged/removed)."
 
 __all__ = ["HELP", "add_arguments", "run", "add_chunk_options", "chunk_settings", "run_chunks", "ChunkUsageError"]
 

@@ -23,7 +23,7 @@ from boilerstrip.finishing.base import count_lines, refused_records_input
 from boilerstrip.finishing.steps import PassProgress, ProgressTicker
 from boilerstrip.state import SqliteState, crawl_layout
 
-HELP = "re-clean a crawl's JSONL with the final per-site template model and drop duplicate pages"
+HELP = "Re-clean a crawl's JSONL with the final per-site template model and drop duplicate pages."
 
 __all__ = ["HELP", "add_arguments", "run", "default_report_dir"]
 

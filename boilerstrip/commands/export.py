@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-HELP = "export crawls' JSONL as a deduplicated dataset for AI training (Parquet shards, excluded.jsonl, card)"
+HELP = "Export crawls' JSONL as a deduplicated dataset for AI training (Parquet shards, excluded.jsonl, card)."
 
 __all__ = ["HELP", "add_arguments", "run"]
 

@@ -22,7 +22,7 @@ import zlib
 from boilerstrip.config import ConfigError, params_from_settings, unknown_settings
 from boilerstrip.extraction import ExtractionParams, extract
 
-HELP = "print the main content of saved HTML files (plain or .gz; - for stdin; a folder for its HTML files)"
+HELP = "Print the main content of saved HTML files (plain or .gz; - for stdin; a folder for its HTML files)."
 
 __all__ = ["HELP", "add_arguments", "run", "read_html_file", "html_files_in"]
 
