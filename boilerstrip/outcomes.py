@@ -122,6 +122,8 @@ def failure_reason(failure: Any) -> str:
         if isinstance(tagged, str):
             return tagged
         cause = cause.__cause__ or cause.__context__
+    if _tls_failed(exc):
+        return "tls_error"  # no TLS handshake: a server that speaks plain HTTP on that port, or no TLS it shares
     message = str(exc)
     name = type(exc).__name__
     if name == "DownloadCancelledError" and "max size" in message:
@@ -149,3 +151,18 @@ def failure_reason(failure: Any) -> str:
         "IgnoreRequest": "ignored",
     }
     return known.get(name, name.lower())
+
+
+def _tls_failed(exc: Any) -> bool:
+    """Did the download fail in the TLS handshake (an ``OpenSSL.SSL.Error`` among the reasons Twisted's HTTP
+    client gives, under Scrapy's ``DownloadFailedError``)?"""
+    cause = exc
+    for _ in range(4):
+        if cause is None:
+            return False
+        for reason in getattr(cause, "reasons", None) or ():
+            kind = getattr(reason, "type", None)
+            if kind is not None and getattr(kind, "__module__", "").startswith("OpenSSL"):
+                return True
+        cause = cause.__cause__ or cause.__context__
+    return False

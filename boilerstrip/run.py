@@ -429,6 +429,10 @@ def _crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, s
             # (a dev server's 127.0.0.1 -> localhost redirect: only the start URLs' own origins are allowed)
             hint = ("; it redirected to a private or loopback address other than the start URL's: "
                     "--allow-private HOST:PORT allows it")
+        tls = [url for url, reason in unreachable if reason.endswith("tls_error") and url.startswith("https://")]
+        if tls:
+            hint += (f"; no TLS handshake with {tls[0]}: if the server speaks plain HTTP there, give "
+                     f"http://{tls[0][len('https://'):]}")
         say(f"no start URL could be reached, nothing written: {listed}{hint}", prog)
         return 1
     code = 0

@@ -247,6 +247,25 @@ def test_a_start_url_redirected_to_another_local_name_says_how_to_allow_it(serve
     assert {r["url"] for r in read_jsonl(out)} == {f"{server.url}/", f"http://localhost:{port}/a"}
 
 
+def test_https_to_a_plain_http_server_ends_at_once_and_says_to_give_http(serve, tmp_path) -> None:
+    # https:// to a development server that speaks plain HTTP: robots.txt was fetched three times a minute
+    # apart (68 s with polite) and the last line said only robots_unreachable: response_failed
+    import time
+
+    from _crawlsite import small_site
+
+    server = serve(routes=small_site(n=1))
+    https = server.url.replace("http://", "https://") + "/"
+    started = time.monotonic()
+    proc = cli("crawl", https, "-o", str(tmp_path / "o.jsonl"), cwd=tmp_path)  # the polite profile
+    took = time.monotonic() - started
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert f"{https} (filtered:robots_unreachable: tls_error); no TLS handshake with {https}: if the server " \
+           f"speaks plain HTTP there, give {server.url}/" in last, last
+    assert took < 50, took  # no re-fetch a minute later (each robots.txt fetch is refused in milliseconds)
+
+
 def test_resume_with_nothing_to_resume_says_it_starts_a_new_crawl(tmp_path) -> None:
     # a typo in -o with --resume started a new crawl in silence, which looked like a resumed one gone wrong
     out = tmp_path / "o.jsonl"

@@ -158,8 +158,11 @@ class Rfc9309RobotsMiddleware:
                 verdict = RobotsVerdict("disallow_all", "robots_unreachable", detail=detail)
                 body = b""
             except Exception as exc:  # noqa: BLE001 - any failure means "unreachable", never allow-all
-                verdict = RobotsVerdict("disallow_all", "robots_unreachable", detail=failure_reason(exc))
+                detail = failure_reason(exc)
+                verdict = RobotsVerdict("disallow_all", "robots_unreachable", detail=detail)
                 body = b""
+                # no TLS handshake (https:// to a plain-HTTP server): the same in a minute, so no re-fetch
+                refused_for_good = detail == "tls_error"
             else:
                 verdict = robots_verdict_for_status(response.status, redirects, self.params)
                 body = response.body
