@@ -23,9 +23,39 @@ from typing import IO, Any
 
 __all__ = ["FILE_MODE", "atomic_open", "fsync_dir", "atomic_write_lines", "atomic_write_json", "append_line",
            "read_whole_lines", "iter_whole_lines", "record_url", "written_urls", "OutputBusy", "output_lock",
-           "output_writer"]
+           "output_writer", "WRITE_ERRNO_STAT", "FEED_STORE_FAILED_STAT", "write_error_advice", "errno_name"]
 
 logger = logging.getLogger(__name__)
+
+
+#: stat: the errno name (``ENOSPC``, ``ENOENT``...) of the first write error that stopped a crawl: what the
+#: advice at its end (:func:`write_error_advice`) is chosen by
+WRITE_ERRNO_STAT = "boilerstrip/write_error/errno"
+#: stat: the part file the crawl-safe feed could not move into place when the crawl ended (its folder gone)
+FEED_STORE_FAILED_STAT = "boilerstrip/feeds/store_failed"
+
+
+def write_error_advice(error: BaseException | str | None) -> str:
+    """What to do after a write error stopped a crawl, by its cause (an OSError or its errno name): free space
+    for a full disk, and in every case but a removed folder the same command with ``--resume``. "Free space"
+    was the advice for every cause: a folder removed during the crawl took its part file and journal along,
+    so ``--resume`` had nothing to go on."""
+    name = error if isinstance(error, str) or error is None else errno_name(error)
+    if name == "ENOENT":
+        return "its folder was removed or moved while the crawl ran, and what it had written with it: run the command again"
+    if name in ("EACCES", "EPERM", "EROFS"):
+        return "the folder stopped taking writes (permissions, a read-only file system): fix that, then the same command with --resume"
+    if name in (None, "ENOSPC", "EDQUOT", "EFBIG"):  # (EFBIG: a file size limit, ulimit -f)
+        return "free space, then the same command with --resume"
+    return f"fix the cause ({name}), then the same command with --resume"
+
+
+def errno_name(error: BaseException) -> str | None:
+    """The errno name of an OSError (``ENOSPC``), or None."""
+    import errno
+
+    code = getattr(error, "errno", None)
+    return errno.errorcode.get(code) if isinstance(code, int) else None
 
 
 def _read_umask() -> int:

@@ -31,6 +31,8 @@ from scrapy.exporters import JsonLinesItemExporter
 from scrapy.utils.python import to_bytes
 
 from boilerstrip.atomicfile import (
+    FEED_STORE_FAILED_STAT,
+    WRITE_ERRNO_STAT,
     append_line,
     atomic_write_json,
     atomic_write_lines,
@@ -38,6 +40,8 @@ from boilerstrip.atomicfile import (
     iter_whole_lines,
     read_whole_lines,
     record_url,
+    write_error_advice,
+    errno_name,
     written_urls,
 )
 from boilerstrip.config import params_from_settings
@@ -206,13 +210,16 @@ class CrashSafeFeedStorage:
         self.paths = output_paths(path)
         self.params = params or FeedParams()
         self.file: _PartFile | None = None
+        self.stats: Any = None  # the crawl's (from_crawler): a rename that fails is recorded there
 
     @classmethod
     def from_crawler(cls, crawler: Any, uri: str, *, feed_options: dict[str, Any] | None = None) -> CrashSafeFeedStorage:
         params = params_from_settings(crawler.settings, "feeds", FeedParams)
         if not params.resume and resume_requested(crawler.settings):
             params = dataclasses.replace(params, resume=True)
-        return cls(uri, feed_options=feed_options, params=params)
+        storage = cls(uri, feed_options=feed_options, params=params)
+        storage.stats = crawler.stats
+        return storage
 
     def open(self, spider: Any) -> _PartFile:
         paths = self.paths
@@ -237,7 +244,17 @@ class CrashSafeFeedStorage:
             # not renamed: OUT.jsonl.part says "incomplete", and --resume appends to it
             logger.error("feeds: %s is incomplete after a write error (%s); run again with --resume", self.paths.part, file.failed)
             return
-        os.replace(self.paths.part, self.paths.final)
+        try:
+            os.replace(self.paths.part, self.paths.final)
+        except OSError as exc:
+            # its folder removed or moved during the crawl: one line, and the run fails (Scrapy's feed export
+            # logged a traceback and the crawl said finished, with no output anywhere)
+            logger.error("feeds: cannot move %s into place (%s); %s", self.paths.part, exc, write_error_advice(exc))
+            if self.stats is not None:
+                self.stats.set_value(FEED_STORE_FAILED_STAT, str(self.paths.final))
+                if self.stats.get_value(WRITE_ERRNO_STAT) is None:
+                    self.stats.set_value(WRITE_ERRNO_STAT, errno_name(exc))
+            return
         fsync_dir(self.paths.final.parent)
         logger.info("feeds: %s complete (%d records written by this run, %d skipped as already written)", self.paths.final, file.written, file.skipped)
 
@@ -350,8 +367,11 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
         first = not self._stopping
         if first:
             self._stopping = True
-            logger.error("feeds: cannot write %s (%s): stopping the crawl; run the same command with --resume",
-                         getattr(getattr(self.file, "paths", None), "part", "the output"), exc)  # fmt: skip
+            logger.error("feeds: cannot write %s (%s): stopping the crawl; %s",
+                         getattr(getattr(self.file, "paths", None), "part", "the output"), exc,
+                         write_error_advice(exc))  # fmt: skip
+            if self.crawler is not None and self.crawler.stats.get_value(WRITE_ERRNO_STAT) is None:
+                self.crawler.stats.set_value(WRITE_ERRNO_STAT, errno_name(exc))
         try:
             self._dead_letter_line(url, WRITE_ERROR, exc)
         except OSError:

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from boilerstrip.atomicfile import OutputBusy, output_lock
+from boilerstrip.atomicfile import FEED_STORE_FAILED_STAT, WRITE_ERRNO_STAT, OutputBusy, output_lock, write_error_advice
 from boilerstrip.config import ConfigError, is_params_hook, params_from_settings, stack_params_hooks, unknown_settings
 from boilerstrip.items import RECORD_FIELDS
 from boilerstrip.ledger import read_ledger
@@ -55,13 +55,14 @@ def say(message: str, prog: str = PROG) -> None:
     print(f"{prog}: {message}", file=sys.stderr, flush=True)
 
 
-def stopped_early(reason: str, hint: bool = True) -> str:
+def stopped_early(reason: str, hint: bool = True, write_errno: str | None = None) -> str:
     """The line of a crawl that did not finish, with what to do next (``hint``): the same command with
-    ``--resume`` goes on from where it stopped (after freeing space, for a write error)."""
+    ``--resume`` goes on from where it stopped (for a write error, after what its cause ``write_errno``
+    asks: :func:`boilerstrip.atomicfile.write_error_advice`)."""
     if not hint:
         return f"stopped early ({reason})"
     if reason == "write_error":
-        return f"stopped early ({reason}); free space, then the same command with --resume"
+        return f"stopped early ({reason}); {write_error_advice(write_errno)}"
     return f"stopped early ({reason}); the same command with --resume goes on from where it stopped"
 
 
@@ -369,11 +370,13 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = N
     stats = crawler.stats.get_stats() if crawler.stats is not None else {}
     if outcome.get("reason") != "finished":
         # a second signal stops the reactor before the spider closes: no reason of Scrapy's then
-        say(stopped_early(outcome.get("reason") or (f"{shutdown.killed} twice" if shutdown.killed else "unknown")), prog)
+        say(stopped_early(outcome.get("reason") or (f"{shutdown.killed} twice" if shutdown.killed else "unknown"),
+                          write_errno=stats.get(WRITE_ERRNO_STAT)), prog)
         return 1, stats
-    if stats.get("boilerstrip/ledger/write_failed"):  # a full disk as the crawl ended
-        say(f"cannot write {stats['boilerstrip/ledger/write_failed']}; free space, then the same command with --resume",
-            prog)
+    # a full disk (or a folder removed) as the crawl ended: the ledger, or the output's rename into place
+    unwritten = stats.get("boilerstrip/ledger/write_failed") or stats.get(FEED_STORE_FAILED_STAT)
+    if unwritten:
+        say(f"cannot write {unwritten}; {write_error_advice(stats.get(WRITE_ERRNO_STAT))}", prog)
         return 1, stats
     if stats.get("boilerstrip/ledger/mismatch"):
         # the ledger did not reconcile (a URL never settled, or settled twice): an error, not a log line

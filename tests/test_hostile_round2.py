@@ -172,6 +172,9 @@ def test_a_full_disk_under_the_ledger_and_the_state_is_one_line_each_and_stops_t
         def set_value(self, key, value) -> None:
             self[key] = value
 
+        def get_value(self, key, default=None):
+            return self.get(key, default)
+
     class Crawler:
         engine = Engine()
         stats = Stats()
@@ -194,6 +197,8 @@ def test_a_full_disk_under_the_ledger_and_the_state_is_one_line_each_and_stops_t
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and "stopping the crawl" in errors[0] and "--resume" in errors[0], errors
     assert crawler.engine.closed == ["write_error"] and crawler.stats["boilerstrip/ledger/write_errors"] == 1
+    assert "free space, then the same command with --resume" in errors[0]
+    assert crawler.stats["boilerstrip/write_error/errno"] == "ENOSPC"  # what the run's last line advises by
 
     class FullState:
         templates = None
@@ -208,6 +213,41 @@ def test_a_full_disk_under_the_ledger_and_the_state_is_one_line_each_and_stops_t
         pipeline.close_spider()  # raised into Scrapy's close before
     assert pipeline.state is None
     assert ["database or disk is full" in r.getMessage() for r in caplog.records] == [True]
+
+
+def test_an_output_folder_removed_during_the_crawl_fails_the_run_with_one_line_that_says_so(tmp_path, caplog) -> None:
+    # found by removing the output folder while a crawl ran: Scrapy's feed export logged a traceback for the
+    # part file's rename, and every message said "free space, then --resume" (the part file and the journal
+    # were gone with the folder: nothing to resume)
+    import logging
+    import shutil
+
+    from boilerstrip.atomicfile import FEED_STORE_FAILED_STAT, WRITE_ERRNO_STAT, write_error_advice
+    from boilerstrip.feeds import CrashSafeFeedStorage
+    from boilerstrip.run import stopped_early
+
+    class Stats(dict):
+        def set_value(self, key, value) -> None:
+            self[key] = value
+
+        def get_value(self, key, default=None):
+            return self.get(key, default)
+
+    out = tmp_path / "out" / "o.jsonl"
+    storage = CrashSafeFeedStorage(str(out))
+    storage.stats = Stats()
+    part = storage.open(spider=None)
+    part.write(b'{"url": "http://a.example/"}\n')
+    shutil.rmtree(out.parent)
+    with caplog.at_level(logging.ERROR):
+        storage.store(part)  # raised FileNotFoundError into Scrapy's feed export (a traceback)
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "cannot move" in errors[0] and "its folder was removed or moved" in errors[0], errors
+    assert storage.stats == {FEED_STORE_FAILED_STAT: str(out), WRITE_ERRNO_STAT: "ENOENT"}
+    assert "--resume" not in write_error_advice("ENOENT")
+    assert stopped_early("write_error", write_errno="ENOENT").endswith("what it had written with it: run the command again")
+    assert stopped_early("write_error", write_errno="ENOSPC").endswith("free space, then the same command with --resume")
+    assert stopped_early("write_error").endswith("free space, then the same command with --resume")
 
 
 # -- 4. a truncated or corrupt gzip body ------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from typing import Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from boilerstrip.atomicfile import append_line, atomic_write_json
+from boilerstrip.atomicfile import WRITE_ERRNO_STAT, append_line, atomic_write_json, errno_name, write_error_advice
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.feeds import WRITE_ERROR, export_failed, resume_requested
 from boilerstrip.ledger import (
@@ -193,8 +193,10 @@ class LedgerExtension:
             # every later URL before); the ledger keeps its lines in memory and writes them whole at the end
             self._journal_failed = True
             self._inc("write_errors")
-            logger.error("ledger: cannot write %s (%s): stopping the crawl; free space, then the same command with "
-                         "--resume", self.journal.layout.ledger_journal, exc)
+            logger.error("ledger: cannot write %s (%s): stopping the crawl; %s", self.journal.layout.ledger_journal,
+                         exc, write_error_advice(exc))
+            if self.stats is not None and self.stats.get_value(WRITE_ERRNO_STAT) is None:
+                self.stats.set_value(WRITE_ERRNO_STAT, errno_name(exc))
             engine = getattr(self.crawler, "engine", None)
             if engine is not None:
                 from scrapy.utils.defer import deferred_from_coro
