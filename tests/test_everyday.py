@@ -378,6 +378,25 @@ def test_check_reads_a_record_after_a_byte_order_mark(tmp_path) -> None:
     assert "a.example" in proc.stdout and "(1 pages" in proc.stdout
 
 
+def test_check_and_chunk_of_records_written_without_text_say_so(tmp_path) -> None:
+    # a crawl written with --fields url,title: check judged every page empty ("fail empty_pages", exit 0) and
+    # chunk said the file was not a crawl's records
+    path = tmp_path / "lean.jsonl"
+    path.write_text("".join(json.dumps({"url": f"https://a.example/{i}", "title": f"Page {i}"}) + "\n"
+                            for i in range(3)), encoding="utf-8")
+    proc = cli("check", str(path), "--json", str(tmp_path / "report.json"))
+    assert proc.returncode == 2
+    assert "hold no text or markdown (a crawl written with --fields that leaves them out?): nothing to judge" in \
+        one_line(proc, "check")
+    assert not (tmp_path / "report.json").exists()
+    proc = cli("chunk", str(path), "-o", str(tmp_path / "chunks.jsonl"))
+    assert proc.returncode == 2 and "a crawl written with --fields that leaves them out" in one_line(proc, "chunk")
+    # one page with text among them is judged as before
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(RECORD) + "\n")
+    assert cli("check", str(path)).returncode == 0
+
+
 # -- export: one bad record never sinks the export ------------------------------------------------------------
 def rows(folder: Path) -> list[dict]:
     return [json.loads(line) for shard in sorted((folder / "data").glob("*.jsonl"))

@@ -45,7 +45,8 @@ def record_kind(record: Any) -> str:
             return TOMBSTONE
         if change == UNSEEN:
             return UNSEEN
-        raise NotCrawlRecord("neither markdown nor text (not a page of boilerstrip crawl)")
+        raise NotCrawlRecord("neither markdown nor text (a crawl written with --fields that leaves them out, "
+                             "or not a page of boilerstrip crawl)")
     for key in ("markdown", "text"):
         if record.get(key) is not None and not isinstance(record.get(key), str):
             raise NotCrawlRecord(f"{key} is not a string")

@@ -22,6 +22,7 @@ from boilerstrip.config import ConfigError, params_from_settings, unknown_settin
 from boilerstrip.items import complete_record
 from boilerstrip.finishing.base import EMPTY, FinishContext, count_lines, read_jsonl, records_file_problem
 from boilerstrip.finishing.steps import PassProgress, ProgressTicker
+from boilerstrip.recrawl import TOMBSTONES
 
 HELP = "Judge a crawl's JSONL per site: repeated lines, navigation words, first paragraphs, empty pages."
 
@@ -71,12 +72,23 @@ def run(args: argparse.Namespace) -> int:
     progress = PassProgress(total=count_lines(path), phase="reading records", label="check")
     ticker = ProgressTicker(progress)  # a line every few seconds: a large crawl takes minutes
 
+    seen = {"pages": 0, "textless": 0}
+
     def counted() -> Iterator[dict[str, Any]]:
         for progress.done, record in enumerate(read_jsonl(path, context), 1):
-            yield complete_record(record)
+            if isinstance(record, dict) and record.get("url") and not record.get("outcome") \
+                    and record.get("change") not in TOMBSTONES:
+                seen["pages"] += 1
+                seen["textless"] += "text" not in record and "markdown" not in record
+            yield complete_record(record)  # (which fills a missing text in as "")
 
     try:
         report = check_records(counted(), params, min_confidence=args.min_confidence)
+        if seen["pages"] and seen["textless"] == seen["pages"]:
+            # a crawl written with --fields url,title: every page judged "empty" (fail empty_pages, exit 0)
+            print(f"boilerstrip check: the records of {path} hold no text or markdown (a crawl written with --fields "
+                  "that leaves them out?): nothing to judge", file=sys.stderr)
+            return 2
         if args.json:
             with atomic_open(Path(args.json), "w") as handle:
                 handle.write(json.dumps(report, ensure_ascii=False, indent=1) + "\n")
