@@ -35,7 +35,7 @@ WRITE_ERRNO_STAT = "boilerstrip/write_error/errno"
 FEED_STORE_FAILED_STAT = "boilerstrip/feeds/store_failed"
 
 
-def write_error_advice(error: BaseException | str | None) -> str:
+def write_error_advice(error: BaseException | str | None, again: str = "the same command with --resume") -> str:
     """What to do after a write error stopped a crawl, by its cause (an OSError or its errno name): free space
     for a full disk, and in every case but a removed folder the same command with ``--resume``. "Free space"
     was the advice for every cause: a folder removed during the crawl took its part file and journal along,
@@ -44,10 +44,10 @@ def write_error_advice(error: BaseException | str | None) -> str:
     if name == "ENOENT":
         return "its folder was removed or moved while the crawl ran, and what it had written with it: run the command again"
     if name in ("EACCES", "EPERM", "EROFS"):
-        return "the folder stopped taking writes (permissions, a read-only file system): fix that, then the same command with --resume"
+        return f"the folder stopped taking writes (permissions, a read-only file system): fix that, then {again}"
     if name in (None, "ENOSPC", "EDQUOT", "EFBIG"):  # (EFBIG: a file size limit, ulimit -f)
-        return "free space, then the same command with --resume"
-    return f"fix the cause ({name}), then the same command with --resume"
+        return f"free space, then {again}"
+    return f"fix the cause ({name}), then {again}"
 
 
 def errno_name(error: BaseException) -> str | None:

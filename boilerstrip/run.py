@@ -55,14 +55,18 @@ def say(message: str, prog: str = PROG) -> None:
     print(f"{prog}: {message}", file=sys.stderr, flush=True)
 
 
-def stopped_early(reason: str, hint: bool = True, write_errno: str | None = None) -> str:
+def stopped_early(reason: str, hint: bool = True, write_errno: str | None = None, resumable: bool = True) -> str:
     """The line of a crawl that did not finish, with what to do next (``hint``): the same command with
     ``--resume`` goes on from where it stopped (for a write error, after what its cause ``write_errno``
-    asks: :func:`boilerstrip.atomicfile.write_error_advice`)."""
+    asks: :func:`boilerstrip.atomicfile.write_error_advice`); a WARC replay (not ``resumable``: it has no
+    ``--resume``) is run again."""
     if not hint:
         return f"stopped early ({reason})"
+    again = "the same command with --resume" if resumable else "the same command again"
     if reason == "write_error":
-        return f"stopped early ({reason}); {write_error_advice(write_errno)}"
+        return f"stopped early ({reason}); {write_error_advice(write_errno, again)}"
+    if not resumable:
+        return f"stopped early ({reason}); run the same command again (a replay reads its WARC files from the start)"
     return f"stopped early ({reason}); the same command with --resume goes on from where it stopped"
 
 
@@ -305,9 +309,11 @@ class ShutdownOnSignal:
             let_go = downloader.fail_queued(_stopping_page)
             waiting = downloader.downloads_in_progress()
         timeout = self.crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
+        replay = getattr(self.crawler.spidercls, "name", None) == "warc"  # (a replay has no --resume)
         logging.getLogger(__name__).warning(
             "received %s: stopping the crawl%s%s; send it again to stop at once", name,
-            f"; {let_go} queued page(s) let go (--resume fetches them)" if let_go else "",
+            f"; {let_go} queued page(s) let go ({'the same command again reads them' if replay else '--resume fetches them'})"
+            if let_go else "",
             f"; waiting for {waiting} download(s) in progress ({timeout:g} s at most)" if waiting else "")
 
     def kill(self, name: str) -> None:
@@ -343,6 +349,7 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = N
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(spider_cls or SiteSpider)
     outcome: dict[str, Any] = {}
+    resumable = getattr(crawler.spidercls, "name", None) != "warc"  # a replay has no --resume: it is run again
 
     def closed(reason: str = "") -> None:
         outcome["reason"] = reason
@@ -371,12 +378,13 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = N
     if outcome.get("reason") != "finished":
         # a second signal stops the reactor before the spider closes: no reason of Scrapy's then
         say(stopped_early(outcome.get("reason") or (f"{shutdown.killed} twice" if shutdown.killed else "unknown"),
-                          write_errno=stats.get(WRITE_ERRNO_STAT)), prog)
+                          write_errno=stats.get(WRITE_ERRNO_STAT), resumable=resumable), prog)
         return 1, stats
     # a full disk (or a folder removed) as the crawl ended: the ledger, or the output's rename into place
     unwritten = stats.get("boilerstrip/ledger/write_failed") or stats.get(FEED_STORE_FAILED_STAT)
     if unwritten:
-        say(f"cannot write {unwritten}; {write_error_advice(stats.get(WRITE_ERRNO_STAT))}", prog)
+        again = "the same command with --resume" if resumable else "the same command again"
+        say(f"cannot write {unwritten}; {write_error_advice(stats.get(WRITE_ERRNO_STAT), again)}", prog)
         return 1, stats
     if stats.get("boilerstrip/ledger/mismatch"):
         # the ledger did not reconcile (a URL never settled, or settled twice): an error, not a log line

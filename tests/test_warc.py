@@ -432,3 +432,39 @@ def test_many_sites_floor(tmp_path):
     leaked, pages = bench.leakage(texts, templates)
     assert pages == responses  # every page of every site in the output
     assert leaked <= bench.BARS["max_leakage"] * pages, f"{leaked} of {pages} pages keep template text"
+
+
+def test_a_stopped_replay_says_to_run_it_again_not_to_resume(tmp_path):
+    # boilerstrip warc has no --resume: its stop line said "the same command with --resume goes on"
+    import signal
+
+    from _warcfiles import template_page
+
+    from boilerstrip.run import stopped_early
+
+    assert stopped_early("shutdown", resumable=False) == (
+        "stopped early (shutdown); run the same command again (a replay reads its WARC files from the start)")
+    assert stopped_early("write_error", write_errno="ENOSPC", resumable=False).endswith(
+        "free space, then the same command again")
+    nav = [f"/p{i}" for i in range(5)]
+    records = [warc_record("response", f"http://w.test/p{i}", http_response(
+        template_page("w.test", f"Page {i}", f"The text of page {i}, its own words. " * 20, nav))) for i in range(1500)]
+    warc = write_warc(tmp_path / "big.warc.gz", records)
+    log = tmp_path / "replay.log"
+    with open(log, "wb") as handle:
+        proc = subprocess.Popen([sys.executable, "-m", "boilerstrip", "warc", str(warc), "-o", str(tmp_path / "o.jsonl")],
+                                cwd=ROOT, stdout=handle, stderr=handle)
+        try:
+            part = tmp_path / "o.jsonl.part"
+            deadline = time.monotonic() + 120
+            while not (part.exists() and part.stat().st_size) and time.monotonic() < deadline:
+                time.sleep(0.02)  # the replay runs: its first records are written
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(timeout=300)
+        finally:
+            proc.kill()
+    shown = log.read_text(encoding="utf-8", errors="replace")
+    assert code == 1, shown[-3000:]
+    assert shown.strip().splitlines()[-1] == ("boilerstrip warc: stopped early (shutdown); run the same command again "
+                                              "(a replay reads its WARC files from the start)"), shown[-3000:]
+    assert "--resume" not in shown, shown[-3000:]

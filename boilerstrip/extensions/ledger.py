@@ -229,11 +229,13 @@ class LedgerExtension:
         if not ok and self._finish_reason not in ("", "finished") and not self.doubles:
             # A crawl stopped on purpose (Ctrl-C, CLOSESPIDER_*) leaves URLs in flight: expected, not an
             # accounting error. The manifest still says reconciled: false and the crawl exits 1.
+            replay = getattr(getattr(self.crawler, "spidercls", None), "name", None) == "warc"  # (no --resume)
             logger.warning(
                 "ledger: the crawl stopped early (%s): %d URLs = %d items + %d filtered + %d failed, %d not settled "
-                "yet %s; the same command with --resume finishes them",
+                "yet %s; %s",
                 self._finish_reason, counts["urls"], counts["item"], counts["filtered"], counts["failed"],
                 len(pending), pending[:listed],
+                "the same command again reads them" if replay else "the same command with --resume finishes them",
             )  # fmt: skip
         elif not ok:
             logger.error(
