@@ -207,3 +207,22 @@ def test_cli_refuses_a_url_where_a_saved_page_belongs(tmp_path) -> None:
     proc = run_cli([str(plain), "https://example.com/"])
     assert proc.returncode == 2 and proc.stdout == b""  # nothing printed for the file before it either
     assert "is a URL; extract reads saved pages (curl -s https://example.com/ | boilerstrip extract -" in proc.stderr.decode()
+
+
+def test_cli_says_what_a_warc_or_a_crawls_records_are_instead_of_reading_them_as_a_page(tmp_path) -> None:
+    # both were read as the text of one page, exit 0: a WARC's first record headers ("WARC/1.0 WARC-Type:
+    # warcinfo ..."), a crawl's records as their JSON
+    from _warcfiles import http_response, warc_record, write_warc
+
+    warc = write_warc(tmp_path / "site.warc.gz", [warc_record("response", "http://w.test/", http_response(HTML.encode()))])
+    records = tmp_path / "out.jsonl"
+    records.write_text(json.dumps({"url": "http://w.test/", "text": "Volunteers rebuilt"}) + "\n", encoding="utf-8")
+    page = tmp_path / "a.html"
+    page.write_text(HTML, encoding="utf-8")
+    proc = run_cli([str(warc), str(records), str(page)])
+    assert proc.returncode == 1
+    lines = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+    assert lines[0] == {"path": str(warc), "error": f"a WARC file, not an HTML page: boilerstrip warc {warc} -o "
+                                                    "OUT.jsonl reads its pages"}
+    assert lines[1]["error"].startswith("JSON lines (a crawl's records?), not an HTML page")
+    assert lines[2]["text"].startswith("Volunteers rebuilt")  # the page itself is read as before

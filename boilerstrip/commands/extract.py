@@ -34,7 +34,8 @@ _MAX_READ_BYTES = 64 * 1024 * 1024
 
 
 def read_html_file(path: str) -> bytes:
-    """The bytes of FILE (``-``: stdin), gunzipped when it is gzip. Raises OSError on unreadable files."""
+    """The bytes of FILE (``-``: stdin), gunzipped when it is gzip. Raises OSError on unreadable files, and
+    on a WARC file or a crawl's JSON lines (:func:`_other_kind`)."""
     if path == "-":
         data = sys.stdin.buffer.read(_MAX_READ_BYTES + 1)
     else:
@@ -46,7 +47,22 @@ def read_html_file(path: str) -> bytes:
                 data = archive.read(_MAX_READ_BYTES + 1)
         except (OSError, EOFError, zlib.error) as exc:
             raise OSError(f"not a valid gzip file: {exc}") from None
+    other = _other_kind(data, path)
+    if other is not None:
+        raise OSError(other)
     return data
+
+
+def _other_kind(data: bytes, path: str) -> str | None:
+    """What a file given for a page is instead, when it is a WARC file or JSON lines; None otherwise. Either
+    was read as the text of one page: a WARC's first record headers, a crawl's records as their JSON."""
+    head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(b"WARC/1."):
+        return f"a WARC file, not an HTML page: boilerstrip warc {path if path != '-' else 'FILE'} -o OUT.jsonl reads its pages"
+    if head.startswith(b"{") and b'"url"' in head.split(b"\n", 1)[0]:
+        return ("JSON lines (a crawl's records?), not an HTML page: each record's text and markdown fields hold "
+                "its content already")
+    return None
 
 
 def html_files_in(folder: str) -> list[str]:
