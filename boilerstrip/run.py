@@ -218,6 +218,8 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
     if problems:  # Scrapy takes any name: a typo or a setting that moved would be silently ignored
         raise UsageError("; ".join(problems))
     settings.set("LOG_LEVEL", _check_log_level(settings.get("LOG_LEVEL")), priority="cmdline")
+    for name in overrides:
+        check_scrapy_number(name, settings.get(name))
     if "FEED_EXPORT_FIELDS" in overrides:
         settings.set("FEED_EXPORT_FIELDS", check_fields(overrides["FEED_EXPORT_FIELDS"]), priority="cmdline")
 
@@ -238,6 +240,40 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     return settings, spider_kwargs
+
+
+#: Scrapy's numeric settings a -s value can break without a word before the crawl: (type, least value, whether
+#: the least value itself is allowed). CONCURRENT_REQUESTS=0 never sent a request and DOWNLOAD_TIMEOUT=-1
+#: never ended (both ran until killed); DOWNLOAD_DELAY=abc stopped with "ValueError: could not convert...",
+#: naming no setting.
+_SCRAPY_NUMBERS: dict[str, tuple[type, float, bool]] = {
+    "CONCURRENT_REQUESTS": (int, 1, True), "CONCURRENT_REQUESTS_PER_DOMAIN": (int, 1, True),
+    "CONCURRENT_REQUESTS_PER_IP": (int, 0, True), "CONCURRENT_ITEMS": (int, 1, True),
+    "DOWNLOAD_DELAY": (float, 0, True), "DOWNLOAD_TIMEOUT": (float, 0, False), "DNS_TIMEOUT": (float, 0, False),
+    "DOWNLOAD_MAXSIZE": (int, 0, True), "DOWNLOAD_WARNSIZE": (int, 0, True), "RETRY_TIMES": (int, 0, True),
+    "REDIRECT_MAX_TIMES": (int, 0, True), "DEPTH_LIMIT": (int, 0, True),
+    "CLOSESPIDER_TIMEOUT": (float, 0, True), "CLOSESPIDER_ITEMCOUNT": (int, 0, True),
+    "CLOSESPIDER_PAGECOUNT": (int, 0, True), "CLOSESPIDER_ERRORCOUNT": (int, 0, True),
+    "AUTOTHROTTLE_START_DELAY": (float, 0, True), "AUTOTHROTTLE_MAX_DELAY": (float, 0, True),
+    "AUTOTHROTTLE_TARGET_CONCURRENCY": (float, 0, False),
+}
+
+
+def check_scrapy_number(name: str, value: Any) -> None:
+    """UsageError for a value of one of Scrapy's numeric settings (``_SCRAPY_NUMBERS``) that is no number of
+    its kind, or below its least value; other names pass."""
+    rule = _SCRAPY_NUMBERS.get(name)
+    if rule is None or value is None:
+        return
+    kind, least, inclusive = rule
+    try:
+        number = kind(value)
+    except (TypeError, ValueError):
+        number = None
+    if number is None or number != number or number < least or (number == least and not inclusive):
+        what = "a whole number" if kind is int else "a number"
+        bound = f">= {least:g}" if inclusive else f"> {least:g}"
+        raise UsageError(f"-s {name}={value!r}: expected {what} {bound}")
 
 
 #: SIGINT/SIGTERM received while the crawl is being built (see :func:`note_early_signals`)

@@ -266,6 +266,25 @@ def test_https_to_a_plain_http_server_ends_at_once_and_says_to_give_http(serve, 
     assert took < 50, took  # no re-fetch a minute later (each robots.txt fetch is refused in milliseconds)
 
 
+@pytest.mark.parametrize(("setting", "message"), [
+    ("CONCURRENT_REQUESTS=0", "-s CONCURRENT_REQUESTS='0': expected a whole number >= 1"),  # ran until killed
+    ("DOWNLOAD_TIMEOUT=-1", "-s DOWNLOAD_TIMEOUT='-1': expected a number > 0"),  # ran until killed
+    ("DOWNLOAD_DELAY=abc", "-s DOWNLOAD_DELAY='abc': expected a number >= 0"),  # "ValueError: could not convert"
+    ("RETRY_TIMES=1.5", "-s RETRY_TIMES='1.5': expected a whole number >= 0"),
+])
+def test_a_scrapy_number_that_would_break_the_crawl_is_refused_and_no_folder_is_made(tmp_path, setting, message) -> None:
+    proc = cli("crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "new" / "o.jsonl"), "-s", setting, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert one_line(proc, "crawl") == f"boilerstrip crawl: {message}"
+    assert list(tmp_path.iterdir()) == []  # the output's folder was made before the settings were read
+
+
+def test_an_output_under_a_file_is_refused(tmp_path) -> None:
+    (tmp_path / "afile").write_text("x", encoding="utf-8")
+    proc = cli("crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "afile" / "sub" / "o.jsonl"), cwd=tmp_path)
+    assert proc.returncode == 2 and "is a file, not a folder" in one_line(proc, "crawl")
+
+
 def test_resume_with_nothing_to_resume_says_it_starts_a_new_crawl(tmp_path) -> None:
     # a typo in -o with --resume started a new crawl in silence, which looked like a resumed one gone wrong
     out = tmp_path / "o.jsonl"

@@ -179,7 +179,9 @@ def _is_local_host(bare: str) -> bool:
 
 
 def check_output(path: str | None) -> Path:
-    """The output path, resolved, after proving its folder is writable (created if missing)."""
+    """The output path, resolved, after proving its folder is writable. A missing folder is not made here
+    (the run makes it once every argument is checked: a bad setting after -o left an empty folder behind);
+    the nearest folder that exists must be one this user can write in."""
     if not path:
         raise UsageError("no output file: pass -o OUT.jsonl")
     if path == "-":
@@ -191,8 +193,17 @@ def check_output(path: str | None) -> Path:
     if out.exists() and out.is_dir():
         raise UsageError(f"output {str(out)!r} is a directory, expected a file path")
     folder = out.resolve().parent
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"cannot write to {str(folder)!r}: {str(existing)!r} is a file, not a folder")
+    if existing != folder:
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise UsageError(f"cannot write to {str(folder)!r}: cannot make folders in {str(existing)!r} "
+                             "(permission denied)")
+        return out.resolve()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".boilerstrip-probe-", dir=folder)
         os.close(fd)
         os.unlink(probe)

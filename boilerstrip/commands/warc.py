@@ -142,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     replay_settings(settings, args.robots)
+    out.parent.mkdir(parents=True, exist_ok=True)  # (every argument checked: check_output makes no folder)
     from boilerstrip.spiders.warc import WarcReplaySpider
     from boilerstrip.warc import build_index
 
