@@ -199,9 +199,11 @@ def check_output(path: str | None) -> Path:
     if not existing.is_dir():
         raise UsageError(f"cannot write to {str(folder)!r}: {str(existing)!r} is a file, not a folder")
     if existing != folder:
-        if not os.access(existing, os.W_OK | os.X_OK):
+        try:  # a folder can be made there (a probe, removed at once: os.access says yes to root under /proc)
+            os.rmdir(tempfile.mkdtemp(prefix=".boilerstrip-probe-", dir=existing))
+        except OSError as exc:
             raise UsageError(f"cannot write to {str(folder)!r}: cannot make folders in {str(existing)!r} "
-                             "(permission denied)")
+                             f"({exc.strerror or exc})") from None
         return out.resolve()
     try:
         fd, probe = tempfile.mkstemp(prefix=".boilerstrip-probe-", dir=folder)
