@@ -59,6 +59,16 @@ class CrawlStopping(IgnoreRequest):
     Before, a graceful stop waited out the hold: a minute for an unreachable robots.txt, minutes for a pause."""
 
 
+#: the name of the spider that replays WARC files (``boilerstrip.spiders.warc``)
+WARC_REPLAY_SPIDER = "warc"
+
+
+def is_warc_replay(crawler: Any) -> bool:
+    """Does ``crawler`` replay WARC files (``boilerstrip warc``)? Such a run has no start URL to check and
+    no ``--resume``: what a crawl's messages advise is not what a replay's say."""
+    return getattr(getattr(crawler, "spidercls", None), "name", None) == WARC_REPLAY_SPIDER
+
+
 def crawl_stopping(crawler: Any) -> bool:
     """Has a stop of ``crawler`` begun (``Crawler.crawling`` false, or its engine no longer running)?"""
     if crawler is None:

@@ -345,7 +345,9 @@ class ShutdownOnSignal:
             let_go = downloader.fail_queued(_stopping_page)
             waiting = downloader.downloads_in_progress()
         timeout = self.crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
-        replay = getattr(self.crawler.spidercls, "name", None) == "warc"  # (a replay has no --resume)
+        from boilerstrip.outcomes import is_warc_replay
+
+        replay = is_warc_replay(self.crawler)  # (a replay has no --resume)
         logging.getLogger(__name__).warning(
             "received %s: stopping the crawl%s%s; send it again to stop at once", name,
             f"; {let_go} queued page(s) let go ({'the same command again reads them' if replay else '--resume fetches them'})"
@@ -385,7 +387,9 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = N
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(spider_cls or SiteSpider)
     outcome: dict[str, Any] = {}
-    resumable = getattr(crawler.spidercls, "name", None) != "warc"  # a replay has no --resume: it is run again
+    from boilerstrip.outcomes import is_warc_replay
+
+    resumable = not is_warc_replay(crawler)  # a replay has no --resume: it is run again
 
     def closed(reason: str = "") -> None:
         outcome["reason"] = reason

@@ -43,7 +43,7 @@ from boilerstrip.ledger import (
     utc_now,
 )
 from boilerstrip.meta import LEDGER_KEY
-from boilerstrip.outcomes import url_settled
+from boilerstrip.outcomes import is_warc_replay, url_settled
 from boilerstrip.state import CrawlLayout, crawl_layout, feed_output
 
 __all__ = ["LedgerExtension"]
@@ -229,7 +229,7 @@ class LedgerExtension:
         if not ok and self._finish_reason not in ("", "finished") and not self.doubles:
             # A crawl stopped on purpose (Ctrl-C, CLOSESPIDER_*) leaves URLs in flight: expected, not an
             # accounting error. The manifest still says reconciled: false and the crawl exits 1.
-            replay = getattr(getattr(self.crawler, "spidercls", None), "name", None) == "warc"  # (no --resume)
+            replay = is_warc_replay(self.crawler)  # (no --resume)
             logger.warning(
                 "ledger: the crawl stopped early (%s): %d URLs = %d items + %d filtered + %d failed, %d not settled "
                 "yet %s; %s",

@@ -19,6 +19,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
 from boilerstrip.config import component_enabled, params_from_settings
+from boilerstrip.outcomes import is_warc_replay
 
 __all__ = ["ProgressExtension", "ProgressParams", "summarize", "format_counts"]
 
@@ -138,7 +139,7 @@ class ProgressExtension:
         params = params_from_settings(crawler.settings, "progress", ProgressParams)
         outputs = [str(uri) for uri in (crawler.settings.getdict("FEEDS") or {})]
         ext = cls(params, crawler.stats, outputs)
-        if getattr(crawler.spidercls, "name", None) == "warc":
+        if is_warc_replay(crawler):
             ext.nothing_written_hint = "check the WARC files"  # a replay has no start URL to check
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)

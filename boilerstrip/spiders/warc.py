@@ -23,7 +23,7 @@ from scrapy import Request
 from scrapy.http import Response
 
 from boilerstrip.meta import KIND_META, WARC_ENTRY_META
-from boilerstrip.outcomes import report_failed, report_filtered
+from boilerstrip.outcomes import WARC_REPLAY_SPIDER, report_failed, report_filtered
 from boilerstrip.scope import site_key
 from boilerstrip.reading.links import PageLinks
 from boilerstrip.spiders.site import SiteSpider
@@ -49,7 +49,7 @@ def _same_site(url: str, site: str) -> bool:
 
 
 class WarcReplaySpider(SiteSpider):
-    name = "warc"
+    name = WARC_REPLAY_SPIDER
 
     def __init__(self, index: str | None = None, **kwargs: Any) -> None:
         kwargs.pop("start_urls", None)
