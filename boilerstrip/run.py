@@ -55,6 +55,12 @@ def say(message: str, prog: str = PROG) -> None:
     print(f"{prog}: {message}", file=sys.stderr, flush=True)
 
 
+def next_run(resumable: bool = True) -> str:
+    """What goes on after a run that did not finish: the same command with ``--resume``, or for a WARC
+    replay, which has none, the same command again."""
+    return "the same command with --resume" if resumable else "the same command again"
+
+
 def stopped_early(reason: str, hint: bool = True, write_errno: str | None = None, resumable: bool = True) -> str:
     """The line of a crawl that did not finish, with what to do next (``hint``): the same command with
     ``--resume`` goes on from where it stopped (for a write error, after what its cause ``write_errno``
@@ -62,7 +68,7 @@ def stopped_early(reason: str, hint: bool = True, write_errno: str | None = None
     ``--resume``) is run again."""
     if not hint:
         return f"stopped early ({reason})"
-    again = "the same command with --resume" if resumable else "the same command again"
+    again = next_run(resumable)
     if reason == "write_error":
         return f"stopped early ({reason}); {write_error_advice(write_errno, again)}"
     if not resumable:
@@ -423,7 +429,7 @@ def run_spider(settings: Any, spider_kwargs: dict[str, Any], spider_cls: Any = N
     # a full disk (or a folder removed) as the crawl ended: the ledger, or the output's rename into place
     unwritten = stats.get("boilerstrip/ledger/write_failed") or stats.get(FEED_STORE_FAILED_STAT)
     if unwritten:
-        again = "the same command with --resume" if resumable else "the same command again"
+        again = next_run(resumable)
         say(f"cannot write {unwritten}; {write_error_advice(stats.get(WRITE_ERRNO_STAT), again)}", prog)
         return 1, stats
     if stats.get("boilerstrip/ledger/mismatch"):
