@@ -359,7 +359,9 @@ def test_a_stop_lets_go_the_pages_queued_for_a_site_that_never_answers(tmp_path)
         server.server_close()
     shown = log.read_text(encoding="utf-8", errors="replace")
     assert code == 1, shown[-3000:]
-    assert "queued page(s) let go (--resume fetches them); waiting for 1 download(s) in progress" in shown, shown
+    # (how many pages the engine had queued by the signal depends on the machine: the line says it when any)
+    assert "received SIGINT: stopping the crawl" in shown and "waiting for 1 download(s) in progress (5 s at most)" \
+        in shown, shown
     # the page in progress when the signal came, and at most its retry: not the queued ones, one by one
     with lock:
         assert len(asked) <= 2, asked
