@@ -490,7 +490,12 @@ def _crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, s
         if tls:
             hint += (f"; no TLS handshake with {tls[0]}: if the server speaks plain HTTP there, give "
                      f"http://{tls[0][len('https://'):]}")
-        say(f"no start URL could be reached, nothing written: {listed}{hint}", prog)
+        if all(reason.startswith("filtered:robots_disallowed") for _url, reason in unreachable):
+            # (the site's own choice, but nothing came out: exit 1, so a scheduled run keeps its last output)
+            say(f"every start URL is disallowed by its site's robots.txt (boilerstrip obeys it), nothing written: "
+                f"{listed}", prog)
+        else:
+            say(f"no start URL could be reached, nothing written: {listed}{hint}", prog)
         return 1
     code = 0
     missed = browser_misses(stats or {})
@@ -600,8 +605,9 @@ def _wrote_a_page(out: Path) -> bool:
     return False
 
 
-#: ledger outcomes of a start URL that mean "the site could not be reached at all"
-_UNREACHABLE = ("failed:", "filtered:robots_unreachable")
+#: ledger outcomes of a start URL that mean "the site could not be reached at all", or would not be crawled
+#: (a robots.txt that disallows it: a crawl of it wrote nothing and exited 0, saying "check the start URL")
+_UNREACHABLE = ("failed:", "filtered:robots_unreachable", "filtered:robots_disallowed")
 
 
 def unreachable_start_urls(out: Path, start_urls: list[str]) -> list[tuple[str, str]]:

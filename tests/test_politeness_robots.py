@@ -99,6 +99,18 @@ def test_robots_group_for_our_token_is_used(serve, tmp_path) -> None:
     assert not server.hits("/p4")
 
 
+def test_a_site_whose_robots_txt_disallows_every_start_url_ends_non_zero_saying_so(serve, tmp_path) -> None:
+    # it wrote nothing, exited 0 and said "check the start URL": a scheduled run then replaced its last good
+    # output with an empty one
+    server = serve(routes=small_site(robots_reply=robots("User-agent: *\nDisallow: /\n")))
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST)
+    assert proc.returncode == 1 and records == []
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "boilerstrip crawl: every start URL is disallowed by its site's robots.txt (boilerstrip obeys it), nothing "
+        f"written: {server.url}/ (filtered:robots_disallowed)")
+    assert server.hits("/robots.txt") and not server.hits("/")
+
+
 def test_robots_can_be_switched_off_only_explicitly(serve, tmp_path) -> None:
     server = serve(routes=small_site(robots_reply=robots("User-agent: *\nDisallow: /\n")))
     proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST,
