@@ -38,7 +38,7 @@ from boilerstrip.state import crawl_layout
 __all__ = ["UsageError", "build_settings", "run_spider", "crawl_and_finish", "count_option", "check_state_dir",
            "check_fields", "parse_set_options", "apply_settings", "note_early_signals", "ShutdownOnSignal",
            "RENDER_MISSED_EXIT", "browser_misses", "HOSTS_DOWN_EXIT", "hosts_down_of", "hosts_down_line", "output_lock", "OutputBusy", "finishing_stopped",
-           "written_line", "unreachable_start_urls", "report_finishing",
+           "written_line", "unreachable_start_urls", "unreached_line", "report_finishing",
            "say", "stopped_early", "FINISHING_FAILED", "LEDGER_MISMATCH", "LEDGER_MISMATCH_AFTER_PASS",
            "CHANGE_KINDS", "FINISHING_STATUS", "LOG_LEVELS"]
 
@@ -480,22 +480,7 @@ def _crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, s
         return 3
     unreachable = unreachable_start_urls(out, spider_kwargs.get("start_urls") or [])
     if unreachable:
-        listed = ", ".join(f"{url} ({reason})" for url, reason in unreachable[:5])
-        hint = ""
-        if any("refused:private_address" in reason for _url, reason in unreachable):
-            # (a dev server's 127.0.0.1 -> localhost redirect: only the start URLs' own origins are allowed)
-            hint = ("; it redirected to a private or loopback address other than the start URL's: "
-                    "--allow-private HOST:PORT allows it")
-        tls = [url for url, reason in unreachable if reason.endswith("tls_error") and url.startswith("https://")]
-        if tls:
-            hint += (f"; no TLS handshake with {tls[0]}: if the server speaks plain HTTP there, give "
-                     f"http://{tls[0][len('https://'):]}")
-        if all(reason.startswith("filtered:robots_disallowed") for _url, reason in unreachable):
-            # (the site's own choice, but nothing came out: exit 1, so a scheduled run keeps its last output)
-            say(f"every start URL is disallowed by its site's robots.txt (boilerstrip obeys it), nothing written: "
-                f"{listed}", prog)
-        else:
-            say(f"no start URL could be reached, nothing written: {listed}{hint}", prog)
+        say(unreached_line(unreachable), prog)
         return 1
     code = 0
     missed = browser_misses(stats or {})
@@ -608,6 +593,24 @@ def _wrote_a_page(out: Path) -> bool:
 #: ledger outcomes of a start URL that mean "the site could not be reached at all", or would not be crawled
 #: (a robots.txt that disallows it: a crawl of it wrote nothing and exited 0, saying "check the start URL")
 _UNREACHABLE = ("failed:", "filtered:robots_unreachable", "filtered:robots_disallowed")
+
+
+def unreached_line(unreachable: list[tuple[str, str]]) -> str:
+    """The last line of a run that wrote nothing because no start URL could be reached or was allowed
+    (:func:`unreachable_start_urls`), with what to try when the outcome suggests it."""
+    listed = ", ".join(f"{url} ({reason})" for url, reason in unreachable[:5])
+    if all(reason.startswith("filtered:robots_disallowed") for _url, reason in unreachable):
+        # (the site's own choice, but nothing came out: exit 1, so a scheduled run keeps its last output)
+        return f"every start URL is disallowed by its site's robots.txt (boilerstrip obeys it), nothing written: {listed}"
+    hint = ""
+    if any("refused:private_address" in reason for _url, reason in unreachable):
+        # (a dev server's 127.0.0.1 -> localhost redirect: only the start URLs' own origins are allowed)
+        hint = "; it redirected to a private or loopback address other than the start URL's: --allow-private HOST:PORT allows it"
+    tls = [url for url, reason in unreachable if reason.endswith("tls_error") and url.startswith("https://")]
+    if tls:
+        hint += (f"; no TLS handshake with {tls[0]}: if the server speaks plain HTTP there, give "
+                 f"http://{tls[0][len('https://'):]}")
+    return f"no start URL could be reached, nothing written: {listed}{hint}"
 
 
 def unreachable_start_urls(out: Path, start_urls: list[str]) -> list[tuple[str, str]]:

@@ -198,6 +198,19 @@ def test_workers_sharing_a_host_keep_its_delay(redis_url, tmp_path, lease) -> No
         assert min(gaps) < delay, (min(gaps), gaps)
 
 
+def test_a_distributed_crawl_that_reaches_no_start_url_exits_1_like_one_process(redis_url, tmp_path) -> None:
+    # the coordinator exited 0 with nothing written (the one-process crawl's rule was not applied to it)
+    routes = _site(pages=2)
+    routes["/robots.txt"] = Reply(200, b"User-agent: *\nDisallow: /\n", (("Content-Type", "text/plain"),))
+    out = tmp_path / "none.jsonl"
+    with SiteServer(routes=routes) as site:
+        proc = _crawl(site.url + "/", out, "--redis", redis_url, "--no-sitemaps")
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "boilerstrip crawl: every start URL is disallowed by its site's robots.txt (boilerstrip obeys it), nothing "
+        f"written: {site.url}/ (filtered:robots_disallowed)")
+
+
 def test_the_page_budget_is_shared_by_the_workers(redis_url, tmp_path) -> None:
     out = tmp_path / "budget.jsonl"
     with SiteServer(routes=_site(pages=30, delay_s=0.05)) as site:

@@ -49,7 +49,8 @@ from boilerstrip.extensions.finishing import FinishingExtension
 from boilerstrip.ledger import build_manifest, read_manifest, tally, write_ledger
 from boilerstrip.lifetime import parent_death_hook
 from boilerstrip.run import (FINISHING_FAILED, HOSTS_DOWN_EXIT, LEDGER_MISMATCH, finishing_stopped, hosts_down_line,
-                             hosts_down_of, report_finishing, say, stopped_early)
+                             hosts_down_of, report_finishing, say, stopped_early, unreachable_start_urls,
+                             unreached_line)
 from boilerstrip.state import crawl_layout
 
 __all__ = ["CoordinatorParams", "coordinate", "CURRENT_KEY", "merge_outputs", "read_config", "progress_line"]
@@ -141,8 +142,16 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
             procs.append(subprocess.Popen(_worker_command(redis_url, crawl_id, worker_id), stdout=handle,
                                           stderr=subprocess.STDOUT, env=env, preexec_fn=parent_death_hook(signal.SIGKILL)))  # noqa: PLW1509 - prctl only
             handle.close()
-        return _run(client, store, crawl_id, procs, workers, out, settings, params, started_at, redis_url, on_start,
+        code = _run(client, store, crawl_id, procs, workers, out, settings, params, started_at, redis_url, on_start,
                     resumed=bool(resumed), outage_limit_s=outage.limit_s)
+        if code in (0, HOSTS_DOWN_EXIT):  # the one-process crawl's rule: nothing written, no start URL reached
+            from boilerstrip.spiders.site import parse_start_urls
+
+            unreachable = unreachable_start_urls(out, parse_start_urls(config.get("urls") or []))
+            if unreachable:
+                say(unreached_line(unreachable))
+                return 1
+        return code
     except redis.RedisError as exc:
         # Redis was gone longer than the outage limit (boilerstrip.distributed.connection): nothing can be
         # read or settled any more (nor the liveness key deleted: it expires)
