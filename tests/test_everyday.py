@@ -462,7 +462,19 @@ def test_an_export_that_keeps_nothing_says_why_with_a_warning(tmp_path) -> None:
             in proc.stderr), proc.stderr
     path.write_text(json.dumps({"url": "http://a.example/", "text": words(40, "w")}) + "\n", encoding="utf-8")
     proc = cli("export", str(path), "-o", str(tmp_path / "ds"))
-    assert proc.returncode == 0 and "WARNING" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0 and "WARNING" not in proc.stderr and "note:" not in proc.stderr, proc.stderr
+
+
+def test_an_export_named_like_a_file_says_it_is_made_as_a_folder(tmp_path) -> None:
+    # "-o dataset.parquet" made a folder of that name without a word
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps({"url": "http://a.example/", "text": words(40, "w")}) + "\n", encoding="utf-8")
+    proc = cli("export", str(path), "-o", str(tmp_path / "dataset.parquet"))
+    assert proc.returncode == 0, proc.stderr
+    assert f"note: {tmp_path / 'dataset.parquet'} is made as a folder" in proc.stderr, proc.stderr
+    assert (tmp_path / "dataset.parquet" / "data").is_dir()
+    again = cli("export", str(path), "-o", str(tmp_path / "dataset.parquet"))  # the folder is there now: no note
+    assert again.returncode == 0 and "note:" not in again.stderr, again.stderr
 
 
 def test_export_refuses_a_folder_of_other_files_and_reuses_its_own(tmp_path) -> None:

@@ -48,6 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--license", default=defaults.license, help="the dataset card's license field (default: other)")
 
 
+#: the endings of a file name: an output so named is still made as a folder (a dataset is shards and a card)
+_FILE_SUFFIXES = (".parquet", ".jsonl", ".json", ".csv", ".arrow")
+
+
 def run(args: argparse.Namespace) -> int:
     from boilerstrip.cli import url_given_as_path
     from boilerstrip.export import (DEFAULT_INDEX_BACKEND, EXCLUDED_FILE, ExportParams, FilterParams, NearDedupParams,
@@ -84,6 +88,11 @@ def run(args: argparse.Namespace) -> int:
 
     if any(refused_records_input(path, "boilerstrip export") for path in args.inputs):
         return 2
+    output = Path(args.output)
+    if not output.exists() and output.suffix.lower() in _FILE_SUFFIXES:
+        # "-o dataset.parquet" made a folder of that name: say so, once, before the work
+        print(f"boilerstrip export: note: {args.output} is made as a folder (the dataset's shards in its data/, with "
+              f"{EXCLUDED_FILE}, stats.json and README.md beside them), not as one file", file=sys.stderr)
     if params.include_opted_out:
         print("boilerstrip export: WARNING: --include-opted-out: pages whose sites said no to AI training are "
               "included; their ai_opt_out column names the signals", file=sys.stderr)
