@@ -716,7 +716,8 @@ def test_a_failed_run_exits_non_zero_and_never_replaces_latest(tmp_path) -> None
     assert second["exit_code"] == 1, Path(second["log"]).read_text()[-2000:]
     assert "no start URL could be reached" in Path(second["log"]).read_text()
     assert second["latest_updated"] is False and "latest.jsonl still holds the last good run" in second["latest_kept"]
-    assert second["latest_kept"].startswith("the run failed (exit 1: stopped early, or nothing could be reached)")
+    assert second["latest_kept"].startswith("the run failed (exit 1: stopped early, or nothing could be reached or "
+                                            "was allowed by robots.txt)")
     assert schedule_layout(job.out_dir, job.name).latest.read_bytes() == good
     assert second["pages"] == 0 and second["records"] == second["tombstones"]
 
