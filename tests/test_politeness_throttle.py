@@ -2,12 +2,56 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import socketserver
 import threading
+from collections.abc import Callable, Iterator
 
 from _crawlsite import FAST, page, page_hits, robots, small_site
 from conftest import Reply, run_crawl
 from test_crawl_demo import reasons
+
+
+@contextlib.contextmanager
+def _site_without_answers(pages: list[str], on_page: Callable[[str, object], None]) -> Iterator[str]:
+    """A loopback site (its URL yielded) whose home page links ``pages``; robots.txt, the sitemap and
+    tdmrep.json are 404, and every other request gets ``on_page(path, rfile)`` instead of an answer: the
+    connection closes when it returns (a site whose connections drop, or one that never answers)."""
+    links = "".join(f'<li><a href="{path}">{path}</a></li>' for path in pages)
+    home = (f"<html><head><title>Home</title></head><body><main><h1>Home</h1><p>{'A page of text. ' * 30}</p>"
+            f"<ul>{links}</ul></main></body></html>").encode()
+
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self) -> None:
+            line = self.rfile.readline().decode("latin-1")
+            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                pass  # the headers
+            path = line.split(" ")[1] if " " in line else ""
+            if path == "/":
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n"
+                                 + f"Content-Length: {len(home)}\r\n\r\n".encode() + home)
+            elif path in ("/robots.txt", "/sitemap.xml", "/.well-known/tdmrep.json"):
+                self.wfile.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            else:
+                on_page(path, self.rfile)
+
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _held_open(rfile) -> None:
+    """No answer: wait until the client closes the connection."""
+    try:
+        rfile.read(1)
+    except OSError:
+        pass
 
 
 def gaps(entries) -> list[float]:
@@ -195,41 +239,14 @@ def test_a_short_outage_is_waited_out(serve, tmp_path) -> None:
 def test_a_host_whose_connections_drop_is_given_up_too(tmp_path) -> None:
     # the failure found first: a site gone down mid-crawl fails at the transport (no answer at all), and each
     # page waited out the back-off, retried; here every page's connection is closed before any answer
-    import socketserver
-
     pages = 30
-    links = "".join(f'<li><a href="/p{i}">Page {i}</a></li>' for i in range(1, pages + 1))
-    home = (f"<html><head><title>Home</title></head><body><main><h1>Home</h1><p>{'A page of text. ' * 30}</p>"
-            f"<ul>{links}</ul></main></body></html>").encode()
     dropped: list[str] = []
-
-    class Handler(socketserver.StreamRequestHandler):
-        def handle(self) -> None:
-            line = self.rfile.readline().decode("latin-1")
-            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                pass  # the headers
-            path = line.split(" ")[1] if " " in line else ""
-            if path == "/":
-                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n"
-                                 + f"Content-Length: {len(home)}\r\n\r\n".encode() + home)
-            elif path in ("/robots.txt", "/sitemap.xml", "/.well-known/tdmrep.json"):
-                self.wfile.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            else:
-                dropped.append(path)  # closed without a word: the client sees the connection lost
-
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/"
+    # (closed without a word: the client sees the connection lost)
+    with _site_without_answers([f"/p{i}" for i in range(1, pages + 1)], lambda path, rfile: dropped.append(path)) as url:
         # one request at a time and four retries a page: without the give-up, ~150 failures each followed by
         # the back-off (up to 1 s in the test profile), two minutes and more
         proc, records = run_crawl(url, out=tmp_path / "o.jsonl", args=FAST, timeout=600,
                                   settings={"CONCURRENT_REQUESTS_PER_DOMAIN": 1, "RETRY_TIMES": 4})
-    finally:
-        server.shutdown()
-        server.server_close()
     assert proc.returncode == 6, proc.stderr[-3000:]
     assert [r["url"] for r in records] == [url]
     failed = reasons(proc.stderr, "failed")
@@ -242,47 +259,21 @@ def test_the_requests_queued_for_a_host_given_up_are_not_sent_to_wait_out_their_
     # found by crawling a site that accepts connections and never answers: after the give-up, the requests
     # already queued in the host's download slot were sent one by one, each waiting out the whole download
     # timeout (130 s past the give-up with own-site's 30 s). Now they fail as host_down without being sent.
-    import socketserver
     import time
 
     pages, timeout_s = 20, 2.0
-    links = "".join(f'<li><a href="/p{i}">Page {i}</a></li>' for i in range(1, pages + 1))
-    home = (f"<html><head><title>Home</title></head><body><main><h1>Home</h1><p>{'A page of text. ' * 30}</p>"
-            f"<ul>{links}</ul></main></body></html>").encode()
     held: list[float] = []  # how long each page request was held open before the client let it go
     lock = threading.Lock()
 
-    class Handler(socketserver.StreamRequestHandler):
-        def handle(self) -> None:
-            line = self.rfile.readline().decode("latin-1")
-            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                pass  # the headers
-            path = line.split(" ")[1] if " " in line else ""
-            if path == "/":
-                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n"
-                                 + f"Content-Length: {len(home)}\r\n\r\n".encode() + home)
-            elif path in ("/robots.txt", "/sitemap.xml", "/.well-known/tdmrep.json"):
-                self.wfile.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            else:
-                started = time.monotonic()
-                try:
-                    self.rfile.read(1)  # no answer: wait until the client closes the connection
-                except OSError:
-                    pass
-                with lock:
-                    held.append(time.monotonic() - started)
+    def hold(path: str, rfile) -> None:
+        started = time.monotonic()
+        _held_open(rfile)
+        with lock:
+            held.append(time.monotonic() - started)
 
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/"
+    with _site_without_answers([f"/p{i}" for i in range(1, pages + 1)], hold) as url:
         proc, records = run_crawl(url, out=tmp_path / "o.jsonl", args=FAST, timeout=600,
                                   settings={"CONCURRENT_REQUESTS_PER_DOMAIN": 1, "DOWNLOAD_TIMEOUT": timeout_s})
-    finally:
-        server.shutdown()
-        server.server_close()
     assert proc.returncode == 6, proc.stderr[-3000:]
     assert [r["url"] for r in records] == [url]
     failed = reasons(proc.stderr, "failed")
@@ -300,7 +291,6 @@ def test_a_stop_lets_go_the_pages_queued_for_a_site_that_never_answers(tmp_path)
     # the download timeout. Now the queued pages are let go (not settled: --resume fetches them), and the
     # stop waits only for the download in progress
     import signal
-    import socketserver
     import subprocess
     import sys
     import time
@@ -310,53 +300,28 @@ def test_a_stop_lets_go_the_pages_queued_for_a_site_that_never_answers(tmp_path)
     from conftest import ROOT
 
     pages = 12
-    links = "".join(f'<li><a href="/p{i}">Page {i}</a></li>' for i in range(pages))
-    home = (f"<html><head><title>Home</title></head><body><main><h1>Home</h1><p>{'A page of text. ' * 30}</p>"
-            f"<ul>{links}</ul></main></body></html>").encode()
     asked: list[str] = []
     lock = threading.Lock()
 
-    class Handler(socketserver.StreamRequestHandler):
-        def handle(self) -> None:
-            line = self.rfile.readline().decode("latin-1")
-            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                pass  # the headers
-            path = line.split(" ")[1] if " " in line else ""
-            if path == "/":
-                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n"
-                                 + f"Content-Length: {len(home)}\r\n\r\n".encode() + home)
-            elif path in ("/robots.txt", "/sitemap.xml", "/.well-known/tdmrep.json"):
-                self.wfile.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            else:
-                with lock:
-                    asked.append(path)
-                try:
-                    self.rfile.read(1)  # no answer: wait until the client closes the connection
-                except OSError:
-                    pass
+    def hold(path: str, rfile) -> None:
+        with lock:
+            asked.append(path)
+        _held_open(rfile)
 
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     out = tmp_path / "o.jsonl"
     log = tmp_path / "crawl.log"
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/"
-        with open(log, "wb") as handle:
-            proc = subprocess.Popen([sys.executable, "-m", "boilerstrip", "crawl", url, "-o", str(out), *FAST,
-                                     "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "DOWNLOAD_TIMEOUT=5"],
-                                    cwd=ROOT, stdout=handle, stderr=handle)
-            try:
-                deadline = time.monotonic() + 120
-                while not asked and time.monotonic() < deadline:
-                    time.sleep(0.05)  # the first page is being downloaded; the others wait in the host's queue
-                proc.send_signal(signal.SIGINT)
-                code = proc.wait(timeout=300)
-            finally:
-                proc.kill()
-    finally:
-        server.shutdown()
-        server.server_close()
+    with _site_without_answers([f"/p{i}" for i in range(pages)], hold) as url, open(log, "wb") as handle:
+        proc = subprocess.Popen([sys.executable, "-m", "boilerstrip", "crawl", url, "-o", str(out), *FAST,
+                                 "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "DOWNLOAD_TIMEOUT=5"],
+                                cwd=ROOT, stdout=handle, stderr=handle)
+        try:
+            deadline = time.monotonic() + 120
+            while not asked and time.monotonic() < deadline:
+                time.sleep(0.05)  # the first page is being downloaded; the others wait in the host's queue
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(timeout=300)
+        finally:
+            proc.kill()
     shown = log.read_text(encoding="utf-8", errors="replace")
     assert code == 1, shown[-3000:]
     # (how many pages the engine had queued by the signal depends on the machine: the line says it when any)
