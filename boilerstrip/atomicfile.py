@@ -23,7 +23,8 @@ from typing import IO, Any
 
 __all__ = ["FILE_MODE", "atomic_open", "fsync_dir", "atomic_write_lines", "atomic_write_json", "append_line",
            "read_whole_lines", "iter_whole_lines", "record_url", "written_urls", "OutputBusy", "output_lock",
-           "output_writer", "WRITE_ERRNO_STAT", "FEED_STORE_FAILED_STAT", "write_error_advice", "errno_name"]
+           "output_writer", "WRITE_ERRNO_STAT", "FEED_STORE_FAILED_STAT", "write_error_advice", "errno_name",
+           "note_write_error"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +49,13 @@ def write_error_advice(error: BaseException | str | None, again: str = "the same
     if name in (None, "ENOSPC", "EDQUOT", "EFBIG"):  # (EFBIG: a file size limit, ulimit -f)
         return f"free space, then {again}"
     return f"fix the cause ({name}), then {again}"
+
+
+def note_write_error(stats: Any, error: BaseException) -> None:
+    """Keep the errno name of the crawl's first write error in ``stats`` (``WRITE_ERRNO_STAT``), for the
+    advice its last line gives; a later error does not replace it. ``stats``: a Scrapy stats collector, or None."""
+    if stats is not None and stats.get_value(WRITE_ERRNO_STAT) is None:
+        stats.set_value(WRITE_ERRNO_STAT, errno_name(error))
 
 
 def errno_name(error: BaseException) -> str | None:

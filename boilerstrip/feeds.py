@@ -32,16 +32,15 @@ from scrapy.utils.python import to_bytes
 
 from boilerstrip.atomicfile import (
     FEED_STORE_FAILED_STAT,
-    WRITE_ERRNO_STAT,
     append_line,
     atomic_write_json,
     atomic_write_lines,
     fsync_dir,
     iter_whole_lines,
+    note_write_error,
     read_whole_lines,
     record_url,
     write_error_advice,
-    errno_name,
     written_urls,
 )
 from boilerstrip.config import params_from_settings
@@ -252,8 +251,7 @@ class CrashSafeFeedStorage:
             logger.error("feeds: cannot move %s into place (%s); %s", self.paths.part, exc, write_error_advice(exc))
             if self.stats is not None:
                 self.stats.set_value(FEED_STORE_FAILED_STAT, str(self.paths.final))
-                if self.stats.get_value(WRITE_ERRNO_STAT) is None:
-                    self.stats.set_value(WRITE_ERRNO_STAT, errno_name(exc))
+                note_write_error(self.stats, exc)
             return
         fsync_dir(self.paths.final.parent)
         logger.info("feeds: %s complete (%d records written by this run, %d skipped as already written)", self.paths.final, file.written, file.skipped)
@@ -370,8 +368,8 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
             logger.error("feeds: cannot write %s (%s): stopping the crawl; %s",
                          getattr(getattr(self.file, "paths", None), "part", "the output"), exc,
                          write_error_advice(exc))  # fmt: skip
-            if self.crawler is not None and self.crawler.stats.get_value(WRITE_ERRNO_STAT) is None:
-                self.crawler.stats.set_value(WRITE_ERRNO_STAT, errno_name(exc))
+            if self.crawler is not None:
+                note_write_error(self.crawler.stats, exc)
         try:
             self._dead_letter_line(url, WRITE_ERROR, exc)
         except OSError:

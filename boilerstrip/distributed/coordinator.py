@@ -142,16 +142,8 @@ def coordinate(redis_url: str, workers: int, config: dict[str, Any], out: Path, 
             procs.append(subprocess.Popen(_worker_command(redis_url, crawl_id, worker_id), stdout=handle,
                                           stderr=subprocess.STDOUT, env=env, preexec_fn=parent_death_hook(signal.SIGKILL)))  # noqa: PLW1509 - prctl only
             handle.close()
-        code = _run(client, store, crawl_id, procs, workers, out, settings, params, started_at, redis_url, on_start,
-                    resumed=bool(resumed), outage_limit_s=outage.limit_s)
-        if code in (0, HOSTS_DOWN_EXIT):  # the one-process crawl's rule: nothing written, no start URL reached
-            from boilerstrip.spiders.site import parse_start_urls
-
-            unreachable = unreachable_start_urls(out, parse_start_urls(config.get("urls") or []))
-            if unreachable:
-                say(unreached_line(unreachable))
-                return 1
-        return code
+        return _run(client, store, crawl_id, procs, workers, out, settings, params, started_at, redis_url, on_start,
+                    resumed=bool(resumed), outage_limit_s=outage.limit_s, start_urls=config.get("urls") or [])
     except redis.RedisError as exc:
         # Redis was gone longer than the outage limit (boilerstrip.distributed.connection): nothing can be
         # read or settled any more (nor the liveness key deleted: it expires)
@@ -221,7 +213,7 @@ class _Liveness:
 
 def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.Popen], workers: int, out: Path,
          settings: Any, params: CoordinatorParams, started_at: str, redis_url: str, on_start: Any,
-         *, outage_limit_s: float, resumed: bool = False) -> int:
+         *, outage_limit_s: float, resumed: bool = False, start_urls: list[str] | None = None) -> int:
     deadline = time.monotonic() + params.start_timeout_s
     while client.scard(store.keys.workers) < workers and time.monotonic() < deadline:
         if any(p.poll() is not None for p in procs):
@@ -291,6 +283,13 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
     if not ok or status == "mismatch":
         say(LEDGER_MISMATCH)
         return 3
+    from boilerstrip.spiders.site import parse_start_urls
+
+    # the one-process crawl's rules, in its order: nothing written and no start URL reached, then hosts given up
+    unreachable = unreachable_start_urls(out, parse_start_urls(start_urls)) if start_urls else []
+    if unreachable:
+        say(unreached_line(unreachable))
+        return 1
     down, failed = hosts_down_of(read_manifest(out) or {})
     if down:  # the workers gave hosts up: the same line as a one-process crawl's
         say(hosts_down_line(down, failed))

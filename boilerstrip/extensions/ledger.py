@@ -28,7 +28,7 @@ from typing import Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from boilerstrip.atomicfile import WRITE_ERRNO_STAT, append_line, atomic_write_json, errno_name, write_error_advice
+from boilerstrip.atomicfile import append_line, atomic_write_json, note_write_error, write_error_advice
 from boilerstrip.config import component_enabled, params_from_settings
 from boilerstrip.feeds import WRITE_ERROR, export_failed, resume_requested
 from boilerstrip.ledger import (
@@ -195,8 +195,7 @@ class LedgerExtension:
             self._inc("write_errors")
             logger.error("ledger: cannot write %s (%s): stopping the crawl; %s", self.journal.layout.ledger_journal,
                          exc, write_error_advice(exc))
-            if self.stats is not None and self.stats.get_value(WRITE_ERRNO_STAT) is None:
-                self.stats.set_value(WRITE_ERRNO_STAT, errno_name(exc))
+            note_write_error(self.stats, exc)
             engine = getattr(self.crawler, "engine", None)
             if engine is not None:
                 from scrapy.utils.defer import deferred_from_coro
