@@ -154,11 +154,11 @@ def complete_bare_hosts(urls: list[str]) -> tuple[list[str], list[str]]:
     notes: list[str] = []
     for url in urls:
         text = str(url).strip()
-        if "://" not in text and _BARE_HOST.match(text) and Path(text).expanduser().is_file():
-            # "crawl urls.txt" crawled https://urls.txt/ (a minute of DNS retries, then robots_unreachable)
-            raise UsageError(f"{text!r} is a file here, not a site: to crawl the URLs it lists, pass --urls {text} "
-                             f"(or write the site as https://{text}/)")
         if "://" not in text and _BARE_HOST.match(text):
+            if Path(text).expanduser().is_file():
+                # "crawl urls.txt" crawled https://urls.txt/ (a minute of DNS retries, then robots_unreachable)
+                raise UsageError(f"{text!r} is a file here, not a site: to crawl the URLs it lists, pass --urls "
+                                 f"{text} (or write the site as https://{text}/)")
             local = _is_local_host(text)
             scheme = "http" if local else "https"
             done.append(f"{scheme}://{text}")
