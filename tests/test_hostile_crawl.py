@@ -150,13 +150,17 @@ def test_size_caps_bombs_and_slowloris_fail_with_reasons(serve, tmp_path: Path) 
     with RawServer(_endless) as endless, RawServer(_declared_huge) as huge, RawServer(_slowloris) as slow:
         # the fault servers sit on other loopback ports: allowed explicitly, and reached by redirects
         routes = {
-            "/": _page('<a href="/endless">1</a> <a href="/huge">2</a> <a href="/slow">3</a> <a href="/bomb">4</a> <a href="/loop/0">5</a>'),
+            "/": _page('<a href="/endless">1</a> <a href="/huge">2</a> <a href="/slow">3</a> <a href="/bomb">4</a> <a href="/loop/0">5</a>'
+                   ' <a href="/self">6</a> <a href="/ping">7</a> <a href="/to-home">8</a>'),
             "/endless": Reply(302, b"", (("Location", endless.url + "/"),)),
             "/huge": Reply(302, b"", (("Location", huge.url + "/"),)),
             "/slow": Reply(302, b"", (("Location", slow.url + "/"),)),
             "/bomb": Reply(200, bomb, (("Content-Type", "text/html"), ("Content-Encoding", "gzip"))),
         }
         routes.update({f"/loop/{i}": Reply(302, b"", (("Location", f"/loop/{i + 1}"),)) for i in range(10)})
+        # a redirect to itself, a loop of two, and a redirect to a page fetched already
+        routes.update({"/self": Reply(302, b"", (("Location", "/self"),)), "/ping": Reply(301, b"", (("Location", "/pong"),)),
+                       "/pong": Reply(302, b"", (("Location", "/ping"),)), "/to-home": Reply(302, b"", (("Location", "/"),))})
         site = serve(routes=routes)
         out = tmp_path / "limits.jsonl"
         allow = [arg for s in (endless, huge, slow) for arg in ("--allow-private", f"127.0.0.1:{s.port}")]
@@ -181,6 +185,12 @@ def test_size_caps_bombs_and_slowloris_fail_with_reasons(serve, tmp_path: Path) 
     assert outcomes[site.url + "/bomb"] == "filtered:decompressed_too_large", outcomes
     assert outcomes[site.url + "/slow"] == "failed:timeout", outcomes
     assert outcomes[site.url + "/loop/0"] == "filtered:too_many_redirects", outcomes
+    # a redirect loop is named as one (it was filtered:duplicate, as if the page were another's copy)
+    assert outcomes[site.url + "/self"] == outcomes[site.url + "/ping"] == "failed:redirect_loop", outcomes
+    entries = read_ledger(out)
+    assert entries[site.url + "/ping"]["detail"] == f"{site.url}/ping -> {site.url}/pong -> {site.url}/ping"
+    assert outcomes[site.url + "/to-home"] == "filtered:duplicate", outcomes
+    assert entries[site.url + "/to-home"]["detail"] == f"redirected (302) to {site.url}/, requested already"
     assert len(endless.hits) >= 1 and elapsed < 90  # the slowloris alone would hold a connection 100 s
     assert [r["url"] for r in records] == [site.url + "/"]
 

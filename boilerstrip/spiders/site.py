@@ -371,8 +371,21 @@ class SiteSpider(Spider):
             report_failed(self.crawler, request, failure_reason(failure), str(exc)[:_DETAIL_CHARS])
 
     def _request_dropped(self, request: Request) -> None:
-        if request.meta.get(KIND_META, "page") == "page" and request.callback == self.parse:
+        if request.meta.get(KIND_META, "page") != "page" or request.callback != self.parse:
+            return
+        hops = request.meta.get("redirect_urls")
+        if not hops:
             report_filtered(self.crawler, request, "duplicate")
+            return
+        # a redirect hop the dupefilter dropped: to a URL of its own chain (the page cannot be had), or to
+        # one fetched or queued already (the page is that one)
+        target = self._normal(request.url)
+        if target is not None and target in {self._normal(hop) for hop in hops}:
+            report_failed(self.crawler, request, "redirect_loop", " -> ".join([*hops, request.url])[:_DETAIL_CHARS])
+        else:
+            reason = (request.meta.get("redirect_reasons") or ["?"])[-1]
+            report_filtered(self.crawler, request, "duplicate",
+                            f"redirected ({reason}) to {request.url}, requested already"[:_DETAIL_CHARS])
 
     # -- sitemaps --------------------------------------------------------------------------------------
     def _robots_ready(self, origin: str, robots: HostRobots) -> None:
