@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from boilerstrip.schedule import JobError, JobStore, ScheduledJob, missed_run, parse_every
+from boilerstrip.schedule import JobError, JobStore, ScheduledJob, next_due, parse_every
 from tests._crawlsite import FAST, small_site
 
 from boilerstrip.demo.server import SiteServer
@@ -56,17 +56,68 @@ def test_every_refuses_what_is_not_an_interval(value) -> None:
         parse_every(value)
 
 
-def test_a_missed_run_is_due_once_at_start() -> None:
+def test_a_job_is_due_from_its_last_run_and_a_missed_run_at_once() -> None:
     now = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
     hourly = ScheduledJob("h", ["http://a/"], "/tmp", every_s=3600)
     nightly = ScheduledJob("n", ["http://a/"], "/tmp", cron="0 3 * * *")
     at = lambda t: {"started_at": t.strftime("%Y-%m-%dT%H:%M:%SZ")}  # noqa: E731
-    assert missed_run(hourly, None, now)  # never run: now
-    assert not missed_run(nightly, None, now)  # never run: at its first time
-    assert missed_run(hourly, at(now - timedelta(hours=2)), now)
-    assert not missed_run(hourly, at(now - timedelta(minutes=30)), now)
-    assert missed_run(nightly, at(now - timedelta(days=1, hours=10)), now)  # 03:00 today was missed
-    assert not missed_run(nightly, at(now.replace(hour=3)), now)
+    assert next_due(hourly, None, now) == now  # never run: now
+    assert next_due(nightly, None, now) == datetime(2026, 12, 2, 3, 0, tzinfo=timezone.utc)  # at its first time
+    assert next_due(hourly, at(now - timedelta(hours=2)), now) == now - timedelta(hours=1)  # missed
+    assert next_due(hourly, at(now - timedelta(minutes=30)), now) == now + timedelta(minutes=30)
+    assert next_due(nightly, at(now - timedelta(days=1, hours=10)), now) == datetime(2026, 11, 30, 3, 0, tzinfo=timezone.utc)  # missed
+    assert next_due(nightly, at(now.replace(hour=3)), now) == datetime(2026, 12, 2, 3, 0, tzinfo=timezone.utc)
+
+
+def test_a_scheduler_started_again_runs_a_job_when_its_last_run_says(tmp_path) -> None:
+    """An hourly job last run 50 minutes ago runs 10 minutes after a scheduler starts, not an hour after (it
+    was: APScheduler's interval counted from the start); a job whose run was missed runs at once."""
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    from boilerstrip.schedule import Scheduler
+
+    store = JobStore(tmp_path / "st")
+    now = datetime.now(timezone.utc)
+    for name, ago in (("recent", timedelta(minutes=50)), ("missed", timedelta(hours=3))):
+        store.add(ScheduledJob(name, ["http://127.0.0.1:9/"], str(tmp_path / "runs"), every_s=3600))
+        store.record_run(name, {"started_at": (now - ago).strftime("%Y-%m-%dT%H:%M:%SZ"), "exit_code": 0})
+    scheduler = Scheduler(store)
+    scheduler._scheduler = BackgroundScheduler(timezone=timezone.utc)
+    scheduler._scheduler.start(paused=True)  # nothing runs: the jobs' times are only read
+    try:
+        scheduler.sync()
+        recent = scheduler._scheduler.get_job("recent").next_run_time - now
+        missed = scheduler._scheduler.get_job("missed").next_run_time - now
+    finally:
+        scheduler._scheduler.shutdown(wait=False)
+    assert timedelta(minutes=9) < recent <= timedelta(minutes=10), recent
+    assert timedelta(0) <= missed < timedelta(minutes=1), missed
+
+
+def test_list_says_when_each_job_runs_next_and_whether_a_scheduler_runs_them(tmp_path) -> None:
+    from boilerstrip.atomicfile import output_lock
+    from boilerstrip.state.layout import schedule_layout
+
+    store = JobStore(tmp_path / "st")
+    store.add(ScheduledJob("hourly", ["http://127.0.0.1:9/"], str(tmp_path / "runs"), every_s=3600))
+    store.add(ScheduledJob("fresh", ["http://127.0.0.1:9/"], str(tmp_path / "runs"), every_s=3600))
+    last = datetime.now(timezone.utc) - timedelta(minutes=30)
+    store.record_run("hourly", {"started_at": last.strftime("%Y-%m-%dT%H:%M:%SZ"), "exit_code": 0})
+    listing = _cli("list", "--store", "st", cwd=tmp_path)
+    assert listing.returncode == 0, listing.stderr
+    lines = listing.stdout.splitlines()
+    assert lines[0].startswith("fresh:") and lines[0].endswith("; never run; next run: due now"), lines
+    assert lines[1].endswith(f"exit 0; next run {(last + timedelta(hours=1)).strftime('%Y-%m-%dT%H:%M:%SZ')}"), lines
+    assert lines[2].startswith("no scheduler is running these jobs: `boilerstrip schedule run` runs them"), lines
+    layout = schedule_layout(str(tmp_path / "runs"), "hourly")
+    layout.folder.mkdir(parents=True)
+    with output_lock(store.path), open(layout.lock, "a+") as lock:  # a scheduler, and a run of the job
+        import fcntl
+
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        lines = _cli("list", "--store", "st", cwd=tmp_path).stdout.splitlines()
+    assert lines[1].endswith("exit 0; running now"), lines
+    assert lines[2] == f"a scheduler runs these jobs (pid {os.getpid()})", lines
 
 
 def test_jobs_are_kept_in_the_state_folder(tmp_path) -> None:

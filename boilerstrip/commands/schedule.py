@@ -23,7 +23,7 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from boilerstrip.atomicfile import OutputBusy, output_lock
+from boilerstrip.atomicfile import OutputBusy, output_lock, output_writer
 from boilerstrip.commands.crawl import add_crawl_options, add_urls_option, complete_bare_hosts, start_urls_of
 from boilerstrip.run import UsageError, build_settings, check_state_dir, count_option
 from boilerstrip.schedule.jobs import JobError, JobStore, ScheduledJob, check_name, default_store, parse_every
@@ -43,7 +43,7 @@ def _store_option(parser: argparse.ArgumentParser) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sub.required = True
-    add = sub.add_parser("add", help="add a job", description="Add a recurring crawl job.")
+    add = sub.add_parser("add", help="Add a recurring crawl job.", description="Add a recurring crawl job.")
     add.add_argument("name", metavar="NAME", help="the job's name (its runs go to DIR/NAME/)")
     add.add_argument("urls", nargs="*", metavar="URL", help="start URL(s)")
     add_urls_option(add)
@@ -60,12 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      f"(default DIR/NAME/{STATE_FOLDER})")
     _store_option(add)
     add_crawl_options(add, resume=False)
-    listing = sub.add_parser("list", help="list the jobs and their last runs")
+    listing = sub.add_parser("list", help="List the jobs, their last and next runs, and whether a scheduler runs them.")
     _store_option(listing)
-    remove = sub.add_parser("remove", help="remove a job (its runs stay on disk)")
+    remove = sub.add_parser("remove", help="Remove a job (its runs stay on disk).")
     remove.add_argument("name", metavar="NAME")
     _store_option(remove)
-    runner = sub.add_parser("run", help="run the scheduler in the foreground until stopped (SIGTERM, Ctrl-C)")
+    runner = sub.add_parser("run", help="Run the scheduler in the foreground until stopped (SIGTERM, Ctrl-C).")
     runner.add_argument("--only", action="append", default=[], metavar="NAME", help="run only this job (repeatable)")
     _store_option(runner)
     for each in (add, listing, remove, runner):  # the parser cli.wrong_kind_of_path reads the options of
@@ -128,13 +128,30 @@ def _add(args: argparse.Namespace, store: JobStore) -> int:
 
 
 def _list(store: JobStore) -> int:
+    from boilerstrip.schedule.runner import job_running, next_due
+
     jobs = store.jobs()
     if not jobs and not store.problems:
         print(f"no jobs in {store.path}")
+    now = datetime.now(timezone.utc)
     for job in jobs:
         last = store.last_run(job.name)
         run = f"; last run {last.get('started_at')} exit {last.get('exit_code')}" if last else "; never run"
+        try:
+            due = next_due(job, last, now)
+        except JobError as exc:
+            due, run = None, f"{run}; {exc}"
+        if job_running(job):
+            run += "; running now"
+        elif due is not None:
+            run += "; next run: due now" if due <= now else f"; next run {due.strftime('%Y-%m-%dT%H:%M:%SZ')}"
         print(job.describe() + run)
+    if jobs:
+        # the jobs run only while a scheduler runs them: say whether one does (it holds the store's lock)
+        holder = output_writer(store.path)
+        print(f"a scheduler runs these jobs ({holder})" if holder else
+              "no scheduler is running these jobs: `boilerstrip schedule run` runs them (systemd, a container, "
+              "a terminal)")
     for problem in store.problems.values():
         print(f"boilerstrip schedule: {store.path}: {problem}: skipped", file=sys.stderr)
     return 2 if store.problems else 0

@@ -6,7 +6,7 @@
 """
 
 from .jobs import JobError, JobStore, ScheduledJob, check_name, parse_every
-from .runner import Scheduler, missed_run, run_job, trigger_of, utc_stamp
+from .runner import Scheduler, next_due, run_job, trigger_of, utc_stamp
 
-__all__ = ["JobError", "JobStore", "ScheduledJob", "check_name", "parse_every", "Scheduler", "missed_run",
+__all__ = ["JobError", "JobStore", "ScheduledJob", "check_name", "parse_every", "Scheduler", "next_due",
            "run_job", "trigger_of", "utc_stamp"]

@@ -45,7 +45,7 @@ from boilerstrip.state.layout import schedule_layout
 
 from .jobs import JobError, JobStore, ScheduledJob
 
-__all__ = ["run_job", "Scheduler", "trigger_of", "missed_run", "utc_stamp", "prune_runs", "cron_trigger"]
+__all__ = ["run_job", "Scheduler", "trigger_of", "next_due", "job_running", "utc_stamp", "prune_runs", "cron_trigger"]
 
 logger = logging.getLogger(__name__)
 
@@ -240,17 +240,35 @@ def trigger_of(job: ScheduledJob) -> Any:
     return cron_trigger(str(job.cron))
 
 
-def missed_run(job: ScheduledJob, last_run: dict[str, Any] | None, now: datetime) -> bool:
-    """Whether ``job`` was due while no scheduler ran it. An interval job never run yet is due at once;
-    a cron job never run waits for its first time."""
+def next_due(job: ScheduledJob, last_run: dict[str, Any] | None, now: datetime) -> datetime | None:
+    """When ``job`` is due next, from its last recorded run: an interval after it, or the cron expression's
+    next time after it (a time past means a run was missed). An interval job never run yet is due ``now``;
+    a cron job never run, at its first time after ``now``. None: the cron expression never fires again."""
     try:
         last = datetime.strptime(str(last_run["started_at"]), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
     except (TypeError, KeyError, ValueError):  # never run, or a record someone edited: as if never run
-        return bool(job.every_s)
+        return now if job.every_s else trigger_of(job).get_next_fire_time(None, now + timedelta(microseconds=1))
     if job.every_s:
-        return last + timedelta(seconds=job.every_s) <= now
-    due = trigger_of(job).get_next_fire_time(None, last + timedelta(seconds=1))
-    return due is not None and due <= now
+        return last + timedelta(seconds=job.every_s)
+    return trigger_of(job).get_next_fire_time(None, last + timedelta(seconds=1))
+
+
+def job_running(job: ScheduledJob) -> bool:
+    """Is a run of ``job`` going on now (its crawl, or the scheduler that started it, holds ``DIR/NAME/.lock``)?
+    Only looks: no file is made."""
+    try:
+        fd = os.open(schedule_layout(job.out_dir, job.name).lock, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # (closing drops a lock taken here)
+    return False
 
 
 class Scheduler:
@@ -305,8 +323,11 @@ class Scheduler:
                     self._scheduler.remove_job(name)
                     del self._defs[name]
                 last = self.store.last_run(name)
-                missed = missed_run(job, last, now)
-                options: dict[str, Any] = {"next_run_time": now} if missed else {}
+                due = next_due(job, last, now)
+                missed = due is not None and due <= now
+                # the first run when the job's last run says so (an interval job run 5 h ago every 6 h: in 1 h,
+                # not 6 h after this scheduler started), at once when a run was missed
+                options: dict[str, Any] = {"next_run_time": max(due, now)} if due is not None else {}
                 self._scheduler.add_job(run_job, trigger, id=name, name=name,
                                         kwargs={"job": job, "store": self.store, "python": self.python,
                                                 "running": self.running},
@@ -316,6 +337,7 @@ class Scheduler:
                 logger.info("schedule: %s%s", job.describe(), f" ({why}: running it now)" if missed else "")
 
     def run(self) -> int:
+        from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED
         from apscheduler.executors.pool import ThreadPoolExecutor
         from apscheduler.schedulers.blocking import BlockingScheduler
 
@@ -325,6 +347,7 @@ class Scheduler:
             logger.warning("schedule: no jobs in %s", self.store.path)
         self._scheduler.add_job(self.sync, "interval", seconds=self.reload_every_s, id="__reload__",
                                 max_instances=1, coalesce=True)
+        self._scheduler.add_listener(self._ran, EVENT_JOB_EXECUTED | EVENT_JOB_ERROR)
         previous = {sig: signal.signal(sig, self._stop) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
             self._scheduler.start()
@@ -333,6 +356,14 @@ class Scheduler:
                 signal.signal(sig, handler)
             self._stop_children()
         return 0
+
+    def _ran(self, event: Any) -> None:
+        """After a run of a job: when its next run is (APScheduler's own time for it)."""
+        if event.job_id == "__reload__":
+            return
+        scheduled = self._scheduler.get_job(event.job_id)
+        if scheduled is not None and scheduled.next_run_time is not None:
+            logger.info("schedule: %s runs next at %s", event.job_id, _iso(scheduled.next_run_time))
 
     def _stop(self, signum: int, frame: Any = None) -> None:
         logger.info("schedule: stopping (signal %d)", signum)
