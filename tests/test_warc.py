@@ -357,6 +357,8 @@ def test_replay_of_a_foreign_warc_accounts_for_every_response(tmp_path):
                     headers=(("Content-Type", "text/html"), ("tdm-reservation", "1")))),
         warc_record("response", f"{site}/private/page", http_response(PAGE % b"a private page")),
         warc_record("response", f"{site}/moved", http_response(b"", status="301 Moved", headers=(("Location", f"{site}/"),))),
+        warc_record("response", f"{site}/refresh", http_response(  # what a crawl follows as a redirect
+            b"<html><head><meta http-equiv='refresh' content='0; url=/'></head><body></body></html>")),
         warc_record("response", f"{site}/file.pdf", pdf),
         warc_record("response", f"{site}/gone", http_response(b"not here", status="404 Not Found")),
         warc_record("response", f"{site}/notcp", b"this is not an HTTP message"),
@@ -372,7 +374,8 @@ def test_replay_of_a_foreign_warc_accounts_for_every_response(tmp_path):
     ledger = _ledger(out)
     expected = {f"{site}/": "item", f"{site}/zipped": "item", f"{site}/noai": "item", f"{site}/meta": "item",
                 f"{site}/tdm": "item", f"{site}/private/page": "item", f"{site}/robots.txt": "filtered:not_html",
-                f"{site}/moved": "filtered:redirect", f"{site}/file.pdf": "filtered:not_html",
+                f"{site}/moved": "filtered:redirect", f"{site}/refresh": "filtered:redirect",
+                f"{site}/file.pdf": "filtered:not_html",
                 f"{site}/gone": "failed:http_404", f"{site}/notcp": "failed:warc_not_http",
                 f"{site}/lies": "failed:warc_bad_length"}
     assert {url: ledger.get(url) for url in expected} == expected

@@ -5,7 +5,8 @@ spider with :class:`boilerstrip.downloadhandlers.warc.WarcReplayHandler` as the 
 response record becomes a request the handler answers from the file, so extraction, cross-page template
 removal, duplicates, the opt-out signals, the ledger and the finishing pass are the crawl's own. Links are
 not followed (the WARC is the crawl). Every response record ends in the ledger: ``item``,
-``filtered:not_html``, ``filtered:redirect`` (a recorded 3xx; its target is a record of its own),
+``filtered:not_html``, ``filtered:redirect`` (a recorded 3xx, or a meta refresh a crawl follows; its target is a
+record of its own),
 ``filtered:robots_*`` (``--robots``), ``failed:http_<status>`` or ``failed:warc_<reason>``; a record whose
 URL was replayed already is counted (``boilerstrip/warc/repeated_url``), as are the records that are not
 responses (``boilerstrip/warc/records/<type>``).
@@ -18,9 +19,11 @@ from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from scrapy import Request
-from scrapy.http import Response
+from scrapy.http import HtmlResponse, Response
+from scrapy.utils.response import get_meta_refresh
 
 from boilerstrip.meta import KIND_META, WARC_ENTRY_META
 from boilerstrip.outcomes import WARC_REPLAY_SPIDER, report_failed, report_filtered
@@ -142,7 +145,22 @@ class WarcReplaySpider(SiteSpider):
             location = response.headers.get(b"Location", b"").decode("latin-1", errors="replace")
             report_filtered(self.crawler, response.request or page_url, "redirect", location[:200])
             return
+        refresh = self._meta_refresh(response)
+        if refresh:
+            report_filtered(self.crawler, response.request or page_url, "redirect", f"meta refresh to {refresh}"[:200])
+            return
         yield from super()._parse_page(response, page_url)
+
+    def _meta_refresh(self, response: Response) -> str | None:
+        """The target of a page's meta refresh that a crawl follows as a redirect (Scrapy's MetaRefreshMiddleware,
+        with the same settings, which the replay's requests turn off with ``dont_redirect``), else None."""
+        settings = self.settings
+        if not isinstance(response, HtmlResponse) or not settings.getbool("METAREFRESH_ENABLED"):
+            return None
+        interval, url = get_meta_refresh(response, ignore_tags=settings.getlist("METAREFRESH_IGNORE_TAGS"))
+        if not url or urlsplit(url).scheme not in ("http", "https"):
+            return None
+        return url if interval < settings.getint("METAREFRESH_MAXDELAY") else None
 
     def _follow(self, links: PageLinks, depth: int) -> Iterator[Request]:
         return iter(())  # the WARC is the crawl: its links were followed, or not, when it was written
