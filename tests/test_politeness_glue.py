@@ -59,6 +59,24 @@ def test_a_paused_host_is_on_the_progress_line_until_its_pause_ends() -> None:
     assert paused_note(stats, now=until + 1) == "" and paused_hosts(stats, now=until + 1) == (0, 0.0)  # pause over
 
 
+def test_a_host_paced_by_its_crawl_delay_is_on_the_progress_line_and_in_the_summary() -> None:
+    # a robots.txt "Crawl-delay: 20" made a crawl fetch one page every 20 s while the line said only
+    # "(0.1 pages/s)": nothing told the user that the site asked for it
+    from boilerstrip.politeness import HostRobots
+
+    mw, crawler = politeness()
+    mw.configured_delay_s = 1.0
+    mw._robots_ready("http://example.org", HostRobots("http://example.org", action="allow_all", crawl_delay_s=20))
+    mw._robots_ready("http://fast.example", HostRobots("http://fast.example", action="allow_all", crawl_delay_s=0.5))
+    stream = io.StringIO()
+    ext = ProgressExtension(ProgressParams(), crawler.stats, ["out.jsonl"], stream=stream, configured_delay_s=1.0)
+    assert ext.line().endswith("  [1 host(s) ask for a Crawl-delay of up to 20 s (robots.txt): one request each that often]")
+    ext.spider_closed(reason="finished")
+    assert "[boilerstrip]   paced by robots.txt Crawl-delay: example.org 20 s\n" in stream.getvalue()
+    quiet = ProgressExtension(ProgressParams(), crawler.stats, [], stream=io.StringIO(), configured_delay_s=30.0)
+    assert "Crawl-delay" not in quiet.line()  # DOWNLOAD_DELAY sets the pace: nothing to explain
+
+
 def test_retry_after_is_capped_and_backoff_doubles_per_host() -> None:
     mw, _ = politeness(max_retry_after_s=5, retry_backoff_base_s=1, max_retries=10)
     request = page_request()

@@ -125,6 +125,7 @@ class PolitenessMiddleware:
         if refusal:
             self.refused[key] = refusal
             return
+        self.crawler.stats.set_value(f"boilerstrip/politeness/crawl_delay_s/{key}", delay)
         downloader = self._downloader()
         if downloader is None:
             return
@@ -135,7 +136,6 @@ class PolitenessMiddleware:
         if slot is not None:  # ... and an existing one is raised now
             slot.delay = max(slot.delay, floor)
             slot.jitter = 0.0
-        self.crawler.stats.set_value(f"boilerstrip/politeness/crawl_delay_s/{key}", delay)
 
     def _response_downloaded(self, response: Response, request: Request) -> None:
         self._restore_after_pause(request.meta.get("download_slot"))

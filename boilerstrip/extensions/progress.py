@@ -70,6 +70,8 @@ def robots_wait(stats: dict[str, Any]) -> str:
 PAUSED_UNTIL = "boilerstrip/politeness/paused_until/"
 BACKOFF_UNTIL = "boilerstrip/politeness/backoff_until/"
 HOST_DOWN = "boilerstrip/politeness/host_down/"
+#: the politeness middleware's gauge of each host's robots.txt Crawl-delay, in seconds
+CRAWL_DELAY = "boilerstrip/politeness/crawl_delay_s/"
 
 
 def paused_hosts(stats: dict[str, Any], now: float | None = None, prefixes: tuple[str, ...] = (PAUSED_UNTIL, BACKOFF_UNTIL)
@@ -102,6 +104,20 @@ def paused_note(stats: dict[str, Any], now: float | None = None) -> str:
     return "".join(notes)
 
 
+def crawl_delays(stats: dict[str, Any], configured_delay_s: float) -> dict[str, float]:
+    """Host -> Crawl-delay of the hosts whose robots.txt asks for more than ``DOWNLOAD_DELAY``: those set the
+    pace of their pages (one request each that often), which otherwise looks like a stalled crawl."""
+    return {k[len(CRAWL_DELAY):]: float(v) for k, v in stats.items()
+            if k.startswith(CRAWL_DELAY) and isinstance(v, (int, float)) and v > configured_delay_s}
+
+
+def crawl_delay_note(delays: dict[str, float]) -> str:
+    if not delays:
+        return ""
+    return (f"  [{len(delays)} host(s) ask for a Crawl-delay of up to {max(delays.values()):g} s (robots.txt): "
+            "one request each that often]")
+
+
 def format_counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{reason}={n}" for reason, n in counts.items()) or "none"
 
@@ -121,8 +137,10 @@ class ProgressExtension:
     #: what the summary tells the user to look at when no page was written
     nothing_written_hint = "check the start URL"
 
-    def __init__(self, params: ProgressParams, stats: Any, outputs: list[str], stream: TextIO | None = None) -> None:
+    def __init__(self, params: ProgressParams, stats: Any, outputs: list[str], stream: TextIO | None = None,
+                 configured_delay_s: float = 0.0) -> None:
         self.params = params
+        self.configured_delay_s = configured_delay_s  # DOWNLOAD_DELAY: a Crawl-delay above it sets a host's pace
         self.stats = stats
         self.outputs = outputs
         self.stream = stream or sys.stderr
@@ -138,7 +156,7 @@ class ProgressExtension:
             raise NotConfigured("BOILERSTRIP_PROGRESS_ENABLED is false")
         params = params_from_settings(crawler.settings, "progress", ProgressParams)
         outputs = [str(uri) for uri in (crawler.settings.getdict("FEEDS") or {})]
-        ext = cls(params, crawler.stats, outputs)
+        ext = cls(params, crawler.stats, outputs, configured_delay_s=crawler.settings.getfloat("DOWNLOAD_DELAY"))
         if is_warc_replay(crawler):
             ext.nothing_written_hint = "check the WARC files"  # a replay has no start URL to check
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
@@ -156,6 +174,7 @@ class ProgressExtension:
         return (
             f"[boilerstrip] {s['elapsed_s']:6.1f}s  fetched {s['fetched']}  extracted {s['written']}  "
             f"skipped {skipped}{detail}  failed {failed}  ({rate:.1f} pages/s){robots_wait(stats)}{paused_note(stats)}"
+            f"{crawl_delay_note(crawl_delays(stats, self.configured_delay_s))}"
         )
 
     def tick(self) -> None:
@@ -191,6 +210,11 @@ class ProgressExtension:
         ]
         if s["dropped"]:
             lines.append(f"[boilerstrip]   items dropped by pipelines: {s['dropped']}")
+        delays = crawl_delays(stats, self.configured_delay_s)
+        if delays:
+            paced = ", ".join(f"{host} {delay:g} s" for host, delay in sorted(delays.items())[:5])
+            more = f" and {len(delays) - 5} more" if len(delays) > 5 else ""
+            lines.append(f"[boilerstrip]   paced by robots.txt Crawl-delay: {paced}{more}")
         if not s["written"]:
             # A mistyped port or host looks like a polite skip (robots.txt unreachable means disallow, RFC
             # 9309): say plainly that nothing came out, and why.
