@@ -38,7 +38,8 @@ from boilerstrip.state import crawl_layout
 __all__ = ["UsageError", "build_settings", "run_spider", "crawl_and_finish", "count_option", "check_state_dir",
            "check_fields", "parse_set_options", "apply_settings", "note_early_signals", "ShutdownOnSignal",
            "RENDER_MISSED_EXIT", "browser_misses", "HOSTS_DOWN_EXIT", "hosts_down_of", "hosts_down_line", "output_lock", "OutputBusy", "finishing_stopped",
-           "written_line", "unreachable_start_urls", "unreached_line", "report_finishing",
+           "written_line", "unreachable_start_urls", "unreached_start_urls", "unreached_line", "partly_unreached_line",
+           "report_finishing",
            "say", "stopped_early", "FINISHING_FAILED", "LEDGER_MISMATCH", "LEDGER_MISMATCH_AFTER_PASS",
            "CHANGE_KINDS", "FINISHING_STATUS", "LOG_LEVELS"]
 
@@ -478,11 +479,15 @@ def _crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, s
     if status == "mismatch":
         say(LEDGER_MISMATCH_AFTER_PASS, prog)
         return 3
-    unreachable = unreachable_start_urls(out, spider_kwargs.get("start_urls") or [])
+    start_urls = spider_kwargs.get("start_urls") or []
+    unreachable = unreachable_start_urls(out, start_urls)
     if unreachable:
         say(unreached_line(unreachable), prog)
         return 1
     code = 0
+    unreached = unreached_start_urls(out, start_urls)
+    if unreached:  # the others were crawled: said, and the run stands (one site of a list down)
+        say(partly_unreached_line(unreached, len(dict.fromkeys(start_urls))), prog)
     missed = browser_misses(stats or {})
     if missed:
         say(f"{sum(missed.values())} page(s) that needed a browser did not get a whole render: "
@@ -602,6 +607,20 @@ def unreached_line(unreachable: list[tuple[str, str]]) -> str:
     if all(reason.startswith("filtered:robots_disallowed") for _url, reason in unreachable):
         # (the site's own choice, but nothing came out: exit 1, so a scheduled run keeps its last output)
         return f"every start URL is disallowed by its site's robots.txt (boilerstrip obeys it), nothing written: {listed}"
+    return f"no start URL could be reached, nothing written: {listed}{_unreached_hint(unreachable)}"
+
+
+def partly_unreached_line(unreached: list[tuple[str, str]], start_urls: int) -> str:
+    """The line of a run that crawled some of its start URLs and could not reach, or was not allowed, the
+    others (:func:`unreached_start_urls`): a site of a list that is down, said once at the end."""
+    listed = ", ".join(f"{url} ({reason})" for url, reason in unreached[:5])
+    more = f" and {len(unreached) - 5} more" if len(unreached) > 5 else ""
+    return (f"{len(unreached)} of {start_urls} start URL(s) could not be reached or were not allowed: "
+            f"{listed}{more}{_unreached_hint(unreached)}")
+
+
+def _unreached_hint(unreachable: list[tuple[str, str]]) -> str:
+    """What to try, when the outcomes of unreached start URLs suggest it."""
     hint = ""
     if any("refused:private_address" in reason for _url, reason in unreachable):
         # (a dev server's 127.0.0.1 -> localhost redirect: only the start URLs' own origins are allowed)
@@ -610,26 +629,31 @@ def unreached_line(unreachable: list[tuple[str, str]]) -> str:
     if tls:
         hint += (f"; no TLS handshake with {tls[0]}: if the server speaks plain HTTP there, give "
                  f"http://{tls[0][len('https://'):]}")
-    return f"no start URL could be reached, nothing written: {listed}{hint}"
+    return hint
+
+
+def unreached_start_urls(out: Path, start_urls: list[str]) -> list[tuple[str, str]]:
+    """[(start URL, outcome)] of the start URLs the run's ledger says could not be reached or were not allowed
+    (robots.txt unreachable or disallowing them, a failed fetch), each once, in the order given."""
+    layout = crawl_layout(out)
+    if not start_urls or not layout.ledger.exists():
+        return []
+    entries = {entry["url"]: entry for entry in read_ledger(layout.ledger)}
+    found = []
+    for url in dict.fromkeys(start_urls):
+        entry = entries.get(url) or {}
+        outcome = f"{entry.get('outcome')}:{entry.get('reason') or ''}" if entry else ""
+        if outcome.startswith(_UNREACHABLE):
+            # what went wrong under the verdict: robots_unreachable of a mistyped host name says dns_not_found
+            detail = str(entry.get("detail") or "")
+            found.append((url, f"{outcome}: {detail}" if detail and detail not in outcome else outcome))
+    return found
 
 
 def unreachable_start_urls(out: Path, start_urls: list[str]) -> list[tuple[str, str]]:
     """[(start URL, outcome)] when the run wrote no record and every start URL failed to be reached;
     [] otherwise (one reachable start URL, or any record written, is a crawl that did something)."""
-
-    layout = crawl_layout(out)
-    if not start_urls or not layout.ledger.exists():
-        return []
-    if _wrote_a_page(out):
+    if not start_urls or _wrote_a_page(out):
         return []  # tombstones alone (a recurring crawl's removed/unseen lines) are not a crawl that did something
-    entries = {entry["url"]: entry for entry in read_ledger(layout.ledger)}
-    found = []
-    for url in start_urls:
-        entry = entries.get(url) or {}
-        outcome = f"{entry.get('outcome')}:{entry.get('reason') or ''}" if entry else ""
-        if not outcome.startswith(_UNREACHABLE):
-            return []
-        # what went wrong under the verdict: robots_unreachable of a mistyped host name says dns_not_found
-        detail = str(entry.get("detail") or "")
-        found.append((url, f"{outcome}: {detail}" if detail and detail not in outcome else outcome))
-    return found
+    found = unreached_start_urls(out, start_urls)
+    return found if len(found) == len(dict.fromkeys(start_urls)) else []

@@ -23,6 +23,19 @@ def test_robots_503_means_no_page_requests_and_is_retried(serve, tmp_path) -> No
     assert reasons(proc.stderr)["robots_unreachable"] == 1
 
 
+def test_a_start_url_of_a_list_that_cannot_be_reached_is_named_at_the_end(serve, tmp_path) -> None:
+    # one site of two down: the other is crawled and the run stands (exit 0), and the last line names the one
+    # that gave nothing (it was only a count among the skip reasons: robots_unreachable=1)
+    good = serve(routes=small_site())
+    down = serve(routes=small_site(robots_reply=robots("oops", status=503)))
+    proc, records = run_crawl(good.url + "/", down.url + "/", out=tmp_path / "o.jsonl", args=FAST)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(records) == 5 and all(r["url"].startswith(good.url) for r in records)
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last == (f"boilerstrip crawl: 1 of 2 start URL(s) could not be reached or were not allowed: {down.url}/ "
+                    "(filtered:robots_unreachable: http_503)"), last
+
+
 def test_robots_recovering_after_503_is_obeyed(serve, tmp_path) -> None:
     answers = itertools.chain([robots("busy", status=503)], itertools.repeat(robots("User-agent: *\nDisallow: /p2\n")))
     server = serve(routes=small_site(extra={"/robots.txt": lambda path, headers: next(answers)}))
