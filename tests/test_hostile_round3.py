@@ -724,6 +724,7 @@ def test_a_remote_worker_of_a_dead_coordinator_stops_with_a_clear_message(serve,
         _reap(worker, tree)
     assert worker.returncode == 1, stderr[-3000:]
     assert "the coordinator of crawl deadcoord01 is gone" in stderr, stderr[-3000:]
+    assert f"boilerstrip worker: joined crawl deadcoord01 ({site.url}/) as " in stderr, stderr[-3000:]
     assert took >= ttl_s * 0.5, took  # not before the key could expire
     requests = len(site.log)
     time.sleep(2)
@@ -747,4 +748,6 @@ def test_a_worker_does_not_join_a_crawl_whose_coordinator_is_gone(redis_url) -> 
                           cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert "no crawl with a live coordinator to join" in proc.stderr and "Traceback" not in proc.stderr
+    # the wait is said at once, not only when it ends
+    assert proc.stderr.startswith(f"boilerstrip worker: waiting up to 1 s for a crawl on {redis_url} "), proc.stderr
     assert not client.scard(store.keys.workers)  # it never joined

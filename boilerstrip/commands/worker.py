@@ -63,11 +63,14 @@ def worker_run_settings(config: dict[str, Any], redis_url: str, crawl_id: str, w
     return settings, spider_kwargs
 
 
-def _join(client: Any, crawl: str | None, wait_s: float) -> tuple[str, dict[str, Any]] | None:
+def _join(client: Any, crawl: str | None, wait_s: float, waiting: Any = None) -> tuple[str, dict[str, Any]] | None:
+    """(crawl ID, its configuration) of the crawl to join, waiting up to ``wait_s`` for one; ``waiting()`` is
+    called once when the first look finds none (the wait is not silent)."""
     from boilerstrip.distributed.coordinator import CURRENT_KEY, read_config  # redis: as above
     from boilerstrip.distributed.store import CrawlKeys
 
     deadline = time.monotonic() + wait_s
+    first = True
     while True:
         crawl_id = crawl or (client.get(CURRENT_KEY) or b"").decode()
         # a crawl whose coordinator is gone (its liveness key expired: killed, not resumed yet) is not joined
@@ -77,6 +80,9 @@ def _join(client: Any, crawl: str | None, wait_s: float) -> tuple[str, dict[str,
             return crawl_id, config
         if time.monotonic() >= deadline:
             return None
+        if first and waiting is not None:
+            waiting()
+        first = False
         time.sleep(0.2)
 
 
@@ -89,13 +95,18 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, redis.RedisError) as exc:
         print(f"boilerstrip worker: cannot reach {args.redis}: {exc}", file=sys.stderr)
         return 2
-    joined = _join(client, args.crawl, args.wait)
+    which = f"crawl {args.crawl}" if args.crawl else "a crawl"
+    joined = _join(client, args.crawl, args.wait, lambda: print(
+        f"boilerstrip worker: waiting up to {args.wait:g} s for {which} on {args.redis} "
+        "(`boilerstrip crawl URL -o OUT.jsonl --redis ...` starts one)", file=sys.stderr, flush=True))
     if joined is None:
         print(f"boilerstrip worker: no crawl with a live coordinator to join on {args.redis}"
               + (f" (crawl {args.crawl})" if args.crawl else ""), file=sys.stderr)
         return 1
     crawl_id, config = joined
     worker_id = args.worker_id or f"{socket.gethostname().split('.')[0]}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    print(f"boilerstrip worker: joined crawl {crawl_id} ({' '.join(config.get('urls') or [])}) as {worker_id}",
+          file=sys.stderr, flush=True)
     try:
         settings, spider_kwargs = worker_run_settings(config, args.redis, crawl_id, worker_id)
     except UsageError as exc:
