@@ -607,6 +607,9 @@ def unreached_line(unreachable: list[tuple[str, str]]) -> str:
     if all(reason.startswith("filtered:robots_disallowed") for _url, reason in unreachable):
         # (the site's own choice, but nothing came out: exit 1, so a scheduled run keeps its last output)
         return f"every start URL is disallowed by its site's robots.txt (boilerstrip obeys it), nothing written: {listed}"
+    if all(reason.startswith("failed:http_") for _url, reason in unreachable):
+        # the server was reached, and answered with an error (404, 401, 500...): not "could not be reached"
+        return f"no start URL gave a page (each answered with an error), nothing written: {listed}"
     return f"no start URL could be reached, nothing written: {listed}{_unreached_hint(unreachable)}"
 
 

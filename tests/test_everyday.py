@@ -714,10 +714,12 @@ def test_a_failed_run_exits_non_zero_and_never_replaces_latest(tmp_path) -> None
             server.routes[path] = gone
         second = run_job(job)
     assert second["exit_code"] == 1, Path(second["log"]).read_text()[-2000:]
-    assert "no start URL could be reached" in Path(second["log"]).read_text()
+    # the server answered 404: said as such, with the status line (Scrapy's "Ignoring non-200 response" said nothing)
+    assert (f"no start URL gave a page (each answered with an error), nothing written: {server.url}/ "
+            "(failed:http_404: 404 Not Found)") in Path(second["log"]).read_text()
     assert second["latest_updated"] is False and "latest.jsonl still holds the last good run" in second["latest_kept"]
-    assert second["latest_kept"].startswith("the run failed (exit 1: stopped early, or nothing could be reached or "
-                                            "was allowed by robots.txt)")
+    assert second["latest_kept"].startswith("the run failed (exit 1: stopped early, or no start URL gave a page "
+                                            "(unreachable, an HTTP error, or disallowed by robots.txt))")
     assert schedule_layout(job.out_dir, job.name).latest.read_bytes() == good
     assert second["pages"] == 0 and second["records"] == second["tombstones"]
 

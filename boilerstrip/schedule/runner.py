@@ -225,7 +225,8 @@ def run_job(job: ScheduledJob, store: JobStore | None = None, python: str = sys.
 
 
 #: what a crawl's exit status says (``boilerstrip crawl``), for a run that did not move latest.jsonl
-_EXIT_MEANINGS = {1: ": stopped early, or nothing could be reached or was allowed by robots.txt", 2: ": a bad argument",
+_EXIT_MEANINGS = {1: ": stopped early, or no start URL gave a page (unreachable, an HTTP error, or disallowed by "
+                     "robots.txt)", 2: ": a bad argument",
                   3: ": the ledger does not reconcile",
                   RENDER_MISSED_EXIT: ": pages that needed a browser did not get a whole render",
                   HOSTS_DOWN_EXIT: ": a host stopped answering and was given up; the next run fetches its pages"}

@@ -29,6 +29,7 @@ import logging
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -63,6 +64,14 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _SITEMAP_SNIFF_BYTES = 64 * 1024
 #: reasons and details passed to outcomes are cut to this many characters
 _DETAIL_CHARS = 200
+
+
+def _status_line(response: Response) -> str:
+    """"404 Not Found": a response's status and its standard reason phrase (the status alone when it has none)."""
+    try:
+        return f"{response.status} {HTTPStatus(response.status).phrase}"
+    except ValueError:
+        return str(response.status)
 #: links to these file types are not followed (images, archives, media, office files: Scrapy's list)
 _SKIPPED_EXTENSIONS = frozenset("." + ext for ext in IGNORED_EXTENSIONS)
 
@@ -367,6 +376,9 @@ class SiteSpider(Spider):
             report_filtered(self.crawler, request, exc.reason, exc.detail)
         elif isinstance(exc, IgnoreRequest) and not isinstance(exc, HttpError):
             report_filtered(self.crawler, request, failure_reason(failure), str(exc)[:_DETAIL_CHARS])  # too_many_redirects, decompressed_too_large, ignored
+        elif isinstance(exc, HttpError):
+            # what the server answered ("404 Not Found"), not Scrapy's "Ignoring non-200 response"
+            report_failed(self.crawler, request, failure_reason(failure), _status_line(exc.response))
         else:
             report_failed(self.crawler, request, failure_reason(failure), str(exc)[:_DETAIL_CHARS])
 
