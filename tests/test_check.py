@@ -207,3 +207,42 @@ def test_the_command_writes_reports_and_gates_a_pipeline(tmp_path) -> None:
     assert _run(str(dirty), "--fail-on", "nonsense").returncode == 2
     assert _run(str(dirty), "-s", 'BOILERSTRIP_CHECK_PARAMS={"repeated_fail_share": 2}').returncode == 2
     assert _run(str(tmp_path / "missing.jsonl")).returncode == 2  # a missing input is a bad argument (issue 26 item 7)
+
+
+def _other_tool(records: list[dict], shape: str) -> list[dict]:
+    """The clean site's records as trafilatura, Firecrawl or Crawl4AI write them (their field names)."""
+    if shape == "trafilatura":  # output_format="json": the URL in "source"
+        return [{"title": r["title"], "text": r["text"], "source": r["url"], "source-hostname": "docs.test"}
+                for r in records]
+    if shape == "firecrawl":  # a crawl's data items: Markdown, the URL in metadata
+        return [{"markdown": "[Home](/) | [Blog](/blog) | [About](/about)\n\n# " + r["text"],
+                 "metadata": {"sourceURL": r["url"], "title": r["title"], "statusCode": 200}} for r in records]
+    return [{"url": r["url"], "success": True,  # Crawl4AI: markdown as an object
+             "markdown": {"raw_markdown": "[Home](/) | [Blog](/blog) | [About](/about)\n\n" + r["text"]}}
+            for r in records]
+
+
+@pytest.mark.parametrize("shape", ["trafilatura", "firecrawl", "crawl4ai"])
+def test_other_tools_output_is_checked_under_their_own_field_names(tmp_path, shape) -> None:
+    # the README's "ours or another tool's": trafilatura's JSON has no "url" (it was refused, exit 2), and
+    # Firecrawl's and Crawl4AI's Markdown-only records were refused or judged empty
+    path = tmp_path / f"{shape}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in _other_tool(_clean_site(), shape)), encoding="utf-8")
+    proc = _run(str(path), "--json", str(tmp_path / "r.json"))
+    assert proc.returncode == 0, proc.stderr
+    (site,) = json.loads((tmp_path / "r.json").read_text())["sites"]
+    assert site["site"] == "docs.test" and site["pages"] == 40 and site["empty_pages"] == 0, site
+    rules = {r["rule"] for r in site["reasons"]}
+    if shape == "trafilatura":
+        assert proc.stdout.startswith("docs.test: ok"), proc.stdout
+    else:  # the navigation bar each Markdown page starts with is found, its link targets read as its words
+        assert {"repeated_lines", "navigation"} <= rules, site["reasons"]
+        assert "'Home | Blog | About'" in proc.stdout, proc.stdout
+
+
+def test_markdown_text_keeps_the_words_of_links_and_drops_the_marks() -> None:
+    from boilerstrip.check.foreign import markdown_text
+
+    markdown = "# Title\n\n- [Home](/) and ![logo](/l.png)\n> **bold** _it_ `code`\n\n```py\nx = 1\n```\n---\n1. one"
+    assert markdown_text(markdown).splitlines() == ["Title", "", "Home and logo", "bold it code", "",
+                                                    "x = 1", "one"]

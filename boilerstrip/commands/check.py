@@ -1,6 +1,7 @@
 """``boilerstrip check OUT.jsonl [--html REPORT.html] [--json REPORT.json] [--fail-on RULE...]``.
 
-Reads any JSONL with ``url`` and ``text`` (ours or another tool's), prints a short summary per site and
+Reads any JSONL with ``url`` and ``text`` (ours or another tool's: trafilatura's, Firecrawl's and Crawl4AI's
+fields are read too, :mod:`boilerstrip.check.foreign`), prints a short summary per site and
 writes the reports asked for. Exit status: 0; 1 when a ``--fail-on`` rule has a finding (warn or fail) on
 some site, when ``--fail-on`` is given and no page was left to check, or the input cannot be read; 2 on bad
 arguments (an input that is not JSONL records: a manifest, a ledger, an HTML page, a folder, binary data, an
@@ -18,6 +19,7 @@ from typing import Any
 
 from boilerstrip.atomicfile import atomic_open
 from boilerstrip.check import RULES, CheckParams, check_records, failed_rules, render_html
+from boilerstrip.check.foreign import as_checked_record, record_url
 from boilerstrip.config import ConfigError, params_from_settings, unknown_settings
 from boilerstrip.items import complete_record
 from boilerstrip.finishing.base import EMPTY, FinishContext, count_lines, read_jsonl, records_file_problem
@@ -30,7 +32,8 @@ __all__ = ["HELP", "add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("input", help="records (JSONL) with url and text, from boilerstrip or another tool")
+    parser.add_argument("input", help="records (JSONL) with url and text, from boilerstrip or another tool (trafilatura's, "
+                                          "Firecrawl's and Crawl4AI's fields are read too)")
     parser.add_argument("--html", metavar="REPORT.html", help="write a self-contained HTML report here")
     parser.add_argument("--json", metavar="REPORT.json", help="write the report as JSON here")
     parser.add_argument("--fail-on", nargs="+", default=[], metavar="RULE", choices=[*RULES, "any"],
@@ -63,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"boilerstrip check: --min-confidence must be in [0, 1], not {args.min_confidence}", file=sys.stderr)
         return 2
     path = Path(args.input)
-    problem = records_file_problem(path)
+    problem = records_file_problem(path, url_of=record_url)
     if problem is not None:
         what = "empty: there are no records to check" if problem == EMPTY else problem
         print(f"boilerstrip check: {path} is {what}", file=sys.stderr)
@@ -76,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
 
     def counted() -> Iterator[dict[str, Any]]:
         for progress.done, record in enumerate(read_jsonl(path, context), 1):
+            record = as_checked_record(record)  # another tool's fields under boilerstrip's names
             if isinstance(record, dict) and record.get("url") and not record.get("outcome") \
                     and record.get("change") not in TOMBSTONES:
                 seen["pages"] += 1

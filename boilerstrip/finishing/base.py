@@ -151,11 +151,12 @@ _LEDGER_KEYS = frozenset({"url", "outcome", "reason", "detail"})
 EMPTY = "empty"
 
 
-def records_file_problem(path: str | Path) -> str | None:
+def records_file_problem(path: str | Path, url_of: Callable[[dict], Any] | None = None) -> str | None:
     """None when ``path`` looks like records (JSONL, one object a line, with a ``url``), else what it looks
     like instead, for a one-line refusal: ``"a crawl's ledger (OUT.ledger.jsonl: ...)"``, ``"an HTML
     page"``, ``"being written by another run (pid N)..."`` (a crawl in progress), :data:`EMPTY` (the caller decides whether an empty file is fine). Reads at most
-    ``SNIFF_BYTES``: a record longer than that is taken on trust."""
+    ``SNIFF_BYTES``: a record longer than that is taken on trust. ``url_of``: where a record's URL is (default
+    its ``url``; ``check`` reads other tools' shapes too)."""
     path = Path(path)
     if not path.exists():
         part = crawl_layout(path).part
@@ -222,7 +223,8 @@ def records_file_problem(path: str | Path) -> str | None:
     records = [v for v in objects if isinstance(v, dict)]
     if all("outcome" in v and set(v) <= _LEDGER_KEYS for v in records):
         return "a crawl's ledger (OUT.ledger.jsonl: URL outcomes), not its records: give OUT.jsonl beside it"
-    if not any(isinstance(v.get("url"), str) for v in records):
+    url_of = url_of or (lambda record: record.get("url"))
+    if not any(isinstance(url_of(v), str) for v in records):
         return "JSON lines without a url field, not a crawl's records"
     return None
 

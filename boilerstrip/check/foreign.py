@@ -1,0 +1,82 @@
+"""Other tools' records read with boilerstrip's field names, so ``boilerstrip check`` judges their output too.
+
+A record that has ``url`` and ``text`` is taken as it is (boilerstrip's, or any tool that writes those). Otherwise the URL, text, Markdown and title are looked for where the tools of this field
+put them:
+
+- **trafilatura** (``--json`` / ``output_format="json"``): the URL in ``source``, the text in ``text``;
+- **Firecrawl** (a crawl's ``data`` items, one a line): ``markdown``, and ``metadata.sourceURL`` or
+  ``metadata.url``, ``metadata.title``;
+- **Crawl4AI** (``CrawlResult`` as JSON): ``url``, and ``markdown`` as a string or an object whose
+  ``raw_markdown`` holds it;
+- a ``content`` field for the text (Spider, many scrapers' own exports).
+
+A record with Markdown and no text gets its text from the Markdown (:func:`markdown_text`: link targets,
+images and the line marks taken off), since check judges the lines of the text. Pure Python.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["as_checked_record", "record_url", "markdown_text"]
+
+_IMAGE_RE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_LINE_MARK_RE = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s?|[-*+]\s+|\d{1,9}[.)]\s+)")
+_EMPHASIS_RE = re.compile(r"(\*\*|__|\*|_|`)(?=\S)(.+?)(?<=\S)\1")
+_FENCE_RE = re.compile(r"^\s{0,3}(```|~~~)")
+_RULE_RE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def record_url(record: Mapping[str, Any]) -> str | None:
+    """The page's URL in any of the shapes above (None: none found)."""
+    metadata = record.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    for value in (record.get("url"), metadata.get("sourceURL"), metadata.get("url"), record.get("source")):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def markdown_text(markdown: str) -> str:
+    """The plain text of a page's Markdown, line by line: images and link targets dropped (their words
+    kept), heading, quote and list marks and emphasis taken off, fences and rules left out."""
+    lines = []
+    for line in markdown.splitlines():
+        if _FENCE_RE.match(line) or _RULE_RE.match(line):
+            continue
+        line = _LINE_MARK_RE.sub("", _LINK_RE.sub(r"\1", _IMAGE_RE.sub(r"\1", line)))
+        lines.append(_EMPHASIS_RE.sub(r"\2", line).strip())
+    return "\n".join(lines)
+
+
+def as_checked_record(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``record`` with ``url``, ``text``, ``markdown`` and ``title`` where another tool keeps them elsewhere
+    (see the module docstring); a record that has them already is returned as it is."""
+    if isinstance(record.get("url"), str) and isinstance(record.get("text"), str):
+        return record
+    url = record_url(record)
+    if url is None:
+        return record
+    metadata = record.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    markdown = record.get("markdown")
+    if isinstance(markdown, Mapping):  # Crawl4AI's MarkdownGenerationResult
+        markdown = markdown.get("raw_markdown") or markdown.get("fit_markdown")
+    markdown = _text(markdown)
+    text = _text(record.get("text")) or _text(record.get("content"))
+    if text is None and markdown is not None:
+        text = markdown_text(markdown)
+    out = {**record, "url": url, "text": text if text is not None else ""}
+    if markdown is not None:
+        out["markdown"] = markdown
+    title = _text(record.get("title")) or _text(metadata.get("title"))
+    if title is not None:
+        out["title"] = title
+    return out
