@@ -73,7 +73,9 @@ def as_checked_record(record: Mapping[str, Any]) -> Mapping[str, Any]:
     text = _text(record.get("text")) or _text(record.get("content"))
     if text is None and markdown is not None:
         text = markdown_text(markdown)
-    out = {**record, "url": url, "text": text if text is not None else ""}
+    if text is None:
+        return record  # no text anywhere (a crawl written with --fields url,title): the caller says so
+    out = {**record, "url": url, "text": text}
     if markdown is not None:
         out["markdown"] = markdown
     title = _text(record.get("title")) or _text(metadata.get("title"))
