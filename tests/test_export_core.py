@@ -144,6 +144,19 @@ def test_index_contract(make_index) -> None:
     index.close()
 
 
+def test_an_index_forgets_the_documents_of_one_run(make_index) -> None:
+    index = make_index()
+    hasher = MinHasher(NearDedupParams())
+    sig_a, sig_b = hasher.signature(article(5)), hasher.signature(article(6))
+    index.add("a", "http://s/a", "da", hasher.band_keys(sig_a), sig_a, "run1")
+    index.add("b", "http://s/b", "db", hasher.band_keys(sig_b), sig_b, "run2")
+    assert index.forget_run("run1") == 1 and index.forget_run("nothing") == 0
+    assert index.exact("da") is None and index.candidates(hasher.band_keys(sig_a)) == []
+    assert index.exact("db") == ("b", "run2") and index.candidates(hasher.band_keys(sig_b)) == [("b", "run2", sig_b)]
+    assert index.documents() == 1
+    index.close()
+
+
 def test_sqlite_index_keeps_only_what_was_committed(tmp_path) -> None:
     index = SqliteDedupIndex(tmp_path)
     index.add("id1", "http://s/a", "d1", [(0, 1)], None, "run1")

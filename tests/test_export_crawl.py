@@ -307,6 +307,24 @@ def test_index_adds_only_documents_not_exported_before(crawls, export_ab, tmp_pa
                                                                               "older_version"}
 
 
+def test_an_export_run_again_into_its_folder_replaces_itself_in_the_index(crawls, tmp_path) -> None:
+    # the same export run again (a retry, a cron job) into the same folder with the same index: every document
+    # was "already_exported" by the very dataset it replaced, and an empty dataset was written over a full one
+    index = tmp_path / "index"
+    first = run_export([crawls["a"]], tmp_path / "a", index_dir=index)
+    rows = sorted(r["id"] for r in rows_of(tmp_path / "a"))
+    other = run_export([crawls["a"]], tmp_path / "other", index_dir=index)
+    assert other["documents"] == 0  # another folder: already exported, as before
+    again = run_export([crawls["a"]], tmp_path / "a", index_dir=index)
+    assert again["documents"] == first["documents"] > 0 and sorted(r["id"] for r in rows_of(tmp_path / "a")) == rows
+    assert again["replaced"] == {"run": first["run"], "index_documents_taken_out": first["documents"]}
+    assert again["index_documents"] == first["index_documents"]
+    proc = run_cli(["export", crawls["a"], "-o", tmp_path / "a", "--index", index], timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"boilerstrip export: replaced the export {again['run']} in {tmp_path / 'a'}: its {first['documents']} " \
+           "document(s) taken out of the index first" in proc.stderr
+
+
 def test_opted_out_pages_only_on_request_with_a_warning(crawls, tmp_path) -> None:
     out = tmp_path / "all"
     proc = run_cli(["export", crawls["a"], "-o", out, "--include-opted-out", "--keep-pii"], timeout=300)

@@ -116,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
         ticker.stop()
     if stats["invalid_lines"]:
         print(f"boilerstrip export: skipped {stats['invalid_lines']} line(s) that were not JSON objects", file=sys.stderr)
+    replaced = stats.get("replaced")
+    if replaced and args.index:
+        print(f"boilerstrip export: replaced the export {replaced['run']} in {args.output}: its "
+              f"{replaced['index_documents_taken_out']} document(s) taken out of the index first", file=sys.stderr)
     reasons = ", ".join(f"{r} {n}" for r, n in stats["excluded_by_reason"].items()) or "none"
     print(f"boilerstrip export: {stats['documents']} documents in {len(stats['shards'])} shard(s) -> {args.output}; "
           f"left out {stats['excluded']} ({reasons})", file=sys.stderr)

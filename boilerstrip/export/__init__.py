@@ -105,6 +105,15 @@ def foreign_folder_problem(out: Path) -> str | None:
             "overwritten or mixed with the dataset's; export to a new or empty folder")
 
 
+def _earlier_run(out: Path) -> str | None:
+    """The run of the export ``out`` holds (its ``stats.json``), which a new export there replaces."""
+    try:
+        run = json.loads((out / STATS_FILE).read_text(encoding="utf-8")).get("run")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return run if isinstance(run, str) and run else None
+
+
 def run_export(inputs: Iterable[str | Path], out_dir: str | Path, params: ExportParams | None = None,
                index_dir: str | Path | None = None, index_backend: str = DEFAULT_INDEX_BACKEND,
                progress: PassProgress | None = None) -> dict[str, Any]:
@@ -123,6 +132,17 @@ def run_export(inputs: Iterable[str | Path], out_dir: str | Path, params: Export
     run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:8]
     with tempfile.TemporaryDirectory(prefix=".boilerstrip-index-", dir=out) as scratch:
         index = open_index(index_dir if index_dir is not None else scratch, params.near, index_backend)
+        replaced = _earlier_run(out)
+        forgotten = 0
+        if replaced and index_dir is not None:
+            # this export replaces the folder's earlier one: its documents leave the index with it (they were
+            # all "already exported", and a re-run of the same export made an empty dataset over a full one)
+            forget = getattr(index, "forget_run", None)
+            if forget is None:
+                index.close()
+                raise ValueError(f"{out} holds export {replaced}, which this one would replace, and the index backend "
+                                 f"{index_backend} cannot take its documents out: export to a new folder")
+            forgotten = forget(replaced)
         excluded = ExcludedLog(out / EXCLUDED_FILE)
         context = ExportContext(excluded)
         try:
@@ -138,6 +158,8 @@ def run_export(inputs: Iterable[str | Path], out_dir: str | Path, params: Export
         summary["index_documents"] = index.documents()
         stats = export_stats(summary, excluded.reasons, excluded.sites, context.counts, params)
         stats["run"] = run_id
+        if replaced:
+            stats["replaced"] = {"run": replaced, "index_documents_taken_out": forgotten}
         with atomic_open(out / STATS_FILE, "w") as handle:
             handle.write(json.dumps(stats, ensure_ascii=False, indent=1) + "\n")
         with atomic_open(out / CARD_FILE, "w") as handle:

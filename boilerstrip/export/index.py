@@ -64,6 +64,7 @@ class DedupIndex(Protocol):
     def add(self, doc_id: str, url: str, digest: str, band_keys: list[tuple[int, int]], signature: bytes | None,
             run: str) -> None: ...
     def documents(self) -> int: ...
+    def forget_run(self, run: str) -> int: ...  # the documents an export added, taken out; returns how many
     def commit(self) -> None: ...
     def close(self) -> None: ...
 
@@ -92,6 +93,14 @@ class MemoryDedupIndex:
 
     def documents(self) -> int:
         return len(self._docs)
+
+    def forget_run(self, run: str) -> int:
+        gone = {doc_id for doc_id, (doc_run, _sig) in self._docs.items() if doc_run == run}
+        self._exact = {d: entry for d, entry in self._exact.items() if entry[0] not in gone}
+        self._bands = {k: doc_id for k, doc_id in self._bands.items() if doc_id not in gone}
+        for doc_id in gone:
+            del self._docs[doc_id]
+        return len(gone)
 
     def commit(self) -> None:
         pass
@@ -156,6 +165,23 @@ class SqliteDedupIndex:
     def documents(self) -> int:
         assert self._db is not None
         return int(self._db.execute("SELECT COUNT(*) FROM docs").fetchone()[0])
+
+    def forget_run(self, run: str) -> int:
+        """Take out the documents export ``run`` added (an export that replaces it in its folder), in the
+        transaction :meth:`commit` ends: an export that fails leaves them in. A band bucket the run's document
+        held goes with it (a later document that shared it was not stored there: its other bands remain)."""
+        assert self._db is not None
+        db = self._db
+        gone = [row[0] for row in db.execute("SELECT id FROM docs WHERE run = ?", (run,))]
+        if not gone:
+            return 0
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS forgotten (id TEXT PRIMARY KEY) WITHOUT ROWID")
+        db.execute("DELETE FROM forgotten")
+        db.executemany("INSERT OR IGNORE INTO forgotten (id) VALUES (?)", [(doc_id,) for doc_id in gone])
+        db.execute("DELETE FROM exact WHERE id IN (SELECT id FROM forgotten)")
+        db.execute("DELETE FROM bands WHERE id IN (SELECT id FROM forgotten)")
+        db.execute("DELETE FROM docs WHERE run = ?", (run,))
+        return len(gone)
 
     def commit(self) -> None:
         if self._db is not None:
