@@ -474,7 +474,11 @@ def _crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, s
         return 1
     if status == "interrupted":
         by = stats.get(f"{FINISHING_STATUS.rpartition('/')[0]}/stopped_by")
-        say(finishing_stopped(out, by, "the same command with --resume" if prog == PROG else None), prog)
+        from boilerstrip.outcomes import WARC_REPLAY_SPIDER  # (as above: Scrapy only once a run starts)
+
+        # a crawl (or the demo) goes on with --resume; a WARC replay has none: dedup finishes its pass
+        resumable = getattr(spider_cls, "name", None) != WARC_REPLAY_SPIDER
+        say(finishing_stopped(out, by, "the same command with --resume" if resumable else None), prog)
         return 1
     if status == "mismatch":
         say(LEDGER_MISMATCH_AFTER_PASS, prog)

@@ -181,6 +181,10 @@ def test_demo_command_writes_jsonl(tmp_path) -> None:
     proc = cli("demo", "-o", str(out), "--profile", "test")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert f"wrote {out}" in proc.stdout
+    # its lines are named after the command the user ran (they said "boilerstrip crawl:")
+    said = {line.split(":", 1)[0] for line in proc.stderr.splitlines() if line.startswith("boilerstrip ")}
+    assert said == {"boilerstrip demo"}, proc.stderr[-2000:]
+    assert "boilerstrip demo: finishing pass: " in proc.stderr
     records = read_jsonl(out)
     assert {urlsplit(r["url"]).path for r in records} == expected_pages()
     json.dumps(records)

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"boilerstrip demo: {exc}", file=sys.stderr)
             return 2
         print(f"boilerstrip demo: crawling the demo site at {server.url}/ (profile {args.profile})", file=sys.stderr)
-        status = crawl_and_finish(settings, spider_kwargs, out)
+        status = crawl_and_finish(settings, spider_kwargs, out, prog="boilerstrip demo")
     if status == 0:
         print(f"boilerstrip demo: wrote {out}")
     return status
