@@ -223,6 +223,22 @@ def test_the_page_budget_is_shared_by_the_workers(redis_url, tmp_path) -> None:
     assert _manifest(out)["reconciled"]
 
 
+def test_a_distributed_recrawl_cut_by_its_page_budget_marks_nothing_removed(redis_url, tmp_path) -> None:
+    # the coordinator's finishing pass had none of the workers' stats, so it never knew the crawl was cut: a
+    # recrawl with a smaller --max-pages marked every page it did not reach "removed" (one process: unseen)
+    out = tmp_path / "cut.jsonl"
+    with SiteServer(routes=_site(pages=12)) as site:
+        first = _crawl(site.url + "/", out, "--redis", redis_url, "--no-sitemaps")
+        assert first.returncode == 0, first.stderr[-3000:]
+        second = _crawl(site.url + "/", out, "--redis", redis_url, "--no-sitemaps", "--max-pages", "4")
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert second.stderr.strip().splitlines()[-1].endswith("0 removed, 9 unseen (crawl cut by max_pages: nothing marked removed)"), \
+        second.stderr[-3000:]
+    tombstones = [r for r in read_jsonl(out) if r.get("change") in ("removed", "unseen")]
+    assert len(tombstones) == 9 and {r["change"] for r in tombstones} == {"unseen"}
+    assert all(r["reason"].startswith("crawl_cut:max_pages") for r in tombstones), tombstones[:2]
+
+
 def test_a_hosts_page_budget_is_one_budget_for_all_workers(redis_url, tmp_path) -> None:
     """The traps' max_pages_per_host (BOILERSTRIP_TRAPS_PARAMS) counts in Redis: 2 workers admit 7 pages of the host, not 14."""
     out = tmp_path / "traps.jsonl"

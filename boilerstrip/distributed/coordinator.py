@@ -384,7 +384,7 @@ def merge_outputs(store: CrawlStore, out: Path, settings: Any, finish_reason: st
 
 def finish(out: Path, settings: Any) -> str:
     """The single-process crawl's finishing pass (FinishingExtension), once, over the merged output."""
-    stats = _Stats()
+    stats = _Stats(_outcome_stats(out))
     extension = FinishingExtension(out, settings, stats=stats)
     extension.reason = "finished"
     status = extension.finish()
@@ -392,6 +392,16 @@ def finish(out: Path, settings: Any) -> str:
     if isinstance(summary, dict):  # the lines a single-process crawl prints
         report_finishing(summary, out)
     return status
+
+
+def _outcome_stats(out: Path) -> dict[str, int]:
+    """The merged ledger's outcome counts under the names a crawl's stats give them
+    (``boilerstrip/filtered/max_pages``): the finishing pass reads from them what cut the crawl short (a page
+    budget, a depth, a host given up), so that pages it did not reach are unseen, not removed, as in a
+    one-process crawl (the workers' own stats stay in their processes)."""
+    reasons = (read_manifest(out) or {}).get("reasons") or {}
+    return {f"boilerstrip/{key.replace(':', '/', 1)}": n for key, n in reasons.items()
+            if isinstance(key, str) and ":" in key and isinstance(n, int)}
 
 
 class _Stats(dict):
