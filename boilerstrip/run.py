@@ -38,7 +38,7 @@ from boilerstrip.state import crawl_layout
 __all__ = ["UsageError", "build_settings", "run_spider", "crawl_and_finish", "count_option", "check_state_dir",
            "check_fields", "parse_set_options", "apply_settings", "note_early_signals", "ShutdownOnSignal",
            "RENDER_MISSED_EXIT", "browser_misses", "HOSTS_DOWN_EXIT", "hosts_down_of", "hosts_down_line", "output_lock", "OutputBusy", "finishing_stopped",
-           "written_line", "unreachable_start_urls", "unreached_start_urls", "unreached_line", "partly_unreached_line",
+           "written_line", "start_urls_line", "unreached_start_urls", "unreached_line", "partly_unreached_line",
            "report_finishing",
            "say", "stopped_early", "FINISHING_FAILED", "LEDGER_MISMATCH", "LEDGER_MISMATCH_AFTER_PASS",
            "CHANGE_KINDS", "FINISHING_STATUS", "LOG_LEVELS"]
@@ -483,15 +483,12 @@ def _crawl_and_finish(settings: Any, spider_kwargs: dict[str, Any], out: Path, s
     if status == "mismatch":
         say(LEDGER_MISMATCH_AFTER_PASS, prog)
         return 3
-    start_urls = spider_kwargs.get("start_urls") or []
-    unreachable = unreachable_start_urls(out, start_urls)
-    if unreachable:
-        say(unreached_line(unreachable), prog)
+    line, failed = start_urls_line(out, spider_kwargs.get("start_urls") or [])
+    if line:
+        say(line, prog)
+    if failed:
         return 1
     code = 0
-    unreached = unreached_start_urls(out, start_urls)
-    if unreached:  # the others were crawled: said, and the run stands (one site of a list down)
-        say(partly_unreached_line(unreached, len(dict.fromkeys(start_urls))), prog)
     missed = browser_misses(stats or {})
     if missed:
         say(f"{sum(missed.values())} page(s) that needed a browser did not get a whole render: "
@@ -606,7 +603,7 @@ _UNREACHABLE = ("failed:", "filtered:robots_unreachable", "filtered:robots_disal
 
 def unreached_line(unreachable: list[tuple[str, str]]) -> str:
     """The last line of a run that wrote nothing because no start URL could be reached or was allowed
-    (:func:`unreachable_start_urls`), with what to try when the outcome suggests it."""
+    (:func:`start_urls_line`), with what to try when the outcome suggests it."""
     listed = ", ".join(f"{url} ({reason})" for url, reason in unreachable[:5])
     if all(reason.startswith("filtered:robots_disallowed") for _url, reason in unreachable):
         # (the site's own choice, but nothing came out: exit 1, so a scheduled run keeps its last output)
@@ -657,10 +654,15 @@ def unreached_start_urls(out: Path, start_urls: list[str]) -> list[tuple[str, st
     return found
 
 
-def unreachable_start_urls(out: Path, start_urls: list[str]) -> list[tuple[str, str]]:
-    """[(start URL, outcome)] when the run wrote no record and every start URL failed to be reached;
-    [] otherwise (one reachable start URL, or any record written, is a crawl that did something)."""
-    if not start_urls or _wrote_a_page(out):
-        return []  # tombstones alone (a recurring crawl's removed/unseen lines) are not a crawl that did something
-    found = unreached_start_urls(out, start_urls)
-    return found if len(found) == len(dict.fromkeys(start_urls)) else []
+def start_urls_line(out: Path, start_urls: list[str]) -> tuple[str | None, bool]:
+    """(the line about the start URLs that gave nothing, or None; whether that fails the run). No page written
+    and no start URL reached or allowed: :func:`unreached_line`, exit 1 (tombstones alone, a recurring crawl's
+    removed/unseen lines, are not a crawl that did something). Some of them: :func:`partly_unreached_line`,
+    and the run stands (one site of a list down)."""
+    unreached = unreached_start_urls(out, start_urls)
+    if not unreached:
+        return None, False
+    starts = len(dict.fromkeys(start_urls))
+    if len(unreached) == starts and not _wrote_a_page(out):
+        return unreached_line(unreached), True
+    return partly_unreached_line(unreached, starts), False

@@ -1,7 +1,7 @@
 """Other tools' records read with boilerstrip's field names, so ``boilerstrip check`` judges their output too.
 
-A record that has ``url`` and ``text`` is taken as it is (boilerstrip's, or any tool that writes those). Otherwise the URL, text, Markdown and title are looked for where the tools of this field
-put them:
+A record that has ``url`` and ``text`` is taken as it is (boilerstrip's, or any tool that writes those).
+Otherwise the URL, text, Markdown and title are looked for where the tools of this field put them:
 
 - **trafilatura** (``--json`` / ``output_format="json"``): the URL in ``source``, the text in ``text``;
 - **Firecrawl** (a crawl's ``data`` items, one a line): ``markdown``, and ``metadata.sourceURL`` or

@@ -32,8 +32,8 @@ __all__ = ["HELP", "add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("input", help="records (JSONL) with url and text, from boilerstrip or another tool (trafilatura's, "
-                                          "Firecrawl's and Crawl4AI's fields are read too)")
+    parser.add_argument("input", help="records (JSONL) with url and text, from boilerstrip or another tool "
+                                      "(trafilatura's, Firecrawl's and Crawl4AI's fields are read too)")
     parser.add_argument("--html", metavar="REPORT.html", help="write a self-contained HTML report here")
     parser.add_argument("--json", metavar="REPORT.json", help="write the report as JSON here")
     parser.add_argument("--fail-on", nargs="+", default=[], metavar="RULE", choices=[*RULES, "any"],

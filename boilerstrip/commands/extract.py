@@ -91,8 +91,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="HTML file, plain or .gz; - for stdin; a folder for the HTML files under it")
     parser.add_argument(
-        "--format", choices=("jsonl", "text", "markdown"), default="jsonl", help="jsonl (default): one object a file, with its path, text, markdown and metadata; "
-                                 "text or markdown: the content alone, files separated by a form feed line"
+        "--format", choices=("jsonl", "text", "markdown"), default="jsonl",
+        help="jsonl (default): one object a file, with its path, text, markdown and metadata; text or markdown: "
+             "the content alone, files separated by a form feed line",
     )
     parser.add_argument("--url", default=None, help="the page's URL (resolves a relative canonical link)")
     parser.add_argument(

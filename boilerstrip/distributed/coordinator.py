@@ -49,8 +49,7 @@ from boilerstrip.extensions.finishing import FinishingExtension
 from boilerstrip.ledger import build_manifest, read_manifest, tally, write_ledger
 from boilerstrip.lifetime import parent_death_hook
 from boilerstrip.run import (FINISHING_FAILED, HOSTS_DOWN_EXIT, LEDGER_MISMATCH, finishing_stopped, hosts_down_line,
-                             hosts_down_of, partly_unreached_line, report_finishing, say, stopped_early,
-                             unreachable_start_urls, unreached_line, unreached_start_urls)
+                             hosts_down_of, report_finishing, say, start_urls_line, stopped_early)
 from boilerstrip.state import crawl_layout
 
 __all__ = ["CoordinatorParams", "coordinate", "CURRENT_KEY", "merge_outputs", "read_config", "progress_line"]
@@ -286,14 +285,11 @@ def _run(client: Any, store: CrawlStore, crawl_id: str, procs: list[subprocess.P
     from boilerstrip.spiders.site import parse_start_urls
 
     # the one-process crawl's rules, in its order: nothing written and no start URL reached, then hosts given up
-    starts = parse_start_urls(start_urls) if start_urls else []
-    unreachable = unreachable_start_urls(out, starts)
-    if unreachable:
-        say(unreached_line(unreachable))
+    line, failed = start_urls_line(out, parse_start_urls(start_urls) if start_urls else [])
+    if line:
+        say(line)
+    if failed:
         return 1
-    unreached = unreached_start_urls(out, starts)
-    if unreached:
-        say(partly_unreached_line(unreached, len(dict.fromkeys(starts))))
     down, failed = hosts_down_of(read_manifest(out) or {})
     if down:  # the workers gave hosts up: the same line as a one-process crawl's
         say(hosts_down_line(down, failed))
