@@ -166,9 +166,11 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
     from boilerstrip.addons import ProfileError, load_profile, set_setting
     from boilerstrip.feeds import feed_settings as safe_feed_settings
     from boilerstrip.spiders.site import CrawlParams, parse_start_urls
+    from boilerstrip.urls import url_credentials
 
     try:
         start_urls = parse_start_urls(args.urls)
+        credentials = url_credentials(args.urls)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     max_pages = count_option(args.max_pages, "--max-pages", 1)
@@ -246,6 +248,9 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
         params_from_settings(view, "crawl", CrawlParams)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    if credentials is not None:  # user:password@ in a start URL: basic authentication on its host (HttpAuthMiddleware)
+        for name, value in zip(("HTTPAUTH_USER", "HTTPAUTH_PASS", "HTTPAUTH_DOMAIN"), credentials):
+            settings.set(name, value, priority="cmdline")
     return settings, spider_kwargs
 
 

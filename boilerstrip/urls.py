@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
@@ -33,6 +33,8 @@ __all__ = [
     "TRACKING_PREFIXES",
     "SESSION_ID_PARAMS",
     "normalize_url",
+    "url_credentials",
+    "without_password",
     "link_targets",
     "strip_session_ids",
     "site_key",
@@ -214,3 +216,45 @@ def _drop_tracking(query: str, params: UrlParams) -> str:
     if len(kept) == len(pairs):
         return query
     return urlencode(kept)
+
+
+def url_credentials(urls: Iterable[str]) -> tuple[str, str, str] | None:
+    """(user, password, host[:port]) given in start URLs (``https://user:secret@docs.example.org/``), for HTTP
+    basic authentication on that host (Scrapy's ``HTTPAUTH_USER``/``_PASS``/``_DOMAIN``: the domain is the
+    URL's host and port as Scrapy compares them; the normal form drops the credentials, so records and the
+    ledger never hold a password); None when no URL has any. ValueError when URLs give credentials for more
+    than one host, or two sets for one (Scrapy sends one set, to one domain)."""
+    found: dict[str, tuple[str, str]] = {}
+    for url in urls:
+        try:
+            parts = urlsplit(str(url).strip())
+            user, password, host, port = parts.username, parts.password, parts.hostname, parts.port
+        except ValueError:
+            continue  # the URL's own check says what is wrong with it
+        if user is None or not host:
+            continue
+        domain = f"[{host}]" if ":" in host else host
+        domain += f":{port}" if port is not None else ""
+        given = (unquote(user), unquote(password or ""))
+        if found.setdefault(domain, given) != given or len(found) > 1:
+            raise ValueError("credentials (user:password@) are sent to one host only, with one user: "
+                             f"start URLs give them for {', '.join(sorted(found)) if len(found) > 1 else domain} "
+                             "(crawl each site on its own)")
+    if not found:
+        return None
+    ((domain, (user, password)),) = found.items()
+    return user, password, domain
+
+
+def without_password(url: str) -> str:
+    """``url`` with the password of its ``user:password@`` shown as ``***`` (for what is printed or listed)."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return url
+    if password is None:
+        return url
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user = userinfo.split(":", 1)[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{hostport}"))

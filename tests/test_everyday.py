@@ -1233,3 +1233,46 @@ def test_a_command_imports_its_own_module_only_and_help_lists_them_all() -> None
     assert loaded[0] == "['boilerstrip.commands.extract']", proc.stderr
     assert "boilerstrip.commands.crawl" in loaded[1] and "boilerstrip.commands.warc" in loaded[1]
     assert "invalid choice: 'extrakt'" in proc.stderr and "choose from 'crawl'" in proc.stderr
+
+
+# -- credentials in a start URL ------------------------------------------------------------------------------------
+def test_credentials_in_a_start_url_authenticate_on_its_host_and_are_kept_nowhere(serve, tmp_path) -> None:
+    # http://user:password@host/ was crawled without them (the normal form drops them): 401 on every page
+    import base64
+    import gzip
+
+    from conftest import Reply, run_crawl
+
+    token = "Basic " + base64.b64encode(b"ann:s3cr:et").decode()
+    page = ("<html><head><title>{0}</title></head><body><main><h1>Members {0}</h1><p>" + "Words for members of {0}. " * 20
+            + "</p><a href='/1'>1</a></main></body></html>")
+
+    def members(path, headers):
+        if headers.get("authorization") != token:
+            return Reply(401, b"login", (("WWW-Authenticate", 'Basic realm="m"'),))
+        return Reply(200, page.format(path).encode(), (("Content-Type", "text/html"),))
+
+    site = serve(routes={"/": members, "/1": members})
+    bare = site.url.split("://", 1)[1]
+    out = tmp_path / "o.jsonl"
+    proc, records = run_crawl(f"http://ann:s3cr%3Aet@{bare}/", out=out,
+                              args=["--profile", "test", "--no-sitemaps", "--warc", str(tmp_path / "warc")])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert sorted(r["url"] for r in records) == [site.url + "/", site.url + "/1"]
+    assert all(e.headers.get("authorization") == token for e in site.log), [e.path for e in site.log]
+    written = b"".join(p.read_bytes() for p in tmp_path.glob("o.*") if p.is_file())
+    warc = b"".join(gzip.decompress(p.read_bytes()) for p in (tmp_path / "warc").glob("*.warc.gz"))
+    assert b"s3cr" not in written and b"YW5u" not in warc and b"Authorization: [redacted by boilerstrip]" in warc
+    # one set of credentials, for one host
+    other = cli("crawl", f"http://ann:x@{bare}/", "http://bob:y@other.example/", "-o", str(tmp_path / "two.jsonl"))
+    assert other.returncode == 2 and "credentials (user:password@) are sent to one host only" in other.stderr
+    assert not (tmp_path / "two.jsonl").exists()
+
+
+def test_a_jobs_password_is_not_listed(tmp_path) -> None:
+    from boilerstrip.schedule import JobStore, ScheduledJob
+
+    store = JobStore(tmp_path / "st")
+    store.add(ScheduledJob("members", ["http://ann:s3cret@127.0.0.1:9/"], str(tmp_path / "runs"), every_s=3600))
+    listing = cli("schedule", "list", "--store", str(tmp_path / "st"))
+    assert "members: http://ann:***@127.0.0.1:9/ every 3600s" in listing.stdout and "s3cret" not in listing.stdout

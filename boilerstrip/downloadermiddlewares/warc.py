@@ -34,12 +34,21 @@ STATS = "boilerstrip/warc"
 _PENDING_RENDERS = 10000
 
 
-def _headers(headers: Any) -> list[tuple[str, str]]:
+#: request headers whose value a WARC file does not keep: credentials (a start URL's user:password@ becomes
+#: HTTP basic authentication, -s DEFAULT_REQUEST_HEADERS may carry a token); the header stays, so a reader
+#: sees that the request was authenticated
+_REDACTED = frozenset(("authorization", "proxy-authorization"))
+REDACTED_VALUE = "[redacted by boilerstrip]"
+
+
+def _headers(headers: Any, redact: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for name, values in headers.items():
         key = name.decode("latin-1") if isinstance(name, bytes) else str(name)
+        redacted = key.lower() in redact
         for value in values if isinstance(values, (list, tuple)) else [values]:
-            out.append((key, value.decode("latin-1") if isinstance(value, bytes) else str(value)))
+            text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+            out.append((key, REDACTED_VALUE if redacted else text))
     return out
 
 
@@ -106,7 +115,7 @@ class WarcWriterMiddleware:
         path = parts.path or "/"
         if parts.query:
             path += "?" + parts.query
-        request_headers = [("Host", parts.netloc), *_headers(request.headers)]
+        request_headers = [("Host", parts.netloc), *_headers(request.headers, _REDACTED)]
         request_block = http_request_block(request.method, path, request_headers, request.body or b"")
         protocol = getattr(response, "protocol", None) or "HTTP/1.1"
         response_block = http_response_block(response.status, _headers(response.headers), response.body,

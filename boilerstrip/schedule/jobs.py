@@ -23,6 +23,7 @@ from typing import Any
 
 from boilerstrip.atomicfile import atomic_open
 from boilerstrip.state.layout import SCHEDULE_FILE
+from boilerstrip.urls import without_password
 
 __all__ = ["ScheduledJob", "JobStore", "parse_every", "check_name", "JobError", "default_store", "job_from_entry",
            "MAX_EVERY_S"]
@@ -83,7 +84,8 @@ class ScheduledJob:
         when = f"every {self.every_s}s" if self.every_s else f"cron {self.cron!r} (UTC)"
         keep = [f"{self.keep_runs} runs" if self.keep_runs else "", f"{self.keep_days} days" if self.keep_days else ""]
         kept = f" (keeps {' and '.join(k for k in keep if k)})" if any(keep) else ""
-        return f"{self.name}: {' '.join(self.urls)} {when} -> {Path(self.out_dir) / self.name}{kept}"
+        urls = " ".join(without_password(url) for url in self.urls)  # a job's user:password@ stays in its file
+        return f"{self.name}: {urls} {when} -> {Path(self.out_dir) / self.name}{kept}"
 
 
 _JOB_FIELDS = {f.name: f for f in fields(ScheduledJob)}

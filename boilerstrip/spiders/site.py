@@ -51,7 +51,7 @@ from boilerstrip.items import PageItem
 from boilerstrip.outcomes import CrawlStopping, Filtered, failure_reason, report_failed, report_filtered
 from boilerstrip.scope import in_scope, joined_site, origin, site_key
 from boilerstrip.reading.links import PageLinks, page_links
-from boilerstrip.urls import UrlParams, link_targets, normalize_url
+from boilerstrip.urls import UrlParams, link_targets, normalize_url, url_credentials
 from boilerstrip.rendering.flags import render_flags
 from boilerstrip.meta import BODY_FLAGS_META, KIND_META, LASTMOD_META, OPT_OUT_META, READING_META, RENDER_REASON_META
 
@@ -141,7 +141,14 @@ class SiteSpider(Spider):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.start_urls = parse_start_urls(start_urls if start_urls is not None else url)
+        given = start_urls if start_urls is not None else url
+        self.start_urls = parse_start_urls(given)
+        # user:password@ in a start URL given here (scrapy crawl site -a url=...): the settings are frozen and the
+        # normal form dropped them; boilerstrip crawl sends them (HTTPAUTH_*). Said, not a login page in silence
+        if url_credentials([given] if isinstance(given, str) else given or ()) is not None:
+            logger.warning("the credentials (user:password@) of the start URL are not sent from here: give "
+                           "-s HTTPAUTH_USER=... -s HTTPAUTH_PASS=... -s HTTPAUTH_DOMAIN=HOST[:PORT] (boilerstrip crawl "
+                           "sends them by itself)")
         self._arg_overrides = {
             key: value
             for key, value in {
