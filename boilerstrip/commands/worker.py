@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from boilerstrip.run import UsageError, apply_settings, build_settings, run_spider
+from boilerstrip.urls import without_password
 
 __all__ = ["HELP", "add_arguments", "run", "worker_run_settings"]
 
@@ -105,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     crawl_id, config = joined
     worker_id = args.worker_id or f"{socket.gethostname().split('.')[0]}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-    print(f"boilerstrip worker: joined crawl {crawl_id} ({' '.join(config.get('urls') or [])}) as {worker_id}",
+    urls = " ".join(without_password(url) for url in config.get("urls") or [])
+    print(f"boilerstrip worker: joined crawl {crawl_id} ({urls}) as {worker_id}",
           file=sys.stderr, flush=True)
     try:
         settings, spider_kwargs = worker_run_settings(config, args.redis, crawl_id, worker_id)
