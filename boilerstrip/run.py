@@ -251,7 +251,26 @@ def build_settings(args: argparse.Namespace, out: Path) -> tuple[Any, dict[str, 
     if credentials is not None:  # user:password@ in a start URL: basic authentication on its host (HttpAuthMiddleware)
         for name, value in zip(("HTTPAUTH_USER", "HTTPAUTH_PASS", "HTTPAUTH_DOMAIN"), credentials):
             settings.set(name, value, priority="cmdline")
+        logging.getLogger("scrapy.crawler").addFilter(_PasswordFilter(credentials[1]))
     return settings, spider_kwargs
+
+
+class _PasswordFilter(logging.Filter):
+    """Masks a password in the records of the logger it filters: Scrapy's crawler logs its "Overridden
+    settings" at INFO, HTTPAUTH_PASS included (``--log-level INFO``, a scheduled run's log file)."""
+
+    def __init__(self, password: str) -> None:
+        super().__init__()
+        self.password = password
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        # as written, and as a repr writes it (pprint escapes a quote or a backslash in it)
+        for form in dict.fromkeys((self.password, repr(self.password)[1:-1])):
+            if form and form in message:
+                message = message.replace(form, "***")
+                record.msg, record.args = message, None
+        return True
 
 
 #: Scrapy's numeric settings a -s value can break without a word before the crawl: (type, least value, whether

@@ -1260,6 +1260,10 @@ def test_credentials_in_a_start_url_authenticate_on_its_host_and_are_kept_nowher
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert sorted(r["url"] for r in records) == [site.url + "/", site.url + "/1"]
     assert all(e.headers.get("authorization") == token for e in site.log), [e.path for e in site.log]
+    # Scrapy logs its overridden settings, HTTPAUTH_PASS among them, at INFO: masked
+    logged = run_crawl(f"http://ann:s3cr%3Aet@{bare}/", out=tmp_path / "logged.jsonl",
+                       args=["--profile", "test", "--no-sitemaps", "--log-level", "INFO"])[0]
+    assert "'HTTPAUTH_PASS': '***'" in logged.stderr and "s3cr" not in logged.stderr, logged.stderr[-3000:]
     written = b"".join(p.read_bytes() for p in tmp_path.glob("o.*") if p.is_file())
     warc = b"".join(gzip.decompress(p.read_bytes()) for p in (tmp_path / "warc").glob("*.warc.gz"))
     assert b"s3cr" not in written and b"YW5u" not in warc and b"Authorization: [redacted by boilerstrip]" in warc
