@@ -29,7 +29,7 @@ from urllib.parse import unquote, urlsplit
 
 __all__ = [
     "OptOutParams", "RobotsAiRules", "TdmRepRule", "TDMREP_PATH", "parse_robots_ai_rules", "robots_opt_out",
-    "meta_opt_out", "header_opt_out", "parse_tdmrep", "tdmrep_opt_out", "page_opt_out",
+    "meta_opt_out", "header_opt_out", "meta_robots_directives", "x_robots_directives", "robots_nofollow", "parse_tdmrep", "tdmrep_opt_out", "page_opt_out",
 ]
 
 #: where TDMRep puts a site's policy file (W3C TDMRep, section 3.3)
@@ -164,36 +164,56 @@ def _directives(value: str) -> set[str]:
     return {part.strip().lower() for part in re.split(r"[,\s]+", value) if part.strip()}
 
 
-def meta_opt_out(metas: Iterable[tuple[str, str]], token: str) -> list[str]:
-    """Signals in ``<meta name=... content=...>`` pairs: robots/<token> ``noai``, ``tdm-reservation``."""
-    found = []
+def meta_robots_directives(metas: Iterable[tuple[str, str]], token: str) -> set[str]:
+    """The directives (lower case) of ``<meta name="robots">`` and ``<meta name="<token>">``: ours."""
     token = token.lower()
+    found: set[str] = set()
     for name, content in metas:
-        name = (name or "").strip().lower()
-        content = content or ""
-        if name in ("robots", token) and _NOAI in _directives(content):
-            found.append("meta-robots:noai")
-        elif name == "tdm-reservation" and content.strip() == "1":
-            found.append("tdm-reservation:meta")
+        if (name or "").strip().lower() in ("robots", token):
+            found |= _directives(content or "")
     return found
 
 
-def header_opt_out(headers: Mapping[str, Iterable[str]], token: str) -> list[str]:
-    """Signals in response headers (names lower-case): ``X-Robots-Tag: noai``, ``tdm-reservation: 1``."""
-    found = []
+def x_robots_directives(values: Iterable[str], token: str) -> set[str]:
+    """The directives (lower case) of ``X-Robots-Tag`` header values that apply to us: unprefixed, or
+    prefixed with our token ("X-Robots-Tag: otherbot: noai" is for another crawler)."""
     token = token.lower()
-    for value in headers.get("x-robots-tag", ()):
-        # "X-Robots-Tag: otherbot: noai" is for another crawler; "boilerstrip: noai" and "noai" are for us
+    found: set[str] = set()
+    for value in values:
         agent, sep, rest = value.partition(":")
         if sep and " " not in agent.strip() and "," not in agent:
             if agent.strip().lower() != token:
                 continue
             value = rest
-        if _NOAI in _directives(value):
-            found.append("x-robots-tag:noai")
+        found |= _directives(value)
+    return found
+
+
+def meta_opt_out(metas: Iterable[tuple[str, str]], token: str) -> list[str]:
+    """Signals in ``<meta name=... content=...>`` pairs: robots/<token> ``noai``, ``tdm-reservation``."""
+    metas = list(metas)
+    found = ["meta-robots:noai"] if _NOAI in meta_robots_directives(metas, token) else []
+    if any((name or "").strip().lower() == "tdm-reservation" and (content or "").strip() == "1" for name, content in metas):
+        found.append("tdm-reservation:meta")
+    return found
+
+
+def header_opt_out(headers: Mapping[str, Iterable[str]], token: str) -> list[str]:
+    """Signals in response headers (names lower-case): ``X-Robots-Tag: noai``, ``tdm-reservation: 1``."""
+    found = ["x-robots-tag:noai"] if _NOAI in x_robots_directives(headers.get("x-robots-tag", ()), token) else []
     if any(v.strip() == "1" for v in headers.get("tdm-reservation", ())):
         found.append("tdm-reservation:header")
     return found
+
+
+def robots_nofollow(metas: Iterable[tuple[str, str]], x_robots_tag: Iterable[str], token: str) -> str | None:
+    """Where the page asks crawlers not to follow its links (``nofollow``, or ``none``: noindex, nofollow),
+    ``"meta"`` or ``"header"``; None when it does not."""
+    if {"nofollow", "none"} & meta_robots_directives(metas, token):
+        return "meta"
+    if {"nofollow", "none"} & x_robots_directives(x_robots_tag, token):
+        return "header"
+    return None
 
 
 @dataclass(frozen=True)

@@ -216,3 +216,36 @@ def test_tracking_parameters_are_configurable(serve, tmp_path) -> None:
                               settings={"BOILERSTRIP_URLS_PARAMS": '{"tracking_params": ["ref", "fbclid"]}'})
     assert [e.path for e in server.hits("/a")] == ["/a"]
     assert len(records) == 2
+
+
+def test_a_page_that_says_nofollow_is_read_and_its_links_are_not_followed(serve, tmp_path) -> None:
+    # <meta name="robots" content="nofollow"> and X-Robots-Tag: nofollow (or none) for us were not read: every
+    # link of such a page was followed. One for another crawler ("otherbot: nofollow") is not ours.
+    def with_meta(title: str, links: list[str], content: str) -> Reply:
+        reply = page(title, links)
+        return Reply(200, reply.body.replace(b"</title>", f'</title><meta name="robots" content="{content}">'.encode()),
+                     reply.headers)
+
+    def with_header(title: str, links: list[str], value: str) -> Reply:
+        reply = page(title, links)
+        return Reply(200, reply.body, (*reply.headers, ("X-Robots-Tag", value)))
+
+    routes = {"/": page("Home", ["/meta", "/header", "/other", "/own"]),
+              "/meta": with_meta("Meta", ["/m1"], "index, nofollow"),
+              "/header": with_header("Header", ["/h1"], "none"),
+              "/other": with_header("Other", ["/o1"], "otherbot: nofollow"),
+              "/own": with_header("Own", ["/b1"], "boilerstrip: noindex, nofollow"),
+              **{f"/{name}": page(name.upper()) for name in ("m1", "h1", "o1", "b1")}}
+    server = serve(routes=routes)
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "o.jsonl", args=FAST)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    by_path = {urlsplit(r["url"]).path: r for r in records}
+    assert set(by_path) == {"/", "/meta", "/header", "/other", "/own", "/o1"}, sorted(by_path)
+    assert not server.hits("/m1") and not server.hits("/h1") and not server.hits("/b1")
+    assert "robots_nofollow:meta" in by_path["/meta"]["flags"] and "robots_nofollow:header" in by_path["/header"]["flags"]
+    assert not any(f.startswith("robots_nofollow") for f in by_path["/other"].get("flags") or [])
+    # a crawl told not to obey it follows them
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "all.jsonl", args=FAST,
+                              settings={"BOILERSTRIP_CRAWL_PARAMS": '{"obey_nofollow": false}'})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert {"/m1", "/h1", "/b1"} <= {urlsplit(r["url"]).path for r in records}

@@ -44,6 +44,8 @@ from scrapy.utils.sitemap import Sitemap
 from boilerstrip.config import params_from_settings, setting_name
 
 from boilerstrip.safety.sniff import sniff_not_html
+from boilerstrip import ROBOTS_TOKEN
+from boilerstrip.optout import robots_nofollow
 
 from boilerstrip.politeness import HostRobots, robots_ready
 from boilerstrip.extraction import ExtractionParams
@@ -96,6 +98,9 @@ class CrawlParams:
     max_sitemap_bytes: int = 50 * 1024 * 1024
     # Sitemap index files nest at most this deep (index -> index -> urlset); deeper is a trap.
     max_sitemap_nesting: int = 3
+    # A page whose <meta name="robots"> (or name="boilerstrip") or X-Robots-Tag for us says nofollow (or none):
+    # its links are not followed; the page itself is read (flag robots_nofollow:meta / :header).
+    obey_nofollow: bool = True
 
     def __post_init__(self) -> None:
         if self.scope not in ("host", "domain"):
@@ -287,11 +292,13 @@ class SiteSpider(Spider):
         links = page_links(response, max_nodes=self.max_nodes)
         if links.bad_base:
             self.crawler.stats.inc_value("boilerstrip/crawl/bad_base_href")
+        nofollow = self._nofollow(response, links)
         if links.over_budget(self.max_nodes):
             # The extraction budget, applied to the tree parsed for the links anyway: a page this size would
             # hold the reactor in every per-block stage (block hashes, cleaning, dedup, export), not only in
             # extraction. Its links are still followed.
-            yield from self._follow(links, depth)
+            if not nofollow:
+                yield from self._follow(links, depth)
             unparsed = "; not parsed (a byte scan): its links not followed" if links.hrefs is None else ""
             report_failed(self.crawler, request or page_url, "extraction_budget",
                           f"more than {self.max_nodes} elements (max_nodes in BOILERSTRIP_EXTRACTION_PARAMS){unparsed}")  # fmt: skip
@@ -304,7 +311,8 @@ class SiteSpider(Spider):
             else:
                 self.claimed.add(canonical)  # this page stands for its canonical URL ...
                 self.seen.add(canonical)  # ... which will not be fetched again
-        yield from self._follow(links, depth)
+        if not nofollow:
+            yield from self._follow(links, depth)
         if duplicate_of is not None:
             report_filtered(self.crawler, request or page_url, "duplicate_canonical", duplicate_of)
             return
@@ -317,7 +325,8 @@ class SiteSpider(Spider):
             fetch="browser" if response.meta.get("playwright") else "http",
             render_reason=response.meta.get(RENDER_REASON_META),
             # render_failed:<reason>, render_truncated..., partial_body:<what> (a partial body kept on request)
-            flags=render_flags(response.meta) + list(response.meta.get(BODY_FLAGS_META) or ()),
+            flags=(render_flags(response.meta) + list(response.meta.get(BODY_FLAGS_META) or ())
+                   + ([f"robots_nofollow:{nofollow}"] if nofollow else [])),
             content_type=response.headers.get(b"Content-Type", b"").decode("latin-1", errors="replace") or None,
             encoding=response.encoding,
             html=response.text,
@@ -351,6 +360,16 @@ class SiteSpider(Spider):
         if canonical and in_scope(canonical, self.sites, self.params.scope):
             return canonical
         return None
+
+    def _nofollow(self, response: Response, links: PageLinks) -> str | None:
+        """Where the page asks us not to follow its links ("meta", "header"), when the crawl obeys it."""
+        if not self.params.obey_nofollow:
+            return None
+        header = [v.decode("latin-1", errors="replace") for v in response.headers.getlist(b"X-Robots-Tag")]
+        where = robots_nofollow(links.metas, header, self.settings.get("ROBOTSTXT_USER_AGENT") or ROBOTS_TOKEN)
+        if where is not None:
+            self.crawler.stats.inc_value(f"boilerstrip/crawl/robots_nofollow/{where}")
+        return where
 
     def _follow(self, links: PageLinks, depth: int) -> Iterator[Request]:
         if links.hrefs is None:  # a hostile page must not stop the crawl
