@@ -214,3 +214,12 @@ def test_a_second_scheduler_on_one_store_is_refused(tmp_path) -> None:
     assert done.stderr.strip() == (f"boilerstrip schedule: another scheduler runs the jobs of {store / 'schedule.json'} "
                                    f"(pid {os.getpid()}); one scheduler a store (stop it first, or give another --store)")
     assert sorted(p.name for p in store.iterdir()) == []  # nothing left behind: the lock file went with the first
+
+
+def test_run_only_a_job_that_is_not_there_is_refused(tmp_path) -> None:
+    # it started a scheduler with nothing to run and said "no jobs in ...", of a store that has jobs
+    store = JobStore(tmp_path / "st")
+    store.add(ScheduledJob("docs", ["http://127.0.0.1:9/"], str(tmp_path / "runs"), every_s=3600))
+    proc = _cli("run", "--only", "doc", "--store", "st", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"boilerstrip schedule: --only doc: no such job in {store.path} (its jobs: docs)"

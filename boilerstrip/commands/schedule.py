@@ -173,9 +173,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"boilerstrip schedule: {exc}", file=sys.stderr)
         return 2
     try:
-        store.jobs()  # a jobs file that is not the jobs object stops here, in one line
+        names = {job.name for job in store.jobs()}  # a jobs file that is not the jobs object stops here, in one line
     except JobError as exc:
         print(f"boilerstrip schedule: {exc}", file=sys.stderr)
+        return 2
+    unknown = [name for name in args.only if name not in names and name not in store.problems]
+    if unknown:  # (it ran no job and said "no jobs in ...", a store that has some)
+        print(f"boilerstrip schedule: --only {', '.join(unknown)}: no such job in {store.path} "
+              f"(its jobs: {', '.join(sorted(names)) or 'none'})", file=sys.stderr)
         return 2
     from boilerstrip.schedule.runner import Scheduler
 
