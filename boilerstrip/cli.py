@@ -187,11 +187,16 @@ def _main(argv: list[str] | None) -> int:
         print(f"boilerstrip {command}: {exc}; nothing written", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("boilerstrip: interrupted", file=sys.stderr)
+        print(f"{_named(command)}: interrupted", file=sys.stderr)
         return 130
     except Terminated as exc:
-        print("boilerstrip: terminated", file=sys.stderr)
+        print(f"{_named(command)}: terminated", file=sys.stderr)
         return int(exc.code)
+
+
+def _named(command: str) -> str:
+    """How a line of ``command`` begins (``boilerstrip`` alone before the arguments were read)."""
+    return "boilerstrip" if command == "?" else f"boilerstrip {command}"
 
 
 if __name__ == "__main__":

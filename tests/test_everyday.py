@@ -1216,7 +1216,7 @@ def test_sigterm_ends_a_command_as_ctrl_c_does_with_its_cleanup(tmp_path, monkey
         assert signal.getsignal(signal.SIGTERM) is runner_handler  # put back when the command ends
     finally:
         signal.signal(signal.SIGTERM, before)
-    assert capsys.readouterr().err == "boilerstrip: terminated\n"
+    assert capsys.readouterr().err == "boilerstrip check: terminated\n"  # named after the command
     assert list(tmp_path.iterdir()) == []  # no output, no temporary file
 
 
