@@ -643,7 +643,7 @@ def partly_unreached_line(unreached: list[tuple[str, str]], start_urls: int) -> 
     others (:func:`unreached_start_urls`): a site of a list that is down, said once at the end."""
     listed = ", ".join(f"{url} ({reason})" for url, reason in unreached[:5])
     more = f" and {len(unreached) - 5} more" if len(unreached) > 5 else ""
-    return (f"{len(unreached)} of {start_urls} start URL(s) could not be reached or were not allowed: "
+    return (f"{len(unreached)} of {start_urls} start URL(s) gave no page: "
             f"{listed}{more}{_unreached_hint(unreached)}")
 
 

@@ -32,7 +32,7 @@ def test_a_start_url_of_a_list_that_cannot_be_reached_is_named_at_the_end(serve,
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert len(records) == 5 and all(r["url"].startswith(good.url) for r in records)
     last = proc.stderr.strip().splitlines()[-1]
-    assert last == (f"boilerstrip crawl: 1 of 2 start URL(s) could not be reached or were not allowed: {down.url}/ "
+    assert last == (f"boilerstrip crawl: 1 of 2 start URL(s) gave no page: {down.url}/ "
                     "(filtered:robots_unreachable: http_503)"), last
 
 
