@@ -249,3 +249,28 @@ def test_a_page_that_says_nofollow_is_read_and_its_links_are_not_followed(serve,
                               settings={"BOILERSTRIP_CRAWL_PARAMS": '{"obey_nofollow": false}'})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert {"/m1", "/h1", "/b1"} <= {urlsplit(r["url"]).path for r in records}
+
+
+def test_a_start_url_that_is_a_sitemap_is_read_as_one(serve, tmp_path) -> None:
+    # a sitemap given as the start URL was filtered:not_html and nothing was crawled (--no-sitemaps or a
+    # sitemap at a path no robots.txt names)
+    import gzip
+
+    def urlset(*paths: str) -> bytes:
+        locs = "".join(f"<url><loc>{path}</loc></url>" for path in paths)
+        return f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'.encode()
+
+    routes = {"/maps/docs.xml": Reply(200, urlset("/a", "/b"), (("Content-Type", "application/xml"),)),
+              "/maps/more.xml.gz": Reply(200, gzip.compress(urlset("/c")), (("Content-Type", "application/gzip"),)),
+              "/feed.xml": Reply(200, b"<?xml version='1.0'?><rss><channel><title>news</title></channel></rss>",
+                                 (("Content-Type", "application/rss+xml"),)),
+              **{f"/{name}": page(name.upper()) for name in ("a", "b", "c")}}
+    server = serve(routes=routes)
+    starts = [server.url + path for path in ("/maps/docs.xml", "/maps/more.xml.gz", "/feed.xml")]
+    proc, records = run_crawl(*starts, out=tmp_path / "o.jsonl", args=[*FAST, "--no-sitemaps"])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert sorted(urlsplit(r["url"]).path for r in records) == ["/a", "/b", "/c"]
+    ledger = {e["url"]: e for e in read_jsonl(tmp_path / "o.ledger.jsonl")}
+    assert ledger[starts[0]]["reason"] == "sitemap" and ledger[starts[0]]["detail"] == "read as a sitemap: 2 request(s)"
+    assert ledger[starts[1]]["reason"] == "sitemap"
+    assert (ledger[starts[2]]["outcome"], ledger[starts[2]]["reason"]) == ("filtered", "not_html")  # XML, no sitemap

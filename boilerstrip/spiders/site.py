@@ -273,6 +273,14 @@ class SiteSpider(Spider):
 
     def _parse_page(self, response: Response, page_url: str) -> Iterator[Any]:
         request = response.request
+        if not isinstance(response, HtmlResponse) and page_url in self.start_urls and self._sitemap_body(response):
+            # a start URL that is a sitemap (an index, a .xml.gz): its URLs are the crawl's, as a site's own
+            # sitemaps' are (--no-sitemaps or not: it was asked for); it was filtered:not_html, nothing crawled
+            self.sitemaps_seen.add(page_url)
+            found = list(self._parse_sitemap(response))
+            report_filtered(self.crawler, request or page_url, "sitemap", f"read as a sitemap: {len(found)} request(s)")
+            yield from found
+            return
         if not isinstance(response, HtmlResponse):
             ctype = response.headers.get(b"Content-Type", b"").decode("latin-1", errors="replace")
             report_filtered(self.crawler, request or page_url, "not_html", ctype.split(";")[0].strip())
