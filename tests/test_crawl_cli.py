@@ -274,3 +274,13 @@ def test_a_start_url_that_is_a_sitemap_is_read_as_one(serve, tmp_path) -> None:
     assert ledger[starts[0]]["reason"] == "sitemap" and ledger[starts[0]]["detail"] == "read as a sitemap: 2 request(s)"
     assert ledger[starts[1]]["reason"] == "sitemap"
     assert (ledger[starts[2]]["outcome"], ledger[starts[2]]["reason"]) == ("filtered", "not_html")  # XML, no sitemap
+
+
+def test_scrapy_crawl_with_credentials_in_its_url_says_how_to_send_them(caplog) -> None:
+    from boilerstrip.spiders.site import SiteSpider
+
+    with caplog.at_level("WARNING", logger="boilerstrip.spiders.site"):
+        spider = SiteSpider(url="http://ann:secret@127.0.0.1:9/")
+    assert spider.start_urls == ["http://127.0.0.1:9/"]  # the normal form holds no password
+    assert "give -s HTTPAUTH_USER=... -s HTTPAUTH_PASS=... -s HTTPAUTH_DOMAIN=HOST[:PORT]" in caplog.text
+    assert "secret" not in caplog.text
