@@ -29,7 +29,8 @@ from urllib.parse import unquote, urlsplit
 
 __all__ = [
     "OptOutParams", "RobotsAiRules", "TdmRepRule", "TDMREP_PATH", "parse_robots_ai_rules", "robots_opt_out",
-    "meta_opt_out", "header_opt_out", "meta_robots_directives", "x_robots_directives", "robots_nofollow", "parse_tdmrep", "tdmrep_opt_out", "page_opt_out",
+    "meta_opt_out", "header_opt_out", "meta_robots_directives", "x_robots_directives", "robots_nofollow",
+    "parse_tdmrep", "tdmrep_opt_out", "page_opt_out",
 ]
 
 #: where TDMRep puts a site's policy file (W3C TDMRep, section 3.3)

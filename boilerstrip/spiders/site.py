@@ -41,12 +41,10 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
 
-from boilerstrip.config import params_from_settings, setting_name
-
-from boilerstrip.safety.sniff import sniff_not_html
 from boilerstrip import ROBOTS_TOKEN
+from boilerstrip.config import params_from_settings, setting_name
 from boilerstrip.optout import robots_nofollow
-
+from boilerstrip.safety.sniff import sniff_not_html
 from boilerstrip.politeness import HostRobots, robots_ready
 from boilerstrip.extraction import ExtractionParams
 from boilerstrip.items import PageItem
@@ -66,6 +64,17 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _SITEMAP_SNIFF_BYTES = 64 * 1024
 #: reasons and details passed to outcomes are cut to this many characters
 _DETAIL_CHARS = 200
+#: links to these file types are not followed (images, archives, media, office files: Scrapy's list)
+_SKIPPED_EXTENSIONS = frozenset("." + ext for ext in IGNORED_EXTENSIONS)
+
+
+def _has_credentials(given: str | Iterable[str] | None) -> bool:
+    """Does a start URL of ``url=`` (comma-separated) or of a list carry ``user:password@``?"""
+    urls = given.split(",") if isinstance(given, str) else list(given or ())
+    try:
+        return url_credentials(urls) is not None
+    except ValueError:  # several sets: credentials all the same
+        return True
 
 
 def _status_line(response: Response) -> str:
@@ -74,8 +83,6 @@ def _status_line(response: Response) -> str:
         return f"{response.status} {HTTPStatus(response.status).phrase}"
     except ValueError:
         return str(response.status)
-#: links to these file types are not followed (images, archives, media, office files: Scrapy's list)
-_SKIPPED_EXTENSIONS = frozenset("." + ext for ext in IGNORED_EXTENSIONS)
 
 
 def _ignored_extension(url: str) -> bool:
@@ -150,7 +157,7 @@ class SiteSpider(Spider):
         self.start_urls = parse_start_urls(given)
         # user:password@ in a start URL given here (scrapy crawl site -a url=...): the settings are frozen and the
         # normal form dropped them; boilerstrip crawl sends them (HTTPAUTH_*). Said, not a login page in silence
-        if url_credentials([given] if isinstance(given, str) else given or ()) is not None:
+        if _has_credentials(given):
             logger.warning("the credentials (user:password@) of the start URL are not sent from here: give "
                            "-s HTTPAUTH_USER=... -s HTTPAUTH_PASS=... -s HTTPAUTH_DOMAIN=HOST[:PORT] (boilerstrip crawl "
                            "sends them by itself)")
