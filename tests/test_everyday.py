@@ -7,6 +7,7 @@ process boundary is not the point; CLI subprocesses where exit codes and stderr 
 
 from __future__ import annotations
 
+import gzip
 import importlib
 
 import json
@@ -353,13 +354,15 @@ def wrong_files(tmp_path) -> dict[str, Path]:
     (tmp_path / "random.bin").write_bytes(bytes(range(256)) * 8)
     (tmp_path / "empty.jsonl").write_text("")
     (tmp_path / "nourl.jsonl").write_text(json.dumps({"a": 1}) + "\n")
-    return {"records": out / "o.jsonl", "ledger": out / "o.ledger.jsonl", "manifest": out / "o.manifest.json",
+    (tmp_path / "o.jsonl.gz").write_bytes(gzip.compress((json.dumps(RECORD) + "\n").encode()))
+    return {"gzip": tmp_path / "o.jsonl.gz", "records": out / "o.jsonl", "ledger": out / "o.ledger.jsonl", "manifest": out / "o.manifest.json",
             "html": tmp_path / "page.html", "array": tmp_path / "array.json", "binary": tmp_path / "random.bin",
             "empty": tmp_path / "empty.jsonl", "nourl": tmp_path / "nourl.jsonl", "folder": out,
             "missing": tmp_path / "nosuch.jsonl"}
 
 
 WRONG = {"ledger": "ledger", "manifest": "manifest", "html": "HTML", "array": "JSON array", "binary": "binary",
+         "gzip": "gzip-compressed: boilerstrip reads plain JSON lines (zcat o.jsonl.gz > o.jsonl)",
          "nourl": "without a url", "folder": "o.jsonl", "missing": "no such file"}
 
 
@@ -380,7 +383,7 @@ def test_export_refuses_a_wrong_file_with_exit_2(wrong_files, tmp_path, kind) ->
     assert not (tmp_path / "ds").exists()
 
 
-@pytest.mark.parametrize("kind", ["html", "manifest", "ledger", "missing", "binary", "empty", "array"])
+@pytest.mark.parametrize("kind", ["html", "manifest", "ledger", "missing", "binary", "empty", "array", "gzip"])
 def test_check_refuses_a_wrong_file_with_exit_2(wrong_files, kind) -> None:
     proc = cli("check", str(wrong_files[kind]))
     assert proc.returncode == 2, proc.stderr

@@ -184,6 +184,9 @@ def records_file_problem(path: str | Path, url_of: Callable[[dict], Any] | None 
         head = head[len(_BOM):]
     if not head.strip():
         return EMPTY
+    if head[:2] == b"\x1f\x8b":  # (it said "binary data")
+        plain = path.name[:-3] if path.name.endswith(".gz") else path.name + ".jsonl"
+        return f"gzip-compressed: boilerstrip reads plain JSON lines (zcat {path.name} > {plain})"
     if b"\x00" in head:
         return "binary data, not JSON lines"
     text = head.decode("utf-8", errors="replace")
