@@ -241,7 +241,7 @@ def test_other_tools_output_is_checked_under_their_own_field_names(tmp_path, sha
 
 
 def test_markdown_text_keeps_the_words_of_links_and_drops_the_marks() -> None:
-    from boilerstrip.check.foreign import markdown_text
+    from boilerstrip.items import markdown_text
 
     markdown = "# Title\n\n- [Home](/) and ![logo](/l.png)\n> **bold** _it_ `code`\n\n```py\nx = 1\n```\n---\n1. one"
     assert markdown_text(markdown).splitlines() == ["Title", "", "Home and logo", "bold it code", "",

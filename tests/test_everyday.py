@@ -453,6 +453,22 @@ def test_export_leaves_out_a_bad_record_with_its_reason(tmp_path) -> None:
     assert stats["documents"] == 1
 
 
+def test_an_export_of_records_written_with_markdown_alone_takes_their_text_from_it(tmp_path) -> None:
+    # a crawl written with --fields url,title,markdown (lean records for retrieval): every record was left out
+    # as empty_text, and the warning guessed that the Markdown was missing too
+    from boilerstrip.export import ExportParams, run_export
+
+    markdown = "# Setup\n\nInstall it with [pip](https://pip.pypa.io/): " + words(40, "m") + "\n\n```sh\npip install x\n```"
+    path = tmp_path / "lean.jsonl"
+    path.write_text(json.dumps({"url": "http://a.example/setup", "title": "Setup", "markdown": markdown}) + "\n"
+                    + json.dumps({"url": "http://a.example/none", "title": "None", "markdown": ""}) + "\n", encoding="utf-8")
+    stats = run_export([path], tmp_path / "ds", ExportParams(format="jsonl"))
+    (row,) = rows(tmp_path / "ds")
+    assert row["text"].startswith("Setup\n\nInstall it with pip: m0 word0") and "pip install x" in row["text"]
+    assert "https://pip.pypa.io" not in row["text"] and "```" not in row["text"]
+    assert stats["excluded_by_reason"] == {"empty_text": 1}
+
+
 def test_an_export_that_keeps_nothing_says_why_with_a_warning(tmp_path) -> None:
     # records written with --fields url,title exported to an empty dataset, and the only line said "0 documents"
     path = tmp_path / "in.jsonl"

@@ -10,25 +10,18 @@ Otherwise the URL, text, Markdown and title are looked for where the tools of th
   ``raw_markdown`` holds it;
 - a ``content`` field for the text (Spider, many scrapers' own exports).
 
-A record with Markdown and no text gets its text from the Markdown (:func:`markdown_text`: link targets,
-images and the line marks taken off), since check judges the lines of the text. Pure Python.
+A record with Markdown and no text gets its text from the Markdown (:func:`boilerstrip.items.markdown_text`:
+link targets, images and the line marks taken off), since check judges the lines of the text. Pure Python.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["as_checked_record", "record_url", "markdown_text"]
+from boilerstrip.items import markdown_text
 
-_IMAGE_RE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_LINE_MARK_RE = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s?|[-*+]\s+|\d{1,9}[.)]\s+)")
-_EMPHASIS_RE = re.compile(r"(\*\*|__|\*|_|`)(?=\S)(.+?)(?<=\S)\1")
-_FENCE_RE = re.compile(r"^\s{0,3}(```|~~~)")
-_RULE_RE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
-
+__all__ = ["as_checked_record", "record_url"]
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
@@ -42,18 +35,6 @@ def record_url(record: Mapping[str, Any]) -> str | None:
         if isinstance(value, str) and value.strip():
             return value.strip()
     return None
-
-
-def markdown_text(markdown: str) -> str:
-    """The plain text of a page's Markdown, line by line: images and link targets dropped (their words
-    kept), heading, quote and list marks and emphasis taken off, fences and rules left out."""
-    lines = []
-    for line in markdown.splitlines():
-        if _FENCE_RE.match(line) or _RULE_RE.match(line):
-            continue
-        line = _LINE_MARK_RE.sub("", _LINK_RE.sub(r"\1", _IMAGE_RE.sub(r"\1", line)))
-        lines.append(_EMPHASIS_RE.sub(r"\2", line).strip())
-    return "\n".join(lines)
 
 
 def as_checked_record(record: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -28,7 +28,7 @@ from typing import Any
 from boilerstrip.boilerplate.blocks import site_of_url
 from boilerstrip.boilerplate.duplicates import text_digest
 from boilerstrip.finishing.base import Dropped, FinishContext, Record, Spill, Step, TOMBSTONES, is_page, read_jsonl
-from boilerstrip.items import complete_record
+from boilerstrip.items import complete_record, markdown_text
 
 from .index import DedupIndex, MinHasher
 from .language import LanguageIdentifier
@@ -280,6 +280,10 @@ class Normalise(Step):
                 continue
             url = record["url"]
             text = normalise_text(record.get("text") or "")
+            if not text and isinstance(record.get("markdown"), str):
+                # a crawl written with --fields url,title,markdown: the text is its Markdown's (an extraction
+                # with no text has no Markdown either)
+                text = normalise_text(markdown_text(record["markdown"]))
             if not text:
                 self.drop(record, "empty_text", context, crawl=crawl)
                 continue
