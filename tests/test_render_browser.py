@@ -264,7 +264,12 @@ def test_a_page_that_hangs_the_browser_falls_back_to_static_with_the_reason(tmp_
 def test_missing_browser_degrades_to_static_pages_with_the_reason(tmp_path: Path, serve) -> None:
     site = build_mixed_site(tmp_path / "site", pages=10)
     server = serve(root=site.root)
-    args = [*FAST, "-s", "BOILERSTRIP_RENDER_BROWSER_PATH=/nonexistent/chromium",
+    # a browser that is not installed behind its path (a path that is no file is refused, exit 2): a wrapper
+    # whose chromium is gone, as after a partial uninstall
+    missing = tmp_path / "chromium"
+    missing.write_text('#!/bin/sh\necho "/usr/lib/chromium/chromium: No such file or directory" >&2\nexit 127\n')
+    missing.chmod(0o755)
+    args = [*FAST, "-s", f"BOILERSTRIP_RENDER_BROWSER_PATH={missing}",
             "-s", 'BOILERSTRIP_RENDER_PARAMS={"max_consecutive_failures": 2}', "-s", "CONCURRENT_REQUESTS=1"]
     proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=args, timeout=120)
     assert proc.returncode == 5, proc.stderr[-3000:]  # finished, and says the JS pages did not get a browser
@@ -282,6 +287,31 @@ def test_missing_browser_degrades_to_static_pages_with_the_reason(tmp_path: Path
     assert stats["boilerstrip/render/failed/browser_unavailable"] == 2  # then no more attempts
     assert stats["boilerstrip/render/failed/browser_disabled"] == len(site.js_pages) - 2
     assert "rendering is off for the rest of this crawl" in proc.stderr
+
+
+def test_a_browser_that_crashes_is_paused_and_the_pages_held_for_it_are_kept(tmp_path: Path, serve) -> None:
+    # pages that needed the browser while it was paused (it crashed renders in a row), judged in the worker
+    # pool, each ended failed:_invalidoutput ("process_response must return Response or Request, got
+    # coroutine"): the held page's own coroutine was returned unawaited from the pool's
+    site = build_mixed_site(tmp_path / "site", pages=10)
+    server = serve(root=site.root)
+    # one page at a time, so that pages reach the browser after it was paused (they are held for it)
+    args = [*FAST, "-s", "BOILERSTRIP_RENDER_BROWSER_PATH=/bin/false",  # starts, and exits at once
+            "-s", 'BOILERSTRIP_RENDER_PARAMS={"max_consecutive_failures": 2, "max_render_ms": 2000}',
+            "-s", "CONCURRENT_REQUESTS=1"]
+    proc, records = run_crawl(server.url + "/", out=tmp_path / "out.jsonl", args=args, timeout=300)
+    assert proc.returncode == 5, proc.stderr[-3000:]
+    ledger = read_jsonl(tmp_path / "out.ledger.jsonl")
+    failed = [e for e in ledger if e["outcome"] == "failed" and not e["reason"].startswith("http_")]  # (the site's 404s)
+    assert not failed, failed
+    stats = _stats(proc.stderr)
+    assert stats["boilerstrip/render/paused"] >= 1 and stats.get("boilerstrip/render/held_for_browser", 0) >= 1, stats
+    by_path = _by_path(records)
+    kept = [p for p in site.js_pages if p.path in by_path]
+    assert len(kept) >= 3
+    for page in kept:  # static, saying why
+        assert by_path[page.path]["fetch"] == "http"
+        assert any(f.startswith("render_failed:") for f in by_path[page.path]["flags"]), by_path[page.path]["flags"]
 
 
 LEARN_SHELL = """<!doctype html><html><head><title>Shell</title><script>/* app bootstrap, long enough to count as

@@ -64,9 +64,23 @@ def test_addon_configures_the_browser_when_rendering_is_possible() -> None:
     assert s.getint("PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT") == 15_000
 
 
-def test_configured_browser_path_is_used() -> None:
-    crawler = crawler_for({"BOILERSTRIP_RENDER_BROWSER_PATH": "/opt/chrome/chrome"})
-    assert crawler.settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["executable_path"] == "/opt/chrome/chrome"
+def test_configured_browser_path_is_used(tmp_path) -> None:
+    browser = tmp_path / "chrome"
+    browser.write_text("#!/bin/sh\n")
+    browser.chmod(0o755)
+    crawler = crawler_for({"BOILERSTRIP_RENDER_BROWSER_PATH": str(browser)})
+    assert crawler.settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["executable_path"] == str(browser)
+
+
+def test_a_browser_path_that_is_no_executable_is_a_bad_setting(tmp_path) -> None:
+    # it crawled the whole site statically and said so only at the end (exit 5)
+    from conftest import run_crawl
+
+    proc, _ = run_crawl("http://127.0.0.1:9/", out=tmp_path / "o.jsonl",
+                        settings={"BOILERSTRIP_RENDER_BROWSER_PATH": "/nonexistent/chromium"})
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "browser_path '/nonexistent/chromium' is not an executable file" in proc.stderr
+    assert not (tmp_path / "o.jsonl").exists()
 
 
 @pytest.mark.parametrize("settings", [{"BOILERSTRIP_RENDER_MODE": "never"},

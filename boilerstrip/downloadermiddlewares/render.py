@@ -14,6 +14,7 @@ The browser itself is configured by :class:`boilerstrip.rendering_addon.RenderAd
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
 from dataclasses import dataclass
@@ -368,7 +369,11 @@ class RenderWhenNeededMiddleware:
             request.meta[READING_META] = stamped(reading, html, response.url, self.plan)
         if links is not None and isinstance(response, HtmlResponse):
             remember_links(response, links, request)  # the spider and the middlewares take it: no parse here
-        return self._after_verdict(request, response, verdict)
+        result = self._after_verdict(request, response, verdict)
+        # a page held for a paused browser waits in a coroutine of its own: awaited here (Scrapy awaits the
+        # coroutine process_response returned, not one that coroutine returns: each such page was
+        # failed:_invalidoutput while a crashing browser was paused)
+        return await result if inspect.isawaitable(result) else result
 
     def _after_verdict(self, request: Request, response: Response, verdict: RenderVerdict) -> Request | Response:
         meta = request.meta

@@ -174,6 +174,10 @@ class BrowserParams:
     def __post_init__(self) -> None:
         if self.mode not in RENDER_MODES:
             raise ValueError(f"mode must be one of {', '.join(RENDER_MODES)}, got {self.mode!r}")
+        if self.browser_path and not (os.path.isfile(self.browser_path) and os.access(self.browser_path, os.X_OK)):
+            # a mistyped path crawled the whole site statically and said so only at the end (exit 5)
+            raise ValueError(f"browser_path {self.browser_path!r} is not an executable file (leave it empty for "
+                             f"{default_browser_path() or 'Playwright’s own browser'})")
         compiled = []
         for entry in self.patterns:
             if not isinstance(entry, (list, tuple)) or len(entry) != 2:
