@@ -18,6 +18,7 @@ import inspect
 import logging
 import time
 from dataclasses import dataclass
+from collections.abc import Coroutine
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -375,7 +376,9 @@ class RenderWhenNeededMiddleware:
         # failed:_invalidoutput while a crashing browser was paused)
         return await result if inspect.isawaitable(result) else result
 
-    def _after_verdict(self, request: Request, response: Response, verdict: RenderVerdict) -> Request | Response:
+    def _after_verdict(self, request: Request, response: Response, verdict: RenderVerdict
+                       ) -> Request | Response | Coroutine[Any, Any, Request | Response]:
+        """What becomes of the page: kept, sent to the browser, or (a coroutine) held for a paused browser."""
         meta = request.meta
         if verdict.signals.content_source == "extractor":
             self._inc("extractor_checks")
