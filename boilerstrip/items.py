@@ -22,7 +22,6 @@ made lines compact (version 2 wrote every field, with ``", "`` and ``": "`` betw
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
@@ -239,25 +238,3 @@ def _complete_attempt(attempt: Mapping[str, Any]) -> dict[str, Any]:
            if key in attempt or key in _ATTEMPT_DEFAULTS}
     out.update((key, value) for key, value in attempt.items() if key not in out)
     return out
-
-
-#: the Markdown marks :func:`markdown_text` takes off
-_IMAGE_RE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_LINE_MARK_RE = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s?|[-*+]\s+|\d{1,9}[.)]\s+)")
-_EMPHASIS_RE = re.compile(r"(\*\*|__|\*|_|`)(?=\S)(.+?)(?<=\S)\1")
-_FENCE_RE = re.compile(r"^\s{0,3}(```|~~~)")
-_RULE_RE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
-
-
-def markdown_text(markdown: str) -> str:
-    """The plain text of a record's Markdown, line by line (a record written without its text, or another
-    tool's with Markdown alone): images and link targets dropped (their words kept), heading, quote and list
-    marks and emphasis taken off, fences and rules left out."""
-    lines = []
-    for line in markdown.splitlines():
-        if _FENCE_RE.match(line) or _RULE_RE.match(line):
-            continue
-        line = _LINE_MARK_RE.sub("", _LINK_RE.sub(r"\1", _IMAGE_RE.sub(r"\1", line)))
-        lines.append(_EMPHASIS_RE.sub(r"\2", line).strip())
-    return "\n".join(lines)

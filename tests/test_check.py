@@ -240,9 +240,11 @@ def test_other_tools_output_is_checked_under_their_own_field_names(tmp_path, sha
         assert "'Home | Blog | About'" in proc.stdout, proc.stdout
 
 
-def test_markdown_text_keeps_the_words_of_links_and_drops_the_marks() -> None:
-    from boilerstrip.items import markdown_text
+def test_markdown_without_text_is_read_as_the_chunker_reads_it() -> None:
+    from boilerstrip.check.foreign import as_checked_record
 
     markdown = "# Title\n\n- [Home](/) and ![logo](/l.png)\n> **bold** _it_ `code`\n\n```py\nx = 1\n```\n---\n1. one"
-    assert markdown_text(markdown).splitlines() == ["Title", "", "Home and logo", "bold it code", "",
-                                                    "x = 1", "one"]
+    record = as_checked_record({"markdown": markdown, "metadata": {"sourceURL": "http://f.test/a"}})
+    assert record["url"] == "http://f.test/a"
+    assert record["text"].splitlines() == ["Title", "", "- Home and logo", "bold _it_ code", "", "x = 1", "",
+                                           "1. one"]

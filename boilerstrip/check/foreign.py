@@ -10,8 +10,9 @@ Otherwise the URL, text, Markdown and title are looked for where the tools of th
   ``raw_markdown`` holds it;
 - a ``content`` field for the text (Spider, many scrapers' own exports).
 
-A record with Markdown and no text gets its text from the Markdown (:func:`boilerstrip.items.markdown_text`:
-link targets, images and the line marks taken off), since check judges the lines of the text. Pure Python.
+A record with Markdown and no text gets its text from the Markdown as the chunker reads it
+(:func:`boilerstrip.chunks.plain_text`: link targets, images' addresses and the heading and quote marks taken
+off), since check judges the lines of the text. Pure Python.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from boilerstrip.items import markdown_text
+from boilerstrip.chunks import plain_text
 
 __all__ = ["as_checked_record", "record_url"]
 
@@ -53,7 +54,7 @@ def as_checked_record(record: Mapping[str, Any]) -> Mapping[str, Any]:
     markdown = _text(markdown)
     text = _text(record.get("text")) or _text(record.get("content"))
     if text is None and markdown is not None:
-        text = markdown_text(markdown)
+        text = plain_text(markdown)
     if text is None:
         return record  # no text anywhere (a crawl written with --fields url,title): the caller says so
     out = {**record, "url": url, "text": text}

@@ -28,7 +28,8 @@ from typing import Any
 from boilerstrip.boilerplate.blocks import site_of_url
 from boilerstrip.boilerplate.duplicates import text_digest
 from boilerstrip.finishing.base import Dropped, FinishContext, Record, Spill, Step, TOMBSTONES, is_page, read_jsonl
-from boilerstrip.items import complete_record, markdown_text
+from boilerstrip.chunks import plain_text
+from boilerstrip.items import complete_record
 
 from .index import DedupIndex, MinHasher
 from .language import LanguageIdentifier
@@ -283,7 +284,7 @@ class Normalise(Step):
             if not text and isinstance(record.get("markdown"), str):
                 # a crawl written with --fields url,title,markdown: the text is its Markdown's (an extraction
                 # with no text has no Markdown either)
-                text = normalise_text(markdown_text(record["markdown"]))
+                text = normalise_text(plain_text(record["markdown"]))
             if not text:
                 self.drop(record, "empty_text", context, crawl=crawl)
                 continue
