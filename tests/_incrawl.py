@@ -281,3 +281,27 @@ def _kill_group(pid: int) -> None:
 
 
 __all__ = ["run_cli", "preload", "ROOT"]
+
+
+def cli_interrupted(argv: Sequence[str], ready: Callable[[], bool], *, ready_within_s: float = 120,
+                    stop_within_s: float = 300, env: dict[str, str] | None = None) -> tuple[int, str, float]:
+    """``boilerstrip ARGV`` in a new interpreter (its signal handling is the point: not a forked child), sent
+    SIGINT once ``ready()`` is true (polled with a deadline of ``ready_within_s``); returns its exit status,
+    its output (stdout and stderr) and the seconds from the signal to its end."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen([sys.executable, "-m", "boilerstrip", *map(str, argv)], cwd=ROOT, env=env,
+                                stdout=log, stderr=log)
+        try:
+            deadline = time.monotonic() + ready_within_s
+            while not ready() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            stopped = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(timeout=stop_within_s)
+            took = time.monotonic() - stopped
+        finally:
+            proc.kill()
+        log.seek(0)
+        return code, log.read().decode("utf-8", "replace"), took

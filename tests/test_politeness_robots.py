@@ -166,31 +166,18 @@ def test_a_stop_while_pages_wait_for_an_unreachable_robots_txt_is_prompt(serve, 
     # a Ctrl-C while the start URL's robots.txt was unreachable (a wrong port, a site down) waited out the
     # robots.txt retries, a minute with polite, with nothing said; now the waiting pages are let go at once,
     # not settled (the ledger lists them, --resume fetches them)
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    from conftest import ROOT
+    from _incrawl import cli_interrupted
 
     server = serve(routes=small_site(robots_reply=robots("busy", status=503)))
     out = tmp_path / "o.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "boilerstrip", "crawl", server.url + "/", "-o", str(out), *FAST,
-                             "-s", 'BOILERSTRIP_ROBOTS_PARAMS={"unreachable_retry_s": 600, "unreachable_max_fetches": 3}'],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 120
-        while not server.hits("/robots.txt") and time.monotonic() < deadline:
-            time.sleep(0.05)  # robots.txt answered 503: the start page waits 600 s for the next fetch
-        assert server.hits("/robots.txt"), "robots.txt never fetched"
-        # (a stop before the 503's verdict is applied ends the same way: the page looks at the stop first)
-        stopped = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        shown = proc.communicate(timeout=300)[0].decode("utf-8", "replace")
-        took = time.monotonic() - stopped
-    finally:
-        proc.kill()
-    assert proc.returncode == 1, shown[-3000:]
+    # SIGINT once robots.txt answered 503: the start page waits 600 s for the next fetch (a stop before the
+    # 503's verdict is applied ends the same way: the page looks at the stop first)
+    code, shown, took = cli_interrupted(
+        ["crawl", server.url + "/", "-o", out, *FAST,
+         "-s", 'BOILERSTRIP_ROBOTS_PARAMS={"unreachable_retry_s": 600, "unreachable_max_fetches": 3}'],
+        lambda: bool(server.hits("/robots.txt")))
+    assert server.hits("/robots.txt"), "robots.txt never fetched"
+    assert code == 1, shown[-3000:]
     assert took < 60, (took, shown[-3000:])  # the retry was 600 s away
     assert "stopped early (shutdown)" in shown
     ledger = [json.loads(line) for line in (tmp_path / "o.ledger.jsonl").read_text().splitlines()]

@@ -290,14 +290,9 @@ def test_a_stop_lets_go_the_pages_queued_for_a_site_that_never_answers(tmp_path)
     # graceful stop sent every page queued in the host's download slot, one after another, each waiting out
     # the download timeout. Now the queued pages are let go (not settled: --resume fetches them), and the
     # stop waits only for the download in progress
-    import signal
-    import subprocess
-    import sys
-    import time
-
+    from _incrawl import cli_interrupted
     from boilerstrip.ledger import read_ledger
     from boilerstrip.state import crawl_layout
-    from conftest import ROOT
 
     pages = 12
     asked: list[str] = []
@@ -309,20 +304,10 @@ def test_a_stop_lets_go_the_pages_queued_for_a_site_that_never_answers(tmp_path)
         _held_open(rfile)
 
     out = tmp_path / "o.jsonl"
-    log = tmp_path / "crawl.log"
-    with _site_without_answers([f"/p{i}" for i in range(pages)], hold) as url, open(log, "wb") as handle:
-        proc = subprocess.Popen([sys.executable, "-m", "boilerstrip", "crawl", url, "-o", str(out), *FAST,
-                                 "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "DOWNLOAD_TIMEOUT=5"],
-                                cwd=ROOT, stdout=handle, stderr=handle)
-        try:
-            deadline = time.monotonic() + 120
-            while not asked and time.monotonic() < deadline:
-                time.sleep(0.05)  # the first page is being downloaded; the others wait in the host's queue
-            proc.send_signal(signal.SIGINT)
-            code = proc.wait(timeout=300)
-        finally:
-            proc.kill()
-    shown = log.read_text(encoding="utf-8", errors="replace")
+    with _site_without_answers([f"/p{i}" for i in range(pages)], hold) as url:
+        # SIGINT once the first page is being downloaded; the others wait in the host's queue
+        code, shown, _took = cli_interrupted(["crawl", url, "-o", out, *FAST, "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1",
+                                              "-s", "DOWNLOAD_TIMEOUT=5"], lambda: bool(asked))
     assert code == 1, shown[-3000:]
     # (how many pages the engine had queued by the signal depends on the machine: the line says it when any)
     assert "received SIGINT: stopping the crawl" in shown and "waiting for 1 download(s) in progress (5 s at most)" \

@@ -439,8 +439,7 @@ def test_many_sites_floor(tmp_path):
 
 def test_a_stopped_replay_says_to_run_it_again_not_to_resume(tmp_path):
     # boilerstrip warc has no --resume: its stop line said "the same command with --resume goes on"
-    import signal
-
+    from _incrawl import cli_interrupted
     from _warcfiles import template_page
 
     from boilerstrip.run import stopped_early
@@ -453,20 +452,10 @@ def test_a_stopped_replay_says_to_run_it_again_not_to_resume(tmp_path):
     records = [warc_record("response", f"http://w.test/p{i}", http_response(
         template_page("w.test", f"Page {i}", f"The text of page {i}, its own words. " * 20, nav))) for i in range(1500)]
     warc = write_warc(tmp_path / "big.warc.gz", records)
-    log = tmp_path / "replay.log"
-    with open(log, "wb") as handle:
-        proc = subprocess.Popen([sys.executable, "-m", "boilerstrip", "warc", str(warc), "-o", str(tmp_path / "o.jsonl")],
-                                cwd=ROOT, stdout=handle, stderr=handle)
-        try:
-            part = tmp_path / "o.jsonl.part"
-            deadline = time.monotonic() + 120
-            while not (part.exists() and part.stat().st_size) and time.monotonic() < deadline:
-                time.sleep(0.02)  # the replay runs: its first records are written
-            proc.send_signal(signal.SIGINT)
-            code = proc.wait(timeout=300)
-        finally:
-            proc.kill()
-    shown = log.read_text(encoding="utf-8", errors="replace")
+    part = tmp_path / "o.jsonl.part"
+    # SIGINT once the replay runs: its first records are written
+    code, shown, _took = cli_interrupted(["warc", warc, "-o", tmp_path / "o.jsonl"],
+                                         lambda: part.exists() and part.stat().st_size > 0)
     assert code == 1, shown[-3000:]
     assert shown.strip().splitlines()[-1] == ("boilerstrip warc: stopped early (shutdown); run the same command again "
                                               "(a replay reads its WARC files from the start)"), shown[-3000:]
